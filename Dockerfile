@@ -1,0 +1,16 @@
+# The image for web, worker and beat (see docker-compose.yml).
+FROM python:3.11-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DJANGO_SETTINGS_MODULE=nvmedb.settings.production \
+    NVMEDB_VAR_DIR=/var/lib/nvmedb
+RUN useradd --system --create-home --home-dir /app nvmedb
+WORKDIR /app
+COPY requirements.txt ./
+COPY client ./client
+RUN pip install --no-cache-dir -r requirements.txt
+COPY . .
+RUN SECRET_KEY=collectstatic DATABASE_URL=sqlite:////tmp/x REDIS_URL=redis://unused \
+    python manage.py collectstatic --noinput \
+ && mkdir -p /var/lib/nvmedb && chown nvmedb /var/lib/nvmedb
+USER nvmedb
+EXPOSE 8000
+CMD ["gunicorn", "nvmedb.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]

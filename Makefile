@@ -1,0 +1,36 @@
+# Bare `make` lists the jobs.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+.PHONY: help run test lint format bench
+help:
+	@echo "make run    - set up, migrate, start the site and a task worker on http://127.0.0.1:$(PORT)/"
+	@echo "make test   - set up and run every test (services not running are skipped locally, never in CI)"
+	@echo "make lint   - ruff check and format check"
+	@echo "make format - ruff format and fix"
+	@echo "make bench  - run the benchmark scripts in bench/"
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt client/pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.installed
+	$(PY) manage.py migrate --noinput
+	bash scripts/run-dev.sh $(PORT)
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.installed
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: $(VENV)/.installed
+	for script in bench/[!_]*.py; do $(PY) $$script || exit 1; done

@@ -1,0 +1,69 @@
+"""Fixtures and service checks shared by every test directory.
+
+Tests that need a real service carry a marker (see pyproject.toml). Locally a missing service skips them with the
+reason; in CI (CI=true) a missing service fails them, because CI installs and starts every service itself.
+"""
+
+import os
+import shutil
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent
+SHARED_SAMPLES = REPO_ROOT.parent / "shared" / "samples"
+CHROMIUM = Path("/usr/bin/chromium")
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _redis_reachable(url: str) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "localhost", parsed.port or 6379), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _missing_service(marker: str) -> str | None:
+    """Why the service behind `marker` is unavailable, or None when it is there."""
+    if marker == "fio" and not shutil.which("fio"):
+        return "fio is not installed (apt-get install fio)"
+    if marker == "postgres" and not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        return "DATABASE_URL does not point at PostgreSQL"
+    if marker in ("redis", "celery_worker"):
+        url = os.environ.get("REDIS_URL", "")
+        if not url:
+            return "REDIS_URL is not set"
+        if not _redis_reachable(url):
+            return f"no Redis answers at {url}"
+    if marker == "browser":
+        if not CHROMIUM.exists():
+            return "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium)"
+        try:
+            import playwright  # noqa: F401
+        except ImportError:
+            return "the playwright Python package is not installed"
+    return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in ("fio", "postgres", "redis", "celery_worker", "browser"):
+        if item.get_closest_marker(marker) is None:
+            continue
+        reason = _missing_service(marker)
+        if reason:
+            if IN_CI:
+                pytest.fail(f"CI must provide this service: {reason}")
+            pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def shared_samples() -> Path:
+    """The real tool outputs in ../shared/samples/ (outside the repository; never copied into it)."""
+    if not SHARED_SAMPLES.is_dir():
+        pytest.skip(f"shared samples folder not found at {SHARED_SAMPLES} (it sits beside the project root)")
+    return SHARED_SAMPLES

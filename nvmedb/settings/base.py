@@ -1,0 +1,195 @@
+"""Settings shared by every environment. Everything a deployment changes comes from the environment."""
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from nvmedb.env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(env_str("NVMEDB_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _local_secret_key() -> str:
+    """A per-checkout random key, so a development site needs no configuration and no secret is ever committed."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env_str("SECRET_KEY") or _local_secret_key()
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "submissions",
+    "analysis",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "nvmedb.urls"
+WSGI_APPLICATION = "nvmedb.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'nvmedb.sqlite3'}",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "submissions:profile"
+LOGOUT_REDIRECT_URL = "home"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Serve static files from the app directories without collectstatic, so plain `runserver` works with DEBUG off.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {
+        "BACKEND": env_str("BUNDLE_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
+        "OPTIONS": {"location": env_str("BUNDLE_STORAGE_DIR", str(VAR_DIR / "bundles"))}
+        if not env_str("BUNDLE_STORAGE_BACKEND")
+        else {},
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# Bundles are streamed to storage; these bound what one upload may cost the site.
+NVMEDB_MAX_BUNDLE_BYTES = env_int("NVMEDB_MAX_BUNDLE_BYTES", 1024**3)
+# Keyed hash for drive serial numbers (analysis): never publish a raw serial.
+NVMEDB_SERIAL_HASH_KEY = env_str("NVMEDB_SERIAL_HASH_KEY") or SECRET_KEY
+
+# Celery: Redis when REDIS_URL is set; otherwise a broker kept in local files, which needs no daemon.
+REDIS_URL = env_str("REDIS_URL")
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    # A message a dead worker had taken comes back after this long; it must outlive the longest task.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_S", 3600)}
+    # Rate limits must be shared by every web process.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    _broker_dir = VAR_DIR / "broker"
+    for _sub in ("queue", "processed", "control"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        # Broadcast (remote control) messages; without this kombu writes them to ./control.
+        "control_folder": str(_broker_dir / "control"),
+    }
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
+CELERY_BEAT_SCHEDULE: dict = {
+    "requeue-stranded-submissions": {
+        "task": "submissions.tasks.requeue_stranded",
+        "schedule": float(env_int("NVMEDB_REQUEUE_INTERVAL_S", 60)),
+    },
+}
+
+# Submission pipeline. A submission still `received` after NVMEDB_REQUEUE_RECEIVED_AFTER_S (its message was lost or
+# the broker was down), or in a worker's hands longer than the hard time limit allows, is queued again.
+NVMEDB_VALIDATION_SOFT_TIME_LIMIT_S = env_int("NVMEDB_VALIDATION_SOFT_TIME_LIMIT_S", 1500)
+NVMEDB_VALIDATION_TIME_LIMIT_S = env_int("NVMEDB_VALIDATION_TIME_LIMIT_S", 1800)
+NVMEDB_REQUEUE_RECEIVED_AFTER_S = env_int("NVMEDB_REQUEUE_RECEIVED_AFTER_S", 120)
+NVMEDB_REQUEUE_WORKING_AFTER_S = env_int("NVMEDB_REQUEUE_WORKING_AFTER_S", NVMEDB_VALIDATION_TIME_LIMIT_S + 120)
+NVMEDB_MAX_VALIDATION_ATTEMPTS = env_int("NVMEDB_MAX_VALIDATION_ATTEMPTS", 5)
+# Test-only: makes validation sleep so a test can kill a worker mid-task. Zero everywhere else.
+NVMEDB_TEST_VALIDATION_DELAY_S = float(env_str("NVMEDB_TEST_VALIDATION_DELAY_S", "0") or 0)
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "submissions.authentication.HashedTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    # Per token (or signed-in user) and per client address; the scopes are used by the intake endpoints.
+    "DEFAULT_THROTTLE_RATES": {
+        "upload_user": env_str("NVMEDB_RATE_UPLOAD_USER", "60/hour"),
+        "upload_ip": env_str("NVMEDB_RATE_UPLOAD_IP", "120/hour"),
+        "auth_user": env_str("NVMEDB_RATE_AUTH_USER", "60/hour"),
+        "auth_ip": env_str("NVMEDB_RATE_AUTH_IP", "30/minute"),
+    },
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "nvmedb API",
+    "DESCRIPTION": "The open dataset of NVMe SSD performance measured with the SNIA PTS.",
+    "VERSION": "1",
+    # Served from our own static files: the site works offline and behind firewalls.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

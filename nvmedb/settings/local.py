@@ -1,0 +1,1 @@
+from nvmedb.settings.base import *  # noqa: F403

@@ -1,0 +1,8 @@
+from nvmedb.settings.base import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Unit tests run tasks in-process; tests marked `celery_worker` start a real worker against Redis instead.
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+# Throttle counters must not share the broker's Redis database, nor leak between tests.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -1,0 +1,17 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from submissions.views import RateLimitedLoginView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("submissions.urls")),
+    path("", include("analysis.urls")),
+    path("api/v1/", include("submissions.api_urls")),
+    path("api/v1/", include("analysis.datasets.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+]

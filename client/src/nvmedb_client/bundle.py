@@ -1,0 +1,501 @@
+"""Write and verify nvmedb result bundles (docs/bundle-format.md).
+
+Verification treats the bundle as hostile: the archive is read as a stream, never with `extractall`; every member's
+name and type is checked before a byte of it is written; sizes, counts and the compression ratio are enforced while
+decompressing, so a bomb is stopped before it fills the disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import zlib
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from nvmedb_client import signing
+from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
+from nvmedb_client.tracking import TESTS_WITH_STEADY_STATE, evaluate_runs
+
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+SIGNATURE_NAME = "manifest.sig.json"
+FILES_DIR = "files"
+BUNDLE_SUFFIX = ".nvmedb.tar.gz"
+MAX_SIGNATURE_BYTES = 64 * 1024
+MAX_MANIFEST_DEPTH = 64
+MAX_PATH_LENGTH = 1024
+MAX_NAME_BYTES = 255
+_GIB = 1024**3
+_MIB = 1024**2
+_CHUNK = 1024 * 1024
+
+
+class BundleError(Exception):
+    """A bundle breaks a rule. `code` names the rule (stable, for machines); `message` says it in plain English."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class BundleLimits:
+    max_total_bytes: int = 2 * _GIB
+    max_file_bytes: int = 256 * _MIB
+    max_files: int = 20000
+    max_compression_ratio: float = 200
+    max_manifest_bytes: int = 16 * _MIB
+    # tiny bundles compress far better than large ones (tar padding is all zeros); judge the ratio only beyond this
+    ratio_check_after_bytes: int = 1 * _MIB
+
+
+@dataclass
+class VerifiedBundle:
+    manifest: dict
+    public_key: bytes
+    fingerprint: str
+    root: Path
+    manifest_bytes: bytes = field(default=b"", repr=False)
+
+    def read_bytes(self, path: str) -> bytes:
+        """The bytes of a file the manifest lists (path relative to files/)."""
+        if path not in {entry["path"] for entry in self.manifest["files"]}:
+            raise KeyError(f"{path!r} is not listed in the bundle manifest")
+        return (self.root / FILES_DIR / path).read_bytes()
+
+
+@lru_cache(maxsize=1)
+def manifest_schema() -> dict:
+    text = resources.files("nvmedb_client").joinpath("schemas/manifest.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def manifest_errors(manifest: object) -> list[str]:
+    """Every JSON Schema violation of `manifest`, as "<json path>: <problem>" sentences (empty when valid)."""
+    validator = jsonschema.Draft202012Validator(manifest_schema())
+    errors = sorted(validator.iter_errors(manifest), key=lambda e: list(e.absolute_path))
+    return [f"{e.json_path}: {e.message}" for e in errors]
+
+
+def encode_manifest(manifest: dict) -> bytes:
+    """The canonical bytes of a manifest: sorted keys, two-space indent, UTF-8, trailing newline."""
+    return (json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+# --- writing -----------------------------------------------------------------------------------------------------
+
+
+def write_bundle(
+    *, run_dir: Path, manifest: dict, files: Iterable[str], signing_key: Ed25519PrivateKey, out_path: Path
+) -> Path:
+    """Write a signed bundle of `files` (paths relative to `run_dir`) to `out_path`, atomically.
+
+    `manifest` comes without "files": this computes it (size and SHA-256 of every file, sorted by path).
+    """
+    run_dir = Path(run_dir)
+    paths = sorted(set(files))
+    for path in paths:
+        _check_relative_path(path)
+        source = run_dir / path
+        if source.is_symlink() or not source.is_file():
+            raise BundleError("missing_file", f"{path} is not a regular file in {run_dir}")
+    entries = [_describe_file(run_dir / path, path) for path in paths]
+    complete = {**manifest, "files": entries}
+    problems = manifest_errors(complete)
+    if problems:
+        raise BundleError("bad_manifest", "the manifest does not match the schema: " + "; ".join(problems[:5]))
+    manifest_bytes = encode_manifest(complete)
+    public_key = signing.public_key_bytes(signing_key)
+    signature_bytes = json.dumps(
+        {
+            "algorithm": "ed25519",
+            "public_key": base64.b64encode(public_key).decode("ascii"),
+            "signature": base64.b64encode(signing.sign(signing_key, manifest_bytes)).decode("ascii"),
+        },
+        indent=2,
+    ).encode()
+    mtime = int(_parse_timestamp(complete["created_at"]).timestamp())
+
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            with (
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime) as compressed,
+                tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as archive,
+            ):
+                _add_bytes(archive, MANIFEST_NAME, manifest_bytes, mtime)
+                _add_bytes(archive, SIGNATURE_NAME, signature_bytes, mtime)
+                for entry in entries:
+                    _add_file(archive, run_dir / entry["path"], entry, mtime)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, out_path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return out_path
+
+
+def _describe_file(source: Path, path: str) -> dict:
+    digest = hashlib.sha256()
+    size = 0
+    with source.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"path": path, "size": size, "sha256": digest.hexdigest()}
+
+
+def _tar_info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mtime = mtime
+    info.mode = 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes, mtime: int) -> None:
+    archive.addfile(_tar_info(name, len(data), mtime), io.BytesIO(data))
+
+
+def _add_file(archive: tarfile.TarFile, source: Path, entry: dict, mtime: int) -> None:
+    with source.open("rb") as handle:
+        reader = _HashingReader(handle)
+        archive.addfile(_tar_info(f"{FILES_DIR}/{entry['path']}", entry["size"], mtime), reader)
+    if reader.hexdigest() != entry["sha256"]:
+        raise BundleError("hash_mismatch", f"{entry['path']} changed while the bundle was being written")
+
+
+class _HashingReader:
+    def __init__(self, handle):
+        self._handle = handle
+        self._digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._handle.read(size)
+        self._digest.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
+def _parse_timestamp(value: str) -> datetime:
+    """A schema-valid RFC 3339 UTC timestamp, to the second (Python 3.10 cannot parse every fraction length)."""
+    return datetime.fromisoformat(value[:19] + "+00:00")
+
+
+# --- verifying ---------------------------------------------------------------------------------------------------
+
+
+def verify_bundle(
+    path: Path,
+    *,
+    extract_to: Path,
+    limits: BundleLimits = BundleLimits(),
+    trusted_keys: Collection[bytes] | None = None,
+) -> VerifiedBundle:
+    """Check a bundle completely and extract its files under `extract_to`/files; raises BundleError on any problem.
+
+    `extract_to` must be empty or absent. On failure the partly extracted files are removed.
+    """
+    path = Path(path)
+    root = Path(extract_to)
+    root.mkdir(parents=True, exist_ok=True)
+    if any(root.iterdir()):
+        raise ValueError(f"extract_to {root} must be an empty directory")
+    try:
+        return _verify(path, root, limits, trusted_keys)
+    except BaseException:
+        for child in root.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+        raise
+
+
+def _verify(path: Path, root: Path, limits: BundleLimits, trusted_keys: Collection[bytes] | None) -> VerifiedBundle:
+    with path.open("rb") as raw:
+        if raw.read(2) != b"\x1f\x8b":
+            raise BundleError("not_an_archive", f"{path.name} is not a gzip-compressed tar archive")
+        raw.seek(0)
+        compressed_size = os.fstat(raw.fileno()).st_size
+        stream = _LimitedStream(gzip.GzipFile(fileobj=raw, mode="rb"), compressed_size, limits)
+        try:
+            manifest_bytes, signature_bytes, extracted = _read_members(stream, root, limits)
+        except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError) as exc:
+            raise BundleError("not_an_archive", f"{path.name} is not a readable tar.gz archive ({exc})") from exc
+
+    if manifest_bytes is None:
+        raise BundleError("bad_manifest", f"the bundle has no {MANIFEST_NAME}")
+    manifest = _load_manifest(manifest_bytes)
+    if signature_bytes is None:
+        raise BundleError("bad_signature", f"the bundle has no {SIGNATURE_NAME}")
+    public_key = _check_signature(signature_bytes, manifest_bytes)
+    if trusted_keys is not None and public_key not in set(trusted_keys):
+        raise BundleError(
+            "untrusted_key",
+            f"the bundle is signed by key {signing.fingerprint(public_key)}, which is not one of the trusted keys",
+        )
+    _check_files(manifest, extracted)
+    return VerifiedBundle(
+        manifest=manifest,
+        public_key=public_key,
+        fingerprint=signing.fingerprint(public_key),
+        root=root,
+        manifest_bytes=manifest_bytes,
+    )
+
+
+class _LimitedStream:
+    """A file-like view of the decompressed bytes that stops at the total-size and compression-ratio limits."""
+
+    def __init__(self, source, compressed_size: int, limits: BundleLimits):
+        self._source = source
+        self._ratio_limit = max(limits.max_compression_ratio * max(compressed_size, 1), limits.ratio_check_after_bytes)
+        self._compressed_size = compressed_size
+        self._limits = limits
+        # tar and pax headers and block padding come on top of the files' own bytes
+        self._total_limit = limits.max_total_bytes + 4096 * (limits.max_files + 16) + 20 * 512
+        self.consumed = 0
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            size = _CHUNK
+        data = self._source.read(size)
+        self.consumed += len(data)
+        if self.consumed > self._ratio_limit:
+            raise BundleError(
+                "compression_ratio",
+                f"the archive expands to more than {self._limits.max_compression_ratio:g} times its compressed size "
+                f"of {self._compressed_size} bytes (a decompression bomb?)",
+            )
+        if self.consumed > self._total_limit:
+            raise BundleError(
+                "too_large", f"the archive holds more than the limit of {self._limits.max_total_bytes} bytes"
+            )
+        return data
+
+
+def _read_members(
+    stream: _LimitedStream, root: Path, limits: BundleLimits
+) -> tuple[bytes | None, bytes | None, dict[str, tuple[int, str]]]:
+    manifest_bytes = signature_bytes = None
+    extracted: dict[str, tuple[int, str]] = {}  # path under files/ -> (size, sha256)
+    seen: set[str] = set()
+    total = 0
+    entries = 0
+    with tarfile.open(fileobj=stream, mode="r|") as archive:
+        for member in archive:
+            name = member.name
+            _check_member_name(name)
+            if name.rstrip("/") in seen:
+                raise BundleError("duplicate_member", f"the archive holds {name!r} more than once")
+            seen.add(name.rstrip("/"))
+            _check_member_type(member)
+            entries += 1
+            if entries > limits.max_files + 2:  # the manifest and its signature come on top of the files
+                raise BundleError("too_many_files", f"the archive holds more than {limits.max_files} files")
+            if member.isdir():
+                if name.rstrip("/") != FILES_DIR and not name.startswith(f"{FILES_DIR}/"):
+                    raise BundleError("extra_file", f"the archive holds an unexpected directory {name!r}")
+                continue
+            if len(extracted) >= limits.max_files and name not in (MANIFEST_NAME, SIGNATURE_NAME):
+                raise BundleError("too_many_files", f"the archive holds more than {limits.max_files} files")
+            total += member.size
+            if total > limits.max_total_bytes:
+                raise BundleError(
+                    "too_large", f"the archive's files add up to more than the limit of {limits.max_total_bytes} bytes"
+                )
+            if name in (MANIFEST_NAME, SIGNATURE_NAME):
+                limit = limits.max_manifest_bytes if name == MANIFEST_NAME else MAX_SIGNATURE_BYTES
+                if member.size > limit:
+                    raise BundleError("too_large", f"{name} is {member.size} bytes, more than the limit of {limit}")
+                data = archive.extractfile(member).read()
+                if name == MANIFEST_NAME:
+                    manifest_bytes = data
+                else:
+                    signature_bytes = data
+                continue
+            if not name.startswith(f"{FILES_DIR}/"):
+                raise BundleError("extra_file", f"the archive holds {name!r} outside {FILES_DIR}/")
+            if member.size > limits.max_file_bytes:
+                raise BundleError(
+                    "too_large",
+                    f"{name} is {member.size} bytes, more than the per-file limit of {limits.max_file_bytes}",
+                )
+            relative = name[len(FILES_DIR) + 1 :]
+            extracted[relative] = _extract_member(archive, member, root / FILES_DIR / relative)
+    return manifest_bytes, signature_bytes, extracted
+
+
+def _check_member_name(name: str) -> None:
+    try:
+        _check_relative_path(name.rstrip("/") if name.endswith("/") else name)
+    except BundleError as exc:
+        raise BundleError("unsafe_path", f"archive member {name!r}: {exc.message}") from None
+
+
+def _check_relative_path(path: str) -> None:
+    if not path or path.startswith("/") or "\\" in path or (len(path) > 1 and path[1] == ":"):
+        raise BundleError("unsafe_path", f"{path!r} is not a relative '/'-separated path")
+    if any(ord(character) < 0x20 or character == "\x7f" for character in path):
+        raise BundleError("unsafe_path", f"{path!r} contains a control character")
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise BundleError("unsafe_path", f"{path!r} has an empty, '.' or '..' component")
+    if len(path) > MAX_PATH_LENGTH or any(len(part.encode()) > MAX_NAME_BYTES for part in parts):
+        raise BundleError(
+            "unsafe_path", f"{path[:80]!r}... is longer than {MAX_PATH_LENGTH} characters or has a name over 255 bytes"
+        )
+
+
+def _check_member_type(member: tarfile.TarInfo) -> None:
+    if member.issym() or member.islnk():
+        kind = "symbolic" if member.issym() else "hard"
+        raise BundleError("link_member", f"archive member {member.name!r} is a {kind} link; links are not allowed")
+    if member.isdir():
+        return
+    if not member.isreg() or member.issparse():
+        raise BundleError(
+            "special_member",
+            f"archive member {member.name!r} is not a regular file (devices, FIFOs and sparse files are not allowed)",
+        )
+
+
+def _extract_member(archive: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> tuple[int, str]:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = target.open("xb")
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise BundleError("unsafe_path", f"archive member {member.name!r} collides with another member") from exc
+    digest = hashlib.sha256()
+    size = 0
+    source = archive.extractfile(member)
+    with handle:
+        while chunk := source.read(_CHUNK):
+            digest.update(chunk)
+            handle.write(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def _load_manifest(manifest_bytes: bytes) -> dict:
+    try:
+        manifest = json.loads(manifest_bytes.decode("utf-8"))
+    except RecursionError:
+        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not valid UTF-8 JSON ({exc})") from exc
+    if _depth(manifest) > MAX_MANIFEST_DEPTH:
+        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is nested deeper than {MAX_MANIFEST_DEPTH} levels")
+    if not isinstance(manifest, dict):
+        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not a JSON object")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise BundleError(
+            "bad_manifest",
+            f"format_version is {manifest.get('format_version')!r}; this client reads version {FORMAT_VERSION}",
+        )
+    problems = manifest_errors(manifest)
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise BundleError("bad_manifest", "the manifest breaks the schema: " + "; ".join(problems[:3]) + more)
+    paths = [entry["path"] for entry in manifest["files"]]
+    if len(set(paths)) != len(paths):
+        raise BundleError("bad_manifest", "the manifest lists a file more than once")
+    return manifest
+
+
+def _depth(node) -> int:
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_MANIFEST_DEPTH:
+            break
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _check_signature(signature_bytes: bytes, manifest_bytes: bytes) -> bytes:
+    try:
+        document = json.loads(signature_bytes.decode("utf-8"))
+        if document.get("algorithm") != "ed25519":
+            raise ValueError(f"algorithm {document.get('algorithm')!r} is not ed25519")
+        public_key = base64.b64decode(document["public_key"], validate=True)
+        signature = base64.b64decode(document["signature"], validate=True)
+        if len(public_key) != 32 or len(signature) != 64:
+            raise ValueError("the public key must be 32 bytes and the signature 64 bytes")
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, binascii.Error) as exc:
+        raise BundleError("bad_signature", f"{SIGNATURE_NAME} is malformed: {exc}") from exc
+    if not signing.verify_signature(public_key, signature, manifest_bytes):
+        raise BundleError(
+            "bad_signature",
+            f"the signature does not match {MANIFEST_NAME} and key {signing.fingerprint(public_key)}: "
+            "the manifest was changed or signed with another key",
+        )
+    return public_key
+
+
+def _check_files(manifest: dict, extracted: dict[str, tuple[int, str]]) -> None:
+    listed = {entry["path"]: entry for entry in manifest["files"]}
+    for path, entry in sorted(listed.items()):
+        if path not in extracted:
+            raise BundleError("missing_file", f"{FILES_DIR}/{path} is listed in the manifest but not in the archive")
+        size, sha256 = extracted[path]
+        if size != entry["size"]:
+            raise BundleError(
+                "size_mismatch", f"{FILES_DIR}/{path} is {size} bytes but the manifest says {entry['size']}"
+            )
+        if sha256 != entry["sha256"]:
+            raise BundleError("hash_mismatch", f"{FILES_DIR}/{path} does not match its SHA-256 in the manifest")
+    extra = sorted(set(extracted) - set(listed))
+    if extra:
+        raise BundleError("extra_file", f"{FILES_DIR}/{extra[0]} is in the archive but not listed in the manifest")
+
+
+# --- re-deriving the verdicts ------------------------------------------------------------------------------------
+
+
+def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
+    """Compute steady_state[] afresh from the raw fio outputs in the bundle (never trusting the client's claim)."""
+    runs = bundle.manifest["runs"]
+    summaries = {}
+    for run in runs:
+        if run["test"] not in TESTS_WITH_STEADY_STATE or run["phase"] not in ("wdpc", "tp-write", "tp-read"):
+            continue
+        try:
+            summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))
+        except (FioOutputError, KeyError):
+            continue  # evaluate_runs records the run as having no value, with the reason
+    return evaluate_runs(runs, summaries)
+
+
+def bundle_file_name(manifest: dict) -> str:
+    stamp = _parse_timestamp(manifest["created_at"]).strftime("%Y%m%dT%H%M%SZ")
+    return f"nvmedb-{manifest['profile']}-{stamp}{BUNDLE_SUFFIX}"

@@ -1,0 +1,139 @@
+"""`nvmedb-client plan`: print the test plan. Writes nothing and touches no device."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from nvmedb_client import plan as plan_module
+
+
+def parse_tests(value: str) -> list[str]:
+    tests = [t.strip() for t in value.split(",") if t.strip()]
+    unknown = [t for t in tests if t not in plan_module.TESTS]
+    if unknown or not tests:
+        raise click.BadParameter(
+            f"unknown test {', '.join(unknown) or '(none)'}; choose from {', '.join(plan_module.TESTS)}",
+            param_hint="--tests",
+        )
+    return tests
+
+
+def parse_size_option(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return plan_module.parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--size") from None
+
+
+DEFAULT_PLAN_SIZE = {"pts": 1_000_000_000_000, "quick": 256 * plan_module.MIB}
+
+
+@click.command()
+@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
+@click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
+@click.option(
+    "--size", "size", default=None, help="Target capacity (e.g. 960GB, 256MiB); default 1 TB, or 256 MiB for quick."
+)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Override the edition's thread count (TC).")
+@click.option("--iodepth", type=click.IntRange(min=1), default=None, help="Override the edition's queue depth (QD).")
+@click.option("--max-rounds", type=click.IntRange(min=1), default=None, help="Override the round limit (25).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the manifest's `plan` key).")
+def plan(tests, edition, profile, size, threads, iodepth, max_rounds, as_json) -> None:
+    """Print the test plan: every test, block size, R/W mix, TC/QD, round structure, tracking variables, stop rules,
+    the estimated duration and the estimated bundle size. Writes nothing.
+
+    \b
+    Example:
+      nvmedb-client plan
+      nvmedb-client plan --edition client --size 512GB
+      nvmedb-client plan --tests iops,lat --profile quick --json
+    """
+    capacity = parse_size_option(size) or DEFAULT_PLAN_SIZE[profile]
+    try:
+        built = plan_module.build_plan(
+            tests=parse_tests(tests),
+            edition=edition,
+            profile=profile,
+            capacity_bytes=capacity,
+            threads=threads,
+            iodepth=iodepth,
+            max_rounds=max_rounds,
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    data = plan_module.plan_to_dict(built)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for line in describe(data, size_given=size is not None):
+        click.echo(line)
+
+
+def _bs(value: int) -> str:
+    return f"{value / 1024:g} KiB"
+
+
+def _mix(read_pct: int) -> str:
+    return f"{read_pct}/{100 - read_pct}"
+
+
+def describe(data: dict, *, size_given: bool = True) -> list[str]:
+    """The plan as text, one line per fact."""
+    fmt_b, fmt_s = plan_module.format_bytes, plan_module.format_seconds
+    ed = data["edition"]
+    lines = [
+        f"{data['specification']}, {ed['name']} edition, profile {data['profile']['name']}",
+        f"  write cache {ed['write_cache']}, active range {ed['active_range_pct']}%, TC {data['threads']} / QD "
+        f"{data['iodepth']} (edition: TC {ed['threads']} / QD {ed['iodepth']})",
+        f"  target capacity {fmt_b(data['capacity_bytes'])}"
+        + ("" if size_given else " (assumed; pass --size)")
+        + f", active range {fmt_b(data['active_range_bytes'])}",
+        f"  WIPC: {data['wipc']['rule']}: {fmt_b(data['wipc']['bytes'])} of {_bs(data['wipc']['block_size_bytes'])}"
+        " sequential writes",
+        f"  steady state: {data['steady_state']['rule']} (data excursion <= "
+        f"{data['steady_state']['max_data_excursion']:.0%}, slope excursion <= "
+        f"{data['steady_state']['max_slope_excursion']:.0%} of the window's mean)",
+    ]
+    for block in data["blocks"]:
+        lines.append("")
+        head = f"{block['label']}: purge" if block["purge"] else block["label"]
+        if block["wipc"]:
+            head += f", WIPC ({block['wipc']['threads']} jobs)"
+        lines.append(head)
+        for series in block["series"]:
+            cells = series["cells"]
+            sizes = list(dict.fromkeys(c["block_size_bytes"] for c in cells))
+            mixes = list(dict.fromkeys(c["read_pct"] for c in cells))
+            pattern = ", ".join(dict.fromkeys(c["pattern"] for c in cells))
+            lines.append(
+                f"  {series['phase']}: {pattern}, TC {series['threads']} / QD {series['iodepth']}, "
+                f"{series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round"
+            )
+            lines.append(f"    R/W mixes (outer loop): {', '.join(_mix(m) for m in mixes)}")
+            lines.append(f"    block sizes (inner loop): {', '.join(_bs(b) for b in sizes)}")
+            for variable in series["tracking_variables"]:
+                lines.append(
+                    f"    tracking: {variable['metric']} of {_mix(variable['read_pct'])} @ "
+                    f"{_bs(variable['block_size_bytes'])} ({variable['id']})"
+                )
+            lines.append(f"    stop: {series['stop_rule']}")
+    estimate = data["estimate"]
+    lines += [
+        "",
+        f"estimated duration: {fmt_s(estimate['duration_s']['min'])} to {fmt_s(estimate['duration_s']['max'])} "
+        f"({estimate['fio_runs']['min']} to {estimate['fio_runs']['max']} fio runs)",
+        f"estimated bundle size: {fmt_b(estimate['bundle_bytes']['min'])} to {fmt_b(estimate['bundle_bytes']['max'])}",
+        "  assuming " + "; ".join(estimate["assumptions"]),
+    ]
+    compliance = data["compliance"]
+    if compliance["compliant"]:
+        lines.append("compliance: follows the PTS (a file target or a failed device setting can still change this)")
+    else:
+        lines.append("compliance: NOT a PTS result:")
+        lines += [f"  - {reason}" for reason in compliance["reasons"]]
+    return lines

@@ -1,0 +1,267 @@
+"""`nvmedb-client run`: run the plan on a device or a test file and write the signed bundle."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from nvmedb_client import plan as plan_module
+from nvmedb_client import runner as runner_module
+from nvmedb_client import safety
+from nvmedb_client.bundle import BundleError
+from nvmedb_client.cli import exit_codes
+from nvmedb_client.cli.plan import parse_size_option, parse_tests
+
+
+class RunRefused(click.ClickException):
+    """Nothing was written: the target or the machine is not fit for the run."""
+
+    def __init__(self, message: str, exit_code: int = exit_codes.UNSAFE_TARGET):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@click.command()
+@click.option(
+    "--device", metavar="DEV", help="The NVMe namespace to test, e.g. /dev/nvme0n1. ALL ITS DATA IS DESTROYED."
+)
+@click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help="Test a file instead (no root).")
+@click.option("--size", help="Size of the --target-file, e.g. 256MiB or 8GiB.")
+@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
+@click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
+@click.option("--threads", type=click.IntRange(min=1), help="Override the edition's thread count (recorded).")
+@click.option("--iodepth", type=click.IntRange(min=1), help="Override the edition's queue depth (recorded).")
+@click.option("--max-rounds", type=click.IntRange(min=1), help="Override the round limit of 25 (recorded).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the run directory and the bundle [default: here; with --resume, the run directory's parent].",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Continue an interrupted run directory; its settings are used, test options are ignored.",
+)
+@click.option("--yes-destroy-data", "confirm_serial", metavar="SERIAL", help="Confirm without a prompt: the serial.")
+@click.option("--upload", is_flag=True, help="Upload the bundle when the run finishes.")
+@click.option("--server", metavar="URL", help="The nvmedb site for --upload (default: the one you logged in to).")
+@click.option("--wait", is_flag=True, help="With --upload, wait until the site has processed the bundle.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (progress goes to stderr).")
+@click.option("--system-root", type=click.Path(path_type=Path), default=Path("/"), hidden=True)
+def run(
+    device,
+    target_file,
+    size,
+    tests,
+    edition,
+    profile,
+    threads,
+    iodepth,
+    max_rounds,
+    out_dir,
+    resume_dir,
+    confirm_serial,
+    upload,
+    server,
+    wait,
+    as_json,
+    system_root,
+) -> None:
+    """Run the SNIA PTS v2.0.2 plan with fio and write a signed result bundle.
+
+    A device run destroys every byte on the drive: the client refuses mounted, system, swap and RAID/LVM members, and
+    asks you to type the drive's serial number (or pass --yes-destroy-data=SERIAL). A --target-file run needs no root,
+    never purges, and its bundle is marked as a file-target result. Ctrl-C stops cleanly; --resume continues.
+
+    \b
+    Example:
+      sudo nvmedb-client run --device /dev/nvme0n1 --upload
+      sudo nvmedb-client run --device /dev/nvme0n1 --edition client --yes-destroy-data=S4EWNX0R123456
+      nvmedb-client run --target-file /tmp/nvmedb.img --size 256MiB --profile quick --out runs
+      nvmedb-client run --resume runs/nvmedb-run-20261123T010203Z
+    """
+    if resume_dir is not None:
+        try:
+            config = runner_module.config_from_state(runner_module.load_state(resume_dir))
+        except runner_module.RunError as exc:
+            raise click.ClickException(str(exc)) from None
+        out_dir = out_dir or resume_dir.parent
+    else:
+        config = _new_config(
+            device=device, target_file=target_file, size=size, tests=tests, edition=edition, profile=profile,
+            threads=threads, iodepth=iodepth, max_rounds=max_rounds,
+        )  # fmt: skip
+        out_dir = out_dir or Path.cwd()
+
+    if config.target_kind == "device":
+        _check_device(config, confirm_serial=confirm_serial, system_root=system_root)
+    else:
+        _check_file(config)
+
+    from nvmedb_client import signing
+
+    try:
+        key = signing.load_or_create_signing_key()
+    except (OSError, signing.SigningKeyError) as exc:
+        raise click.ClickException(f"cannot load or create the signing key: {exc}") from None
+
+    if resume_dir is None:
+        try:
+            resume_dir = runner_module.create_run_dir(config=config, out_dir=out_dir)
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"cannot create the run directory in {out_dir}: {exc}") from None
+    run_dir = resume_dir
+    _log_to(run_dir / "client.log")
+
+    from nvmedb_client.progress import make_reporter
+
+    reporter = make_reporter(json_mode=as_json)
+    echo = (lambda text: click.echo(text, err=True)) if as_json else click.echo
+    try:
+        bundle_path = runner_module.execute_run(run_dir=run_dir, out_dir=out_dir, reporter=reporter, signing_key=key)
+    except (runner_module.RunInterrupted, KeyboardInterrupt) as exc:
+        reporter.close()
+        echo(f"Interrupted ({str(exc) or 'Ctrl-C'}). Continue with: nvmedb-client run --resume {run_dir}")
+        sys.exit(exit_codes.INTERRUPTED)
+    except (runner_module.RunError, BundleError) as exc:
+        reporter.close()
+        raise click.ClickException(
+            f"{exc}\nThe run directory {run_dir} is kept; fix the problem and continue with "
+            f"`nvmedb-client run --resume {run_dir}`."
+        ) from None
+    reporter.close()
+
+    if as_json:
+        click.echo(json.dumps({"bundle": str(bundle_path), "run_dir": str(run_dir)}, indent=2))
+    else:
+        click.echo(f"Bundle written: {bundle_path}")
+        click.echo(f"Check it with: nvmedb-client verify {bundle_path}")
+
+    if upload:
+        from nvmedb_client.api import upload_bundle
+
+        code = upload_bundle(bundle_path, server=server, wait=wait, echo=echo)
+        if code != exit_codes.OK:
+            sys.exit(code)
+
+
+def _new_config(*, device, target_file, size, tests, edition, profile, threads, iodepth, max_rounds):
+    if (device is None) == (target_file is None):
+        raise click.UsageError("Give exactly one target: --device DEV or --target-file PATH --size SIZE.")
+    if target_file is not None and size is None:
+        raise click.UsageError("--target-file needs --size, e.g. --size 256MiB.")
+    if device is not None and size is not None:
+        raise click.UsageError("--size is only for --target-file; a device is tested over its whole capacity.")
+    cell_runtime_s = None
+    try:
+        if profile == "quick":
+            cell_runtime_s = plan_module.quick_profile().cell_runtime_s  # fixed now, so a resume keeps it
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    config = runner_module.RunConfig(
+        target_kind="device" if device else "file",
+        target_path=device or str(target_file.resolve()),
+        size_bytes=parse_size_option(size) or 0,
+        tests=parse_tests(tests),
+        edition=edition,
+        profile=profile,
+        threads=threads,
+        iodepth=iodepth,
+        max_rounds=max_rounds,
+        cell_runtime_s=cell_runtime_s,
+    )
+    if config.target_kind == "file":
+        _validate_plan(config)
+    return config
+
+
+def _validate_plan(config) -> None:
+    try:
+        config.build_plan()
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _check_file(config) -> None:
+    try:
+        safety.check_file_target(Path(config.target_path), config.size_bytes)
+        safety.require_tool("fio")
+    except safety.MissingToolError as exc:
+        raise RunRefused(str(exc), exit_codes.MISSING_TOOL) from None
+    except safety.SafetyError as exc:
+        raise RunRefused(str(exc)) from None
+
+
+def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> None:
+    """Every refusal happens here, before anything is written to the device."""
+    from nvmedb_client.system import nvme
+    from nvmedb_client.system.commands import run_command
+
+    try:
+        safety.check_device_safe(config.target_path, root=system_root)
+        safety.require_root()
+        safety.require_tool("fio")
+        safety.require_tool("nvme")
+    except safety.MissingToolError as exc:
+        raise RunRefused(str(exc), exit_codes.MISSING_TOOL) from None
+    except safety.NotRootError as exc:
+        raise RunRefused(str(exc), exit_codes.FAILURE) from None
+    except safety.SafetyError as exc:
+        raise RunRefused(str(exc)) from None
+
+    ctrl = run_command(["nvme", "id-ctrl", config.target_path, "-o", "json"], timeout=60)
+    ns = run_command(["nvme", "id-ns", config.target_path, "-o", "json"], timeout=60)
+    if not ctrl.ok or not ns.ok:
+        raise RunRefused(f"cannot identify {config.target_path}: {(ctrl if not ctrl.ok else ns).failure_reason()}")
+    try:
+        id_ctrl = nvme.parse_id_ctrl(ctrl.stdout)
+        id_ns = nvme.parse_id_ns(ns.stdout)
+    except ValueError as exc:
+        raise RunRefused(f"cannot identify {config.target_path}: {exc}") from None
+    capacity = id_ns.get("size_bytes")
+    if not capacity:
+        raise RunRefused(f"{config.target_path} reports no namespace size: {id_ns['missing'].get('size_bytes')}")
+    if config.size_bytes and config.size_bytes != capacity:
+        raise RunRefused(
+            f"{config.target_path} now reports {capacity} bytes, not the {config.size_bytes} bytes of this run; "
+            "it is not the same namespace."
+        )
+    config.size_bytes = capacity
+    _validate_plan(config)
+
+    serial = id_ctrl.get("serial")
+    model = id_ctrl.get("model") or "the drive"
+    typed = confirm_serial
+    if typed is None:
+        if not stdin_is_terminal():
+            raise RunRefused(
+                "There is no terminal to confirm the destruction: pass --yes-destroy-data=SERIAL "
+                f"with the serial number of {config.target_path}."
+            )
+        typed = click.prompt(
+            f"ALL DATA on {config.target_path} ({model}, serial {serial}) will be destroyed. "
+            "Type its serial number to go on"
+        )
+    try:
+        safety.confirm_destruction(serial, typed)
+    except safety.ConfirmationError as exc:
+        raise RunRefused(str(exc)) from None
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
+
+
+def _log_to(path: Path) -> None:
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    package_logger = logging.getLogger("nvmedb_client")
+    package_logger.addHandler(handler)
+    package_logger.setLevel(logging.INFO)

@@ -1,0 +1,151 @@
+"""`nvmedb-client verify`: check a bundle's signature and hashes and re-derive its steady-state verdicts."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
+from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+
+
+class VerifyFailed(click.ClickException):
+    exit_code = VERIFY_FAILED
+
+
+def claim_differences(claimed: list[dict], derived: list[dict]) -> list[str]:
+    """Sentences naming every variable where the client's own verdict differs from the re-derived one."""
+    claims = {entry.get("variable"): entry for entry in claimed}
+    differences = []
+    for entry in derived:
+        claim = claims.pop(entry["variable"], None)
+        if claim is None:
+            differences.append(f"the manifest has no verdict for {entry['variable']}")
+            continue
+        for key in ("steady", "steady_round"):
+            if claim.get(key) != entry[key]:
+                differences.append(
+                    f"{entry['variable']}: the manifest claims {key}={claim.get(key)!r}, the raw data gives {entry[key]!r}"
+                )
+    for variable in sorted(claims, key=str):
+        differences.append(f"the manifest claims a verdict for {variable}, which its runs do not support")
+    return differences
+
+
+@click.command()
+@click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def verify(bundle: Path, as_json: bool) -> None:
+    """Check a result bundle: its signature, every file's SHA-256, and the steady-state verdicts.
+
+    The verdicts are re-derived from the raw fio output in the bundle (SNIA PTS v2.0.2 §2.1.24: the last 5 rounds,
+    data excursion <= 20% of the average, slope excursion <= 10%), never taken from the client's own claim.
+    Exits with code 3 when anything is wrong, printing one sentence that says what.
+
+    \b
+    Example:
+      nvmedb-client verify nvmedb-pts-20261122T100000Z.nvmedb.tar.gz
+      nvmedb-client verify run.nvmedb.tar.gz --json
+    """
+    with tempfile.TemporaryDirectory(prefix="nvmedb-verify-") as scratch:
+        try:
+            verified = verify_bundle(bundle, extract_to=Path(scratch) / "bundle")
+        except BundleError as exc:
+            if as_json:
+                _print_json({"ok": False, "error": {"code": exc.code, "message": exc.message}})
+            raise VerifyFailed(f"{bundle.name} is not a valid bundle: {exc.message} [{exc.code}]") from exc
+        derived = rederive_steady_state(verified)
+    differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+    ok = not differences
+
+    if as_json:
+        _print_json(
+            {
+                "ok": ok,
+                "error": None if ok else {"code": "claim_mismatch", "message": differences[0]},
+                "fingerprint": verified.fingerprint,
+                "profile": verified.manifest["profile"],
+                "compliance": verified.manifest["compliance"],
+                "files": len(verified.manifest["files"]),
+                "steady_state": derived,
+                "differences": differences,
+            }
+        )
+    else:
+        _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
+    if not ok:
+        raise VerifyFailed(
+            f"{bundle.name} is signed and intact, but its steady-state claim differs from its raw data: {differences[0]}"
+        )
+
+
+def _print_json(document: dict) -> None:
+    click.echo(json.dumps(document, indent=2, sort_keys=True))
+
+
+def _print_report(bundle: Path, manifest: dict, fingerprint: str, derived: list[dict], differences: list[str]) -> None:
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)  # pipes and logs get the whole table rather than 80 wrapped columns
+    console.print(
+        f"[bold]{bundle.name}[/bold]: signature valid (key {fingerprint}), "
+        f"{len(manifest['files'])} files match their SHA-256."
+    )
+    compliance = manifest["compliance"]
+    if not compliance["compliant"]:
+        console.print("Not a compliant PTS result: " + "; ".join(compliance["reasons"]))
+    if not derived:
+        console.print("The bundle has no steady-state tracking variables (no IOPS, throughput or latency rounds).")
+    else:
+        console.print(_verdict_table(derived))
+    reasons = {entry["series"]: entry["reason"] for entry in derived if not entry["steady"] and entry.get("reason")}
+    for series, reason in reasons.items():
+        console.print(f"Series {series}: {reason}")
+    for difference in differences:
+        console.print(f"[red]Claim differs:[/red] {difference}")
+
+
+def _verdict_table(derived: list[dict]) -> Table:
+    table = Table(title="Steady state re-derived from the raw fio output (SNIA PTS v2.0.2 §2.1.24)")
+    for column in (
+        "variable",
+        "unit",
+        "window",
+        "average",
+        "data exc. / limit",
+        "slope exc. / limit",
+        "verdict",
+        "series",
+    ):
+        table.add_column(column, justify="left" if column in ("variable", "unit") else "right", no_wrap=True)
+    for entry in derived:
+        window = entry.get("window")
+        unit = _UNITS.get(entry["metric"], "")
+        series = f"{entry['series']} steady at round {entry['steady_round']}" if entry["steady"] else "not steady"
+        if window is None:
+            table.add_row(entry["variable"], unit, "-", "-", "-", "-", "-", series)
+            continue
+        table.add_row(
+            entry["variable"],
+            unit,
+            f"rounds {window['first_round']}-{window['last_round']}",
+            f"{window['average']:.6g}",
+            f"{window['data_excursion']:.4g} / {window['data_excursion_limit']:.4g}",
+            f"{window['slope_excursion']:.4g} / {window['slope_excursion_limit']:.4g}",
+            "pass" if window["steady"] else "fail",
+            series,
+        )
+    return table
+
+
+_UNITS = {
+    "total_iops": "IOPS",
+    "read_bw_bytes_per_s": "bytes/s",
+    "write_bw_bytes_per_s": "bytes/s",
+    "lat_mean_ns": "ns",
+}

@@ -1,0 +1,145 @@
+"""fio job files for every run of a plan.
+
+Each rendered file carries, as comments, the reason for every option, so a job file in a bundle explains itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nvmedb_client.plan import WIPC_BLOCK_SIZE, WIPC_PASSES, Cell
+
+PERCENTILES = "99:99.9:99.99:99.999"
+
+# The options every job file has, with the reason for each (rendered as comments above the option).
+GLOBAL_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
+    ("direct", "1", "bypass the page cache: measure the drive, not RAM (never toggled to emulate a cache setting)"),
+    ("thread", None, "jobs are threads of one fio process, so stopping that process stops every job"),
+    ("randrepeat", "0", "a new random sequence every run, so the drive cannot benefit from a repeated pattern"),
+    ("norandommap", None, "random offsets are drawn independently, as the PTS asks, without a block map in memory"),
+    ("refill_buffers", None, "new data for every write, so nothing can be deduplicated"),
+    ("buffer_compress_percentage", "0", "incompressible data, so a compressing controller gains nothing"),
+    ("group_reporting", None, "one aggregated result for all the jobs of the run"),
+    ("percentile_list", PERCENTILES, "the latency percentiles the PTS reports (json+ also keeps every bin)"),
+    ("allow_file_create", "0", "never create a file: a mistyped device path must fail, not write to /dev"),
+)
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    engine: str
+    note: str | None  # why it is not libaio, recorded in the run and the compliance reasons
+
+
+def choose_ioengine(enghelp_output: str | None, *, platform: str) -> EngineChoice:
+    """libaio on Linux when this fio has it; otherwise psync with the reason (QD > 1 is then not real)."""
+    if platform != "linux":
+        return EngineChoice("psync", f"libaio exists only on Linux (this is {platform}): psync runs one I/O per job")
+    if enghelp_output is None:
+        return EngineChoice("psync", "could not list fio's I/O engines: psync runs one I/O per job")
+    engines = {line.strip() for line in enghelp_output.splitlines()}
+    if "libaio" in engines:
+        return EngineChoice("libaio", None)
+    return EngineChoice("psync", "this fio has no libaio engine: psync runs one I/O per job, so QD > 1 is not real")
+
+
+def split_range(range_bytes: int, jobs: int, *, unit: int = WIPC_BLOCK_SIZE) -> list[tuple[int, int]]:
+    """(offset, size) per job covering [0, range_bytes) exactly once, in whole `unit`s; earlier jobs take the
+    remainder units. Used so TC jobs writing sequentially each cover their own slice (two known tools give every job
+    the whole range and offset it, leaving half of the drive unwritten)."""
+    if jobs < 1:
+        raise ValueError("at least one job")
+    if range_bytes <= 0 or range_bytes % unit:
+        raise ValueError(f"the range ({range_bytes} bytes) must be a positive multiple of {unit} bytes")
+    units = range_bytes // unit
+    if units < jobs:
+        raise ValueError(f"the range holds {units} blocks of {unit} bytes, fewer than the {jobs} jobs")
+    base, extra = divmod(units, jobs)
+    slices = []
+    offset = 0
+    for index in range(jobs):
+        size = (base + (1 if index < extra else 0)) * unit
+        slices.append((offset, size))
+        offset += size
+    return slices
+
+
+def format_runtime(seconds: float) -> str:
+    """fio's runtime= value: whole seconds when possible, otherwise milliseconds."""
+    if float(seconds).is_integer():
+        return str(int(seconds))
+    return f"{int(round(seconds * 1000))}ms"
+
+
+def _global_section(filename: str, ioengine: str, engine_note: str | None) -> list[str]:
+    lines = ["[global]", f"filename={filename}"]
+    for name, value, why in GLOBAL_OPTIONS:
+        lines.append(f"# {why}")
+        lines.append(name if value is None else f"{name}={value}")
+    if ioengine == "libaio":
+        lines.append("# asynchronous I/O, so the queue depth is really kept in flight")
+    else:
+        lines.append(f"# {engine_note or 'fallback engine'}")
+    lines.append(f"ioengine={ioengine}")
+    return lines
+
+
+def render_cell(
+    *,
+    name: str,
+    filename: str,
+    cell: Cell,
+    threads: int,
+    iodepth: int,
+    runtime_s: float,
+    range_bytes: int,
+    split: bool,
+    ioengine: str,
+    engine_note: str | None = None,
+) -> str:
+    """A timed measurement run. Random cells let every job roam the whole active range; sequential cells (`split`)
+    give each job its own slice, so the jobs stream through distinct LBAs instead of rewriting each other's."""
+    lines = _global_section(filename, ioengine, engine_note)
+    lines += [
+        "# a fixed measurement time per cell, as the PTS defines rounds",
+        "time_based",
+        f"runtime={format_runtime(runtime_s)}",
+        f"rw={cell.pattern}",
+        f"bs={cell.block_size_bytes}",
+        f"iodepth={iodepth}",
+    ]
+    if cell.pattern in ("randrw", "rw"):
+        lines.append(f"rwmixread={cell.read_pct}")
+    lines.append("")
+    if split and threads > 1:
+        for index, (offset, size) in enumerate(split_range(range_bytes, threads, unit=cell.block_size_bytes)):
+            lines += [f"[{name}-job{index}]", f"offset={offset}", f"size={size}", ""]
+    else:
+        lines += [f"[{name}]", "# the active range", "offset=0", f"size={range_bytes}", f"numjobs={threads}", ""]
+    return "\n".join(lines)
+
+
+def render_wipc(
+    *,
+    name: str,
+    filename: str,
+    range_bytes: int,
+    threads: int,
+    ioengine: str,
+    iodepth: int = 32,
+    engine_note: str | None = None,
+) -> str:
+    """Workload-independent preconditioning: 128 KiB sequential writes of 2x the active range. The range is split
+    between the jobs and each job writes its slice twice (loops=2), so every LBA is written exactly twice."""
+    lines = _global_section(filename, ioengine, engine_note)
+    lines += [
+        "rw=write",
+        f"bs={WIPC_BLOCK_SIZE}",
+        f"iodepth={iodepth}",
+        "# each job writes its own slice of the range twice",
+        f"loops={WIPC_PASSES}",
+        "",
+    ]
+    for index, (offset, size) in enumerate(split_range(range_bytes, threads)):
+        lines += [f"[{name}-job{index}]", f"offset={offset}", f"size={size}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,337 @@
+"""Read fio's JSON output robustly and reduce it to the figures the PTS needs, in SI units.
+
+fio's captured output is often not one clean JSON document: warnings or error lines come before it,
+`--status-interval` prints several complete documents one after another, `--output-format=normal,json` wraps it in
+text, and client/server mode reports `client_stats` instead of `jobs`. fio 2.x reports latencies in µs under
+`clat`/`lat`; fio 3.x in ns under `clat_ns`/`lat_ns`. Bandwidth is always KiB/s (`bw`), with `bw_bytes` since 3.2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+try:
+    import orjson
+except ImportError:  # orjson is optional: it only makes large json+ files faster to read
+    orjson = None
+
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 32
+_KIB = 1024
+_US_TO_NS = 1000
+_DIRECTIONS = ("read", "write")
+_DOCUMENT_START = re.compile(r"^[ \t]*\{", re.MULTILINE)
+
+
+class FioOutputError(ValueError):
+    """fio's output holds no usable result; the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class FioSummary:
+    """All jobs of one fio document aggregated, in SI units; None means this fio output did not report it.
+
+    Jobs are summed as concurrent workers (their IOPS and bandwidth add up), which is what the client's own runs are.
+    With `unified_rw_reporting=1` fio reports only the mixed total: read/write figures are then None.
+    Latency is completion latency (clat); means are weighted by I/O count; percentiles come from fio's own
+    percentile map for a single job, or are recomputed from merged json+ bins when several jobs report bins.
+    """
+
+    fio_version: str | None
+    jobs: int
+    runtime_s: float
+    read_iops: float | None
+    write_iops: float | None
+    total_iops: float
+    read_bw_bytes_per_s: float | None
+    write_bw_bytes_per_s: float | None
+    read_bytes: int | None
+    write_bytes: int | None
+    read_lat_mean_ns: float | None
+    write_lat_mean_ns: float | None
+    lat_mean_ns: float | None
+    read_lat_max_ns: float | None
+    write_lat_max_ns: float | None
+    lat_max_ns: float | None
+    percentiles_ns: dict = field(default_factory=dict)
+    total_bw_bytes_per_s: float = 0.0
+    total_bytes: int = 0
+
+    def to_dict(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, max_depth: int = MAX_DEPTH) -> dict:
+    """The final complete fio JSON document in `text`, however much else surrounds it."""
+    size = len(text)
+    if size > max_bytes:
+        raise FioOutputError(f"fio output is {size} bytes, more than the {max_bytes}-byte limit")
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise FioOutputError("fio output is empty: fio wrote no result")
+
+    documents = _json_documents(text, max_depth=max_depth)
+    results = [doc for doc in documents if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc)]
+    if not results:
+        first_line = text.strip().splitlines()[0][:200]
+        raise FioOutputError(f"fio output contains no JSON result; it starts with: {first_line!r}")
+    result = results[-1]
+    _check_depth(result, max_depth)
+    return result
+
+
+def _json_documents(text: str, *, max_depth: int) -> list:
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            return [_loads(stripped)]
+        except RecursionError as exc:
+            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels") from exc
+        except ValueError:
+            pass  # not one clean document: scan for the documents inside it
+    decoder = json.JSONDecoder()
+    documents = []
+    position = 0
+    while True:
+        match = _DOCUMENT_START.search(text, position)
+        if match is None:
+            return documents
+        start = match.end() - 1
+        try:
+            document, end = decoder.raw_decode(text, start)
+        except RecursionError as exc:
+            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels") from exc
+        except ValueError:
+            position = start + 1
+            continue
+        documents.append(document)
+        position = end
+
+
+def _loads(text: str):
+    if orjson is not None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            if "recursion" in str(exc).lower():
+                raise RecursionError(str(exc)) from exc
+            raise ValueError(str(exc)) from exc
+    return json.loads(text)
+
+
+def _check_depth(document, max_depth: int) -> None:
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def summarize(doc: dict) -> FioSummary:
+    """Aggregate every job of a parsed fio document (see FioSummary); FioOutputError when it holds no measurement."""
+    if not isinstance(doc, dict):
+        raise FioOutputError("fio output is not a JSON object")
+    try:
+        summary = _summarize(doc)
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        if isinstance(exc, FioOutputError):
+            raise
+        raise FioOutputError(f"fio output has an unexpected shape ({type(exc).__name__}: {exc})") from exc
+    for name in ("runtime_s", "total_iops", "total_bw_bytes_per_s", "lat_mean_ns", "lat_max_ns"):
+        value = getattr(summary, name)
+        if value is not None and not math.isfinite(value):
+            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+    return summary
+
+
+def _summarize(doc: dict) -> FioSummary:
+    version = doc.get("fio version")
+    if version is not None and not isinstance(version, str):
+        raise FioOutputError("fio output has a non-text 'fio version'")
+    entries = _job_entries(doc)
+    failed = [entry for entry in entries if entry.get("error")]
+    if failed:
+        names = ", ".join(f"{entry.get('jobname', '?')!r} (error {entry.get('error')})" for entry in failed)
+        raise FioOutputError(f"fio reported a failed job: {names}; its figures are not a measurement")
+
+    io_bytes_in_kib = _io_bytes_in_kib(version)
+    unified = not any(direction in entry for entry in entries for direction in _DIRECTIONS)
+    directions = ("mixed",) if unified else _DIRECTIONS
+    stats = {d: _direction_stats(entries, d, io_bytes_in_kib) for d in directions}
+
+    runtimes = [_entry_runtime_ms(entry) for entry in entries]
+    total_iops = sum(s.iops for s in stats.values())
+    total_bw = sum(s.bw for s in stats.values())
+    total_bytes = sum(s.io_bytes for s in stats.values())
+    lat_mean, lat_max = _combine_latency(stats.values())
+    read = stats.get("read")
+    write = stats.get("write")
+    return FioSummary(
+        fio_version=version,
+        jobs=len(entries),
+        runtime_s=max(runtimes) / 1000,
+        read_iops=read.iops if read else None,
+        write_iops=write.iops if write else None,
+        total_iops=total_iops,
+        read_bw_bytes_per_s=read.bw if read else None,
+        write_bw_bytes_per_s=write.bw if write else None,
+        read_bytes=read.io_bytes if read else None,
+        write_bytes=write.io_bytes if write else None,
+        read_lat_mean_ns=read.lat_mean if read else None,
+        write_lat_mean_ns=write.lat_mean if write else None,
+        lat_mean_ns=lat_mean,
+        read_lat_max_ns=read.lat_max if read else None,
+        write_lat_max_ns=write.lat_max if write else None,
+        lat_max_ns=lat_max,
+        percentiles_ns={d: s.percentiles for d, s in stats.items() if s.percentiles},
+        total_bw_bytes_per_s=total_bw,
+        total_bytes=total_bytes,
+    )
+
+
+def _job_entries(doc: dict) -> list[dict]:
+    if "jobs" in doc:
+        entries = doc["jobs"]
+    else:
+        entries = doc.get("client_stats")
+        if isinstance(entries, list):
+            # with several servers fio adds an "All clients" entry that already sums the others
+            combined = [entry for entry in entries if isinstance(entry, dict) and entry.get("jobname") == "All clients"]
+            entries = combined or entries
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise FioOutputError("fio output has no job results (empty or malformed 'jobs' list)")
+    return entries
+
+
+def _io_bytes_in_kib(version: str | None) -> bool:
+    """fio before 2.21 reported io_bytes in KiB (and had no io_kbytes key)."""
+    match = re.match(r"fio-(\d+)\.(\d+)", version or "")
+    return bool(match) and (int(match.group(1)), int(match.group(2))) < (2, 21)
+
+
+def _entry_runtime_ms(entry: dict) -> float:
+    """Wall-clock runtime of one entry. With group_reporting fio sums `job_runtime` over the group's threads, while
+    each direction's `runtime` is the longest thread's, so the direction figures come first."""
+    directions = [entry[d].get("runtime") for d in ("read", "write", "mixed", "trim") if isinstance(entry.get(d), dict)]
+    wall = max((c for c in directions if isinstance(c, (int, float))), default=0)
+    if wall > 0:
+        return float(wall)
+    job_runtime = entry.get("job_runtime")
+    return float(job_runtime) if isinstance(job_runtime, (int, float)) else 0.0
+
+
+@dataclass
+class _DirectionStats:
+    iops: float = 0.0
+    bw: float = 0.0
+    io_bytes: int = 0
+    ios: float = 0
+    lat_mean: float | None = None
+    lat_max: float | None = None
+    percentiles: dict = field(default_factory=dict)
+
+
+def _direction_stats(entries: list[dict], direction: str, io_bytes_in_kib: bool) -> _DirectionStats:
+    stats = _DirectionStats()
+    weighted_lat = 0.0
+    lat_weight = 0
+    maxima = []
+    percentile_sources = []
+    for entry in entries:
+        data = entry.get(direction)
+        if not isinstance(data, dict):
+            continue
+        stats.iops += float(data.get("iops", 0))
+        stats.bw += float(data["bw_bytes"]) if "bw_bytes" in data else float(data.get("bw", 0)) * _KIB
+        if "io_kbytes" in data or not io_bytes_in_kib:
+            stats.io_bytes += int(data.get("io_bytes", 0))
+        else:
+            stats.io_bytes += int(data.get("io_bytes", 0)) * _KIB
+        clat, scale = _clat(data)
+        ios = _io_count(data, clat)
+        stats.ios += ios
+        if clat is None or ios == 0:
+            continue
+        weighted_lat += float(clat.get("mean", 0)) * scale * ios
+        lat_weight += ios
+        if "max" in clat:
+            maxima.append(float(clat["max"]) * scale)
+        percentile_sources.append((clat, scale))
+    if lat_weight:
+        stats.lat_mean = weighted_lat / lat_weight
+    if maxima:
+        stats.lat_max = max(maxima)
+    stats.percentiles = _percentiles(percentile_sources)
+    return stats
+
+
+def _io_count(data: dict, clat: dict | None) -> float:
+    """How many I/Os the latency mean covers: used only to weight means across jobs and directions."""
+    for count in (data.get("total_ios"), (clat or {}).get("N")):
+        if isinstance(count, (int, float)):
+            return count
+    # fio 2.1 reports neither count; IOPS x runtime is the same figure within rounding
+    return float(data.get("iops", 0)) * float(data.get("runtime", 0)) / 1000
+
+
+def _clat(data: dict) -> tuple[dict | None, int]:
+    if isinstance(data.get("clat_ns"), dict):
+        return data["clat_ns"], 1
+    if isinstance(data.get("clat"), dict):
+        return data["clat"], _US_TO_NS
+    return None, 1
+
+
+def _percentiles(sources: list[tuple[dict, int]]) -> dict:
+    if len(sources) == 1:
+        clat, scale = sources[0]
+        return {
+            _percentile_key(key): float(value) * scale
+            for key, value in (clat.get("percentile") or {}).items()
+            if float(key) > 0  # fio 2.x pads the map with "0.00": 0 entries nobody asked for
+        }
+    if sources and all(isinstance(clat.get("bins"), dict) and clat.get("percentile") for clat, _ in sources):
+        requested = sorted({float(key) for clat, _ in sources for key in clat["percentile"] if float(key) > 0})
+        merged: dict[int, int] = {}
+        for clat, scale in sources:
+            for value, count in clat["bins"].items():
+                merged[int(value) * scale] = merged.get(int(value) * scale, 0) + int(count)
+        return percentiles_from_bins(merged, requested)
+    return {}  # several jobs without json+ bins: percentiles cannot be combined honestly
+
+
+def percentiles_from_bins(bins: dict[int, int], requested: Iterable[float]) -> dict[str, float]:
+    """fio's own rule: the p-th percentile is the first bin at which the running count reaches p% of all I/Os."""
+    total = sum(bins.values())
+    result: dict[str, float] = {}
+    if total == 0:
+        return result
+    pending = sorted(requested)
+    running = 0
+    for value in sorted(bins):
+        running += bins[value]
+        while pending and running >= pending[0] / 100.0 * total:
+            result[_percentile_key(pending.pop(0))] = float(value)
+        if not pending:
+            break
+    return result
+
+
+def _percentile_key(key) -> str:
+    return f"{float(key):f}"
+
+
+def _combine_latency(stats: Iterable[_DirectionStats]) -> tuple[float | None, float | None]:
+    measured = [s for s in stats if s.lat_mean is not None and s.ios]
+    if not measured:
+        return None, None
+    mean = sum(s.lat_mean * s.ios for s in measured) / sum(s.ios for s in measured)
+    maxima = [s.lat_max for s in measured if s.lat_max is not None]
+    return mean, max(maxima) if maxima else None

@@ -1,0 +1,590 @@
+"""Executes a plan into a run directory, one checkpointed fio run at a time, and packs the bundle.
+
+A run is deterministic given its completed runs: resuming walks the plan from the start, skips every completed run,
+re-derives every stop decision from the outputs already on disk, and re-runs the cell that was running when the
+process died (its partial output is discarded). See run_state for the run directory, fio_process for how fio is
+started and stopped, and device for purging and the write cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nvmedb_client import __version__, device, fio_jobs, steady_state, tracking
+from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
+from nvmedb_client.fio_process import FioProcess
+from nvmedb_client.plan import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series, plan_to_dict, series_tracking
+from nvmedb_client.progress import Reporter, Status, TrackingLine
+from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
+    FILES,
+    STATE_FILE,
+    RunConfig,
+    RunError,
+    RunInterrupted,
+    config_from_state,
+    create_run_dir,
+    load_state,
+    utc_now,
+    write_json_atomic,
+)
+
+logger = logging.getLogger(__name__)
+
+BUNDLE_SUFFIX = ".nvmedb.tar.gz"
+
+
+@dataclass
+class _Context:
+    """Where the walk over the plan stands, for the progress display and the ETA."""
+
+    block_index: int = 0
+    series_index: int = 0
+    round: int = 0
+    cell_index: int = 0
+    overheads: list[float] = field(default_factory=list)
+
+
+class Runner:
+    def __init__(self, *, run_dir: Path, reporter: Reporter | None = None, fio: str = "fio"):
+        self.run_dir = run_dir
+        self.files = run_dir / FILES
+        self.state = load_state(run_dir)
+        self.config = config_from_state(self.state)
+        self.plan = self.config.build_plan()
+        self.reporter = reporter or Reporter()
+        self.fio = fio
+        self.fio_process = FioProcess()
+        self.completed: dict[str, dict] = {run["id"]: run for run in self.state["runs"]}
+        self.summaries: dict[str, FioSummary] = {}
+        self.status = Status(max_rounds=self.plan.max_rounds)
+        self.context = _Context()
+        self.interrupted: str | None = None
+        self.device = self.config.target_path if self.config.target_kind == "device" else None
+
+    # -- public ---------------------------------------------------------------------------------------------------
+
+    def execute(self, *, out_dir: Path, signing_key=None) -> Path:
+        """Run (or resume) the plan to its end and write the bundle into `out_dir`; returns the bundle path."""
+        from nvmedb_client import bundle, signing
+
+        session = {"started_at": utc_now(), "resumed": bool(self.completed), "ended_at": None, "outcome": None}
+        self.state["sessions"].append(session)
+        self._save()
+        with self._signals():
+            try:
+                self._prepare()
+                self._walk()
+            except RunInterrupted:
+                session.update(ended_at=utc_now(), outcome="interrupted")
+                self._save()
+                raise
+            except BaseException as exc:
+                session.update(ended_at=utc_now(), outcome=f"failed: {exc}")
+                self._save()
+                raise
+            finally:
+                if self.device is not None and self.state.get("write_cache"):
+                    problem = device.restore_write_cache(self.device, self.state["write_cache"])
+                    if problem:
+                        self._message(f"could not restore the write cache setting: {problem}")
+                    self._save()
+        self._message("collecting system facts")
+        system_dir = self.files / "system"
+        system_files = self._collect_system(system_dir)
+        session.update(ended_at=utc_now(), outcome="finished")
+        self.state["finished_at"] = self.state.get("finished_at") or utc_now()
+        self._save()
+        manifest, files = self.build_manifest(system_files)
+        key = signing_key if signing_key is not None else signing.load_or_create_signing_key()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        out_path = out_dir / f"{self.run_dir.name}{BUNDLE_SUFFIX}"
+        self._message(f"writing the bundle {out_path}")
+        return bundle.write_bundle(
+            run_dir=self.files, manifest=manifest, files=files, signing_key=key, out_path=out_path
+        )
+
+    # -- preparation ----------------------------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        if "ioengine" not in self.state:
+            from nvmedb_client.system.commands import run_command
+
+            help_result = run_command([self.fio, "--enghelp"], timeout=30)
+            choice = fio_jobs.choose_ioengine(help_result.stdout if help_result.ok else None, platform=sys.platform)
+            self.state["ioengine"] = {"engine": choice.engine, "note": choice.note}
+            version = run_command([self.fio, "--version"], timeout=30)
+            self.state["fio_version"] = version.stdout.strip() if version.ok else None
+            self._save()
+        if self.state["ioengine"]["note"]:
+            self._message(f"fio engine: {self.state['ioengine']['note']}")
+        for sub in ("jobs", "fio", "smart"):
+            (self.files / sub).mkdir(parents=True, exist_ok=True)
+        for partial in (self.files / "fio").glob("*.partial"):
+            partial.unlink()  # the output of a cell that was running when the client died
+        if self.device is None:
+            self._prepare_file_target()
+        else:
+            record, problem = device.apply_write_cache(
+                self.device, enabled=self.plan.edition.write_cache_enabled, record=self.state.get("write_cache")
+            )
+            self.state["write_cache"] = record
+            if problem:
+                self._non_compliant(problem)
+            self._save()
+
+    def _prepare_file_target(self) -> None:
+        path = Path(self.config.target_path)
+        with open(path, "ab") as handle:
+            if os.fstat(handle.fileno()).st_size < self.config.size_bytes:
+                os.posix_fallocate(handle.fileno(), 0, self.config.size_bytes)
+        self.state.setdefault(
+            "write_cache", {"applicable": False, "reason": "file target: the NVMe write cache setting does not apply"}
+        )
+
+    # -- the walk -------------------------------------------------------------------------------------------------
+
+    def _walk(self) -> None:
+        for block_index, block in enumerate(self.plan.blocks):
+            self.context.block_index = block_index
+            self._purge(block)
+            if block.wipc:
+                self._wipc(block)
+            for series_index, series in enumerate(block.series):
+                self.context.series_index = series_index
+                if series.phase == "wsat":
+                    self._wsat(series)
+                else:
+                    self._rounds(series)
+
+    def _purge(self, block: Block) -> None:
+        if any(p["block"] == block.label for p in self.state["purges"]):
+            return
+        if self.device is None:
+            record = {"block": block.label, "method": None, "reason": "file target: never purged", "at": utc_now()}
+        else:
+            self._message(f"purging {self.device} before {block.label}")
+            record = device.purge(self.device, label=block.label, interrupted=lambda: self.interrupted)
+        self.state["purges"].append(record)
+        self._save()
+
+    def _wipc(self, block: Block) -> None:
+        run_id = block.wipc_run_id
+        if run_id in self.completed:
+            return
+        engine = self.state["ioengine"]
+        job = fio_jobs.render_wipc(
+            name=run_id,
+            filename=self.config.target_path,
+            range_bytes=self.plan.active_range_bytes,
+            threads=block.wipc_threads,
+            iodepth=self.plan.iodepth,
+            ioengine=engine["engine"],
+            engine_note=engine["note"],
+        )
+        self._update(test=block.test, phase="wipc", round=1, max_rounds=1, cell=run_id, cell_index=1, cells=1)
+        cell = Cell("write", fio_jobs.WIPC_BLOCK_SIZE, 0)
+        self._run_fio(
+            run_id=run_id,
+            test=block.test,
+            phase="wipc",
+            round_number=1,
+            cell=cell,
+            threads=block.wipc_threads,
+            iodepth=self.plan.iodepth,
+            runtime_s=None,
+            job_text=job,
+        )
+
+    def _rounds(self, series: Series) -> None:
+        variables = series_tracking(series)
+        for round_number in range(1, series.max_rounds + 1):
+            self.context.round = round_number
+            for index, cell in enumerate(series.cells, start=1):
+                self.context.cell_index = index
+                run_id = series.run_id(round_number, cell)
+                if run_id in self.completed:
+                    continue
+                self._update(
+                    test=series.test,
+                    phase=series.phase,
+                    round=round_number,
+                    max_rounds=series.max_rounds,
+                    cell=run_id,
+                    cell_index=index,
+                    cells=len(series.cells),
+                )
+                self._run_series_cell(series, round_number, cell, run_id)
+            points = self._points(series, variables)
+            self._show_tracking(points)
+            self.reporter.update(self.status, "round-finished")
+            if variables and steady_state.first_steady_round(points) is not None:
+                return
+
+    def _wsat(self, series: Series) -> None:
+        target = self.plan.wsat_target_bytes
+        written = 0
+        cell = series.cells[0]
+        for sample in range(1, series.max_rounds + 1):
+            if written >= target:
+                break
+            self.context.round, self.context.cell_index = sample, 1
+            run_id = series.run_id(sample, cell)
+            if run_id not in self.completed:
+                self._update(
+                    test="wsat",
+                    phase="wsat",
+                    round=sample,
+                    max_rounds=series.max_rounds,
+                    cell=run_id,
+                    cell_index=1,
+                    cells=1,
+                )
+                self._run_series_cell(series, sample, cell, run_id)
+            written += self._summary(run_id).write_bytes
+        if written >= target:
+            reason = f"{written} bytes written, at least {WSAT_CAPACITY_MULTIPLE}x the capacity ({target} bytes)"
+        else:
+            reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
+        self.state["wsat"] = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
+        self._save()
+
+    def _run_series_cell(self, series: Series, round_number: int, cell: Cell, run_id: str) -> None:
+        engine = self.state["ioengine"]
+        job = fio_jobs.render_cell(
+            name=run_id,
+            filename=self.config.target_path,
+            cell=cell,
+            threads=series.threads,
+            iodepth=series.iodepth,
+            runtime_s=series.runtime_s,
+            range_bytes=self.plan.active_range_bytes,
+            split=series.split_range,
+            ioengine=engine["engine"],
+            engine_note=engine["note"],
+        )
+        self._run_fio(
+            run_id=run_id,
+            test=series.test,
+            phase=series.phase,
+            round_number=round_number,
+            cell=cell,
+            threads=series.threads,
+            iodepth=series.iodepth,
+            runtime_s=series.runtime_s,
+            job_text=job,
+        )
+
+    def _run_fio(
+        self,
+        *,
+        run_id: str,
+        test: str,
+        phase: str,
+        round_number: int,
+        cell: Cell,
+        threads: int,
+        iodepth: int,
+        runtime_s: float | None,
+        job_text: str,
+    ) -> None:
+        if self.interrupted:
+            raise RunInterrupted(self.interrupted)
+        self.reporter.update(self.status, "cell-started")
+        job_rel, out_rel = f"jobs/{run_id}.fio", f"fio/{run_id}.json"
+        (self.files / job_rel).write_text(job_text, encoding="utf-8")
+        started_at = utc_now()
+        smart_before = self._smart(f"smart/{run_id}.before.json")
+        partial = self.files / f"{out_rel}.partial"
+        result = self.fio_process.run(
+            [self.fio, "--output-format=json+", f"--output={partial}", "--eta=never", str(self.files / job_rel)]
+        )
+        if self.interrupted:
+            partial.unlink(missing_ok=True)
+            raise RunInterrupted(self.interrupted)
+        if result.returncode != 0:
+            partial.unlink(missing_ok=True)
+            detail = next((line for line in result.stderr.splitlines() if line.strip()), "no message on stderr")
+            raise RunError(f"fio failed on {run_id} (exit status {result.returncode}): {detail}")
+        try:
+            doc = parse_fio_output(partial.read_bytes())
+            summary = summarize(doc)
+        except (FioOutputError, OSError) as exc:
+            raise RunError(f"fio's output for {run_id} cannot be read: {exc}") from exc
+        with open(partial, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(partial, self.files / out_rel)
+        smart_after = self._smart(f"smart/{run_id}.after.json")
+        entry = {
+            "id": run_id,
+            "test": test,
+            "phase": phase,
+            "round": round_number,
+            "pattern": cell.pattern,
+            "block_size_bytes": cell.block_size_bytes,
+            "read_pct": cell.read_pct,
+            "threads": threads,
+            "iodepth": iodepth,
+            "runtime_s": runtime_s if runtime_s is not None else round(fio_wall_runtime_s(doc), 3),
+            "job_file": job_rel,
+            "output_file": out_rel,
+            "smart_before": smart_before,
+            "smart_after": smart_after,
+            "started_at": started_at,
+            "finished_at": utc_now(),
+        }
+        self.summaries[run_id] = summary
+        self.completed[run_id] = entry
+        self.state["runs"].append(entry)
+        self._save()
+        self.context.overheads.append(max(0.0, result.duration_s - fio_wall_runtime_s(doc)))
+        self.status.runs_done = len(self.completed)
+
+    def _smart(self, rel: str) -> str | None:
+        if self.device is None:
+            return None
+        from nvmedb_client.system import collect
+
+        snapshot = collect.smart_snapshot(self.device, self.files / rel)
+        if snapshot is None or not (self.files / rel).exists():
+            self.state.setdefault("smart_missing", []).append({"file": rel, "reason": _reason(snapshot)})
+            return None
+        return rel
+
+    # -- steady state and progress ----------------------------------------------------------------------------
+
+    def _summary(self, run_id: str) -> FioSummary:
+        if run_id not in self.summaries:
+            path = self.files / self.completed[run_id]["output_file"]
+            try:
+                self.summaries[run_id] = summarize(parse_fio_output(path.read_bytes()))
+            except (FioOutputError, OSError) as exc:
+                raise RunError(f"the checkpointed output {path} cannot be read: {exc}") from exc
+        return self.summaries[run_id]
+
+    def _points(self, series: Series, variables: list) -> dict[str, list[tuple[int, float]]]:
+        points: dict[str, list[tuple[int, float]]] = {}
+        for variable in variables:
+            cell = next(
+                c
+                for c in series.cells
+                if (c.block_size_bytes, c.read_pct) == (variable.block_size_bytes, variable.read_pct)
+            )
+            values = []
+            for round_number in range(1, series.max_rounds + 1):
+                run_id = series.run_id(round_number, cell)
+                if run_id not in self.completed:
+                    break
+                value = getattr(self._summary(run_id), variable.metric)
+                if value is None:
+                    raise RunError(f"{run_id} has no {variable.metric}: the tracking variable cannot be judged")
+                values.append((round_number, float(value)))
+            points[variable.id] = values
+        return points
+
+    def _show_tracking(self, points: dict[str, list[tuple[int, float]]]) -> None:
+        lines = []
+        for variable, series in points.items():
+            verdict = steady_state.latest_window(series)
+            if verdict is None or verdict.average == 0:
+                lines.append(TrackingLine(variable, len(series)))
+                continue
+            lines.append(
+                TrackingLine(
+                    variable,
+                    len(series),
+                    data_excursion=verdict.data_excursion / verdict.average,
+                    data_limit=steady_state.MAX_DATA_EXCURSION,
+                    slope_excursion=verdict.slope_excursion / verdict.average,
+                    slope_limit=steady_state.MAX_SLOPE_EXCURSION,
+                    steady=verdict.steady,
+                )
+            )
+        self.status.tracking = lines
+
+    def _update(
+        self, *, test: str, phase: str, round: int, max_rounds: int, cell: str, cell_index: int, cells: int
+    ) -> None:
+        s = self.status
+        if (s.test, s.phase) != (test, phase):
+            s.tracking = []
+        s.test, s.phase, s.round, s.max_rounds = test, phase, round, max_rounds
+        s.cell, s.cell_index, s.cells_in_round = cell, cell_index, cells
+        s.remaining_min_s, s.remaining_max_s = self._remaining()
+
+    def _remaining(self) -> tuple[float, float]:
+        """Bounds on the time left: every series steady as early as possible, or run to its round limit."""
+        overhead = sum(self.context.overheads) / len(self.context.overheads) if self.context.overheads else 0.35
+        wipc_s = 2 * self.plan.active_range_bytes / 1e9 + overhead
+        low = high = 0.0
+        ctx = self.context
+        for bi, block in enumerate(self.plan.blocks):
+            if bi < ctx.block_index:
+                continue
+            if block.wipc and block.wipc_run_id not in self.completed:
+                low += wipc_s
+                high += wipc_s
+            for si, series in enumerate(block.series):
+                if bi == ctx.block_index and si < ctx.series_index:
+                    continue
+                per_cell = series.runtime_s + overhead
+                cells = len(series.cells)
+                done_rounds = 0
+                left_in_round = 0
+                if bi == ctx.block_index and si == ctx.series_index and ctx.round:
+                    done_rounds = ctx.round
+                    left_in_round = cells - ctx.cell_index + 1
+                minimum = 1 if series.phase == "wsat" else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
+                low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
+                high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
+        return low, high
+
+    def _non_compliant(self, reason: str) -> None:
+        extra = self.state.setdefault("compliance_extra", [])
+        if reason not in extra:
+            extra.append(reason)
+
+    def _message(self, text: str) -> None:
+        logger.info("%s", text)
+        self.status.message = text
+        self.reporter.update(self.status, "message")
+
+    # -- signals and checkpoints ----------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handler(signum, _frame):
+            self.interrupted = f"stopped by {signal.Signals(signum).name}"
+            self.fio_process.stop()
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def _save(self) -> None:
+        write_json_atomic(self.run_dir / STATE_FILE, self.state)
+
+    # -- the manifest -------------------------------------------------------------------------------------------
+
+    def _collect_system(self, system_dir: Path) -> list[str]:
+        from nvmedb_client.system import collect
+
+        system_dir.mkdir(parents=True, exist_ok=True)
+        collect.collect_system(device=self.device, out_dir=system_dir)
+        return sorted(str(path.relative_to(self.files)) for path in system_dir.rglob("*") if path.is_file())
+
+    def run_facts(self) -> dict:
+        """What happened during the run beyond the fio outputs (files/run.json in the bundle)."""
+        return {
+            "purges": self.state["purges"],
+            "write_cache": self.state.get("write_cache"),
+            "ioengine": self.state.get("ioengine"),
+            "wsat": self.state.get("wsat"),
+            "smart_missing": self.state.get("smart_missing", [])
+            or (
+                [{"file": "smart/*", "reason": "file target: no NVMe device to read a smart-log from"}]
+                if self.device is None
+                else []
+            ),
+            "sessions": self.state["sessions"],
+        }
+
+    def compliance(self) -> dict:
+        reasons = list(self.plan.compliance_reasons)
+        engine = self.state.get("ioengine") or {}
+        if engine.get("note"):
+            reasons.append(f"fio engine {engine['engine']}: {engine['note']}")
+        reasons += [r for r in self.state.get("compliance_extra", []) if r not in reasons]
+        purges = (
+            [p for p in self.state["purges"] if (p.get("method") or "").startswith("blkdiscard")] if self.device else []
+        )
+        if purges:
+            reasons.append("purged with blkdiscard: neither NVMe Format with Secure Erase nor Sanitize worked")
+        return {"compliant": not reasons, "reasons": reasons}
+
+    def build_manifest(self, system_files: list[str]) -> tuple[dict, list[str]]:
+        runs = self.state["runs"]
+        summaries = {run["id"]: self._summary(run["id"]) for run in runs}
+        write_json_atomic(self.files / "run.json", self.run_facts())
+        files = ["run.json", *system_files]
+        for run in runs:
+            files += [run["job_file"], run["output_file"]]
+            files += [p for p in (run["smart_before"], run["smart_after"]) if p]
+        tools = {"fio": self.state.get("fio_version"), "nvme-cli": self._nvme_version()}
+        manifest = {
+            "format_version": 1,
+            "client": {"name": "nvmedb-client", "version": __version__},
+            "created_at": utc_now(),
+            "profile": self.plan.profile.name,
+            "edition": self.plan.edition.name,
+            "compliance": self.compliance(),
+            "target": {
+                "kind": self.config.target_kind,
+                "path": self.config.target_path,
+                "size_bytes": self.config.size_bytes,
+                "active_range_bytes": self.plan.active_range_bytes,
+            },
+            "plan": plan_to_dict(self.plan),
+            "timing": {"started_at": self.state["sessions"][0]["started_at"], "finished_at": self.state["finished_at"]},
+            "tools": tools,
+            "runs": runs,
+            "steady_state": tracking.evaluate_runs(runs, summaries),
+        }
+        return manifest, sorted(set(files))
+
+    def _nvme_version(self) -> str | None:
+        if self.device is None:
+            return None
+        from nvmedb_client.system import nvme
+        from nvmedb_client.system.commands import run_command
+
+        result = run_command(["nvme", "version"], timeout=30)
+        return nvme.parse_version(result.stdout)["nvme-cli"] if result.ok else None
+
+
+def _reason(snapshot) -> str:
+    if isinstance(snapshot, dict):
+        return str(snapshot.get("reason") or snapshot.get("error") or "no smart-log written")
+    return "no smart-log written"
+
+
+def fio_wall_runtime_s(doc: dict) -> float:
+    """How long fio measured, from the per-direction runtimes. Not `job_runtime`: with group_reporting fio 3.x sums
+    that over the jobs (4 jobs of 60 s report 240 000 ms), while each direction's runtime is the group's wall time."""
+    runtimes = [
+        float(entry[direction].get("runtime") or 0)
+        for entry in doc.get("jobs") or []
+        for direction in ("read", "write", "trim", "mixed")
+        if isinstance(entry.get(direction), dict)
+    ]
+    return max(runtimes, default=0.0) / 1000
+
+
+def execute_run(
+    *,
+    run_dir: Path,
+    out_dir: Path,
+    reporter: Reporter | None = None,
+    signing_key=None,
+    fio: str = "fio",
+    on_runner: Callable[[Runner], None] | None = None,
+) -> Path:
+    """Run or resume `run_dir` and write its bundle into `out_dir`. Raises RunInterrupted or RunError."""
+    runner = Runner(run_dir=run_dir, reporter=reporter, fio=fio)
+    if on_runner:
+        on_runner(runner)
+    return runner.execute(out_dir=out_dir, signing_key=signing_key)

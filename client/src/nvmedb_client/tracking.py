@@ -1,0 +1,171 @@
+"""Which fio runs form which steady-state series, and the verdicts on them (manifest `steady_state[]`).
+
+A *series* is a group of tracking variables that must all be steady at the same round for the test to stop:
+the three IOPS variables together; the latency variable alone; each throughput block size's write phase, then its
+read phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nvmedb_client.fio_output import FioSummary
+from nvmedb_client.steady_state import WINDOW_ROUNDS, evaluate_window, first_steady_round, latest_window
+
+KIB = 1024
+IOPS_VARIABLES = ((0, 4 * KIB), (65, 64 * KIB), (100, 1024 * KIB))  # (read_pct, block size): 0/100@4K, 65/35@64K...
+LAT_VARIABLES = ((0, 4 * KIB),)
+TP_BLOCK_SIZES = (1024 * KIB, 128 * KIB)
+TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat")
+
+
+@dataclass(frozen=True)
+class TrackingVariable:
+    id: str
+    test: str
+    phase: str
+    metric: str
+    block_size_bytes: int
+    read_pct: int
+
+    @property
+    def series(self) -> str:
+        """The group of variables that must be steady together."""
+        if self.test == "tp":
+            return f"{self.phase}.bs{self.block_size_bytes}"
+        return self.test
+
+
+def _variable(test: str, phase: str, metric: str, block_size: int, read_pct: int) -> TrackingVariable:
+    return TrackingVariable(
+        id=f"{test}.{metric}.rw{read_pct:03d}.bs{block_size}",
+        test=test,
+        phase=phase,
+        metric=metric,
+        block_size_bytes=block_size,
+        read_pct=read_pct,
+    )
+
+
+def tracking_variables(test: str, *, block_sizes: Sequence[int] | None = None) -> list[TrackingVariable]:
+    """The PTS tracking variables of `test`; `block_sizes` chooses the throughput block sizes (default 1024, 128 KiB)."""
+    if test == "iops":
+        return [_variable("iops", "wdpc", "total_iops", bs, pct) for pct, bs in IOPS_VARIABLES]
+    if test == "lat":
+        return [_variable("lat", "wdpc", "lat_mean_ns", bs, pct) for pct, bs in LAT_VARIABLES]
+    if test == "tp":
+        variables = []
+        for bs in block_sizes or TP_BLOCK_SIZES:
+            variables.append(_variable("tp", "tp-write", "write_bw_bytes_per_s", bs, 0))
+            variables.append(_variable("tp", "tp-read", "read_bw_bytes_per_s", bs, 100))
+        return variables
+    if test == "wsat":
+        return []  # WSAT is sampled until a written-bytes or time limit, never judged for steady state
+    raise ValueError(f"unknown test {test!r}; expected one of iops, tp, lat, wsat")
+
+
+TRACKED_PHASES = frozenset({"wdpc", "tp-write", "tp-read", "wsat"})
+
+
+def evaluate_runs(runs: Sequence[dict], summaries: Mapping[str, FioSummary]) -> list[dict]:
+    """The manifest `steady_state[]` entries for every tracking variable that has runs.
+
+    `runs` are manifest `runs[]` entries; `summaries` maps run id -> FioSummary. A run without a summary (its output
+    could not be read) or without the metric makes its variable's verdict "not steady", with the reason recorded.
+    """
+    entries = []
+    for test in TESTS_WITH_STEADY_STATE:
+        test_runs = [run for run in runs if run.get("test") == test]
+        if not test_runs:
+            continue
+        # Only measurement phases define tracking variables; a preconditioning (WIPC) run has a block size too.
+        measured = [run for run in test_runs if run.get("phase") in TRACKED_PHASES]
+        block_sizes = sorted({int(run["block_size_bytes"]) for run in measured}, reverse=True)
+        variables = tracking_variables(test, block_sizes=block_sizes if test == "tp" else None)
+        by_series: dict[str, list[TrackingVariable]] = {}
+        for variable in variables:
+            by_series.setdefault(variable.series, []).append(variable)
+        for series_name, series_variables in by_series.items():
+            entries.extend(_evaluate_series(series_name, series_variables, test_runs, summaries))
+    return entries
+
+
+def _evaluate_series(
+    series_name: str, variables: list[TrackingVariable], runs: Sequence[dict], summaries: Mapping[str, FioSummary]
+) -> list[dict]:
+    points: dict[str, list[tuple[int, float]]] = {}
+    problems: dict[str, str] = {}
+    for variable in variables:
+        points[variable.id], problem = _series_points(variable, runs, summaries)
+        if problem:
+            problems[variable.id] = problem
+    series_problem = "; ".join(problems.values()) or None
+    steady_round = None if series_problem else first_steady_round(points)
+
+    entries = []
+    for variable in variables:
+        series = points[variable.id]
+        if steady_round is not None:
+            window_rounds = list(range(steady_round - WINDOW_ROUNDS + 1, steady_round + 1))
+            values = dict(series)
+            verdict = evaluate_window(window_rounds, [values[r] for r in window_rounds])
+        elif variable.id in problems:
+            verdict = None
+        else:
+            verdict = latest_window(series)
+        reason = None
+        if steady_round is None:
+            reason = series_problem or _not_steady_reason(len(series))
+        entries.append(
+            {
+                "test": variable.test,
+                "series": series_name,
+                "variable": variable.id,
+                "phase": variable.phase,
+                "block_size_bytes": variable.block_size_bytes,
+                "read_pct": variable.read_pct,
+                "metric": variable.metric,
+                "rounds_measured": len(series),
+                "steady": steady_round is not None,
+                "steady_round": steady_round,
+                "reason": reason,
+                "window": verdict.to_dict() if verdict else None,
+            }
+        )
+    return entries
+
+
+def _series_points(
+    variable: TrackingVariable, runs: Sequence[dict], summaries: Mapping[str, FioSummary]
+) -> tuple[list[tuple[int, float]], str | None]:
+    matching = [
+        run
+        for run in runs
+        if run.get("phase") == variable.phase
+        and int(run.get("block_size_bytes", -1)) == variable.block_size_bytes
+        and int(run.get("read_pct", -1)) == variable.read_pct
+    ]
+    points = []
+    missing = []
+    for run in sorted(matching, key=lambda r: int(r["round"])):
+        summary = summaries.get(run["id"])
+        value = getattr(summary, variable.metric, None) if summary is not None else None
+        if value is None:
+            missing.append(run["id"])
+            continue
+        points.append((int(run["round"]), float(value)))
+    rounds = [r for r, _ in points]
+    if missing:
+        return points, f"{variable.id}: no {variable.metric} for run(s) {', '.join(missing)}"
+    if len(set(rounds)) != len(rounds):
+        return points, f"{variable.id}: a round was measured more than once"
+    if rounds and rounds != list(range(rounds[0], rounds[0] + len(rounds))):
+        return points, f"{variable.id}: rounds are not consecutive ({rounds})"
+    return points, None
+
+
+def _not_steady_reason(rounds_measured: int) -> str:
+    if rounds_measured < WINDOW_ROUNDS:
+        return f"steady state not reached: only {rounds_measured} round(s), a window needs {WINDOW_ROUNDS}"
+    return f"steady state not reached in {rounds_measured} rounds"

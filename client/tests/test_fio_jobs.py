@@ -1,0 +1,193 @@
+"""fio job files: the options every run needs, checked by the real fio, and a WIPC that writes every LBA twice."""
+
+import json
+import shutil
+import subprocess
+from collections import Counter
+
+import pytest
+
+from nvmedb_client import fio_jobs
+from nvmedb_client.plan import WIPC_BLOCK_SIZE, Cell
+
+KIB = 1024
+UNIT = WIPC_BLOCK_SIZE
+
+
+def job_lines(text):
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def render_random(tmp_path, **overrides):
+    args = dict(
+        name="iops-r01-rw065-bs4096",
+        filename=str(tmp_path / "target.img"),
+        cell=Cell("randrw", 4 * KIB, 65),
+        threads=4,
+        iodepth=32,
+        runtime_s=60,
+        range_bytes=64 * 1024 * KIB,
+        split=False,
+        ioengine="libaio",
+    )
+    args.update(overrides)
+    return fio_jobs.render_cell(**args)
+
+
+def test_a_random_cell_has_every_option_the_pts_needs(tmp_path):
+    lines = job_lines(render_random(tmp_path))
+    for option in (
+        "direct=1",
+        "ioengine=libaio",
+        "randrepeat=0",
+        "norandommap",
+        "refill_buffers",
+        "buffer_compress_percentage=0",
+        "time_based",
+        "runtime=60",
+        "group_reporting",
+        "percentile_list=99:99.9:99.99:99.999",
+        "rw=randrw",
+        "rwmixread=65",
+        "bs=4096",
+        "iodepth=32",
+        "numjobs=4",
+        "offset=0",
+        f"size={64 * 1024 * KIB}",
+        "thread",
+        "allow_file_create=0",
+    ):
+        assert option in lines, option
+
+
+def test_every_option_is_explained_by_a_comment_above_it(tmp_path):
+    text = render_random(tmp_path)
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.split("=")[0] in {name for name, _, _ in fio_jobs.GLOBAL_OPTIONS} | {"ioengine", "time_based"}:
+            assert lines[index - 1].startswith("# "), line
+
+
+def test_direct_io_is_never_turned_off(tmp_path):
+    for cell in (Cell("randrw", 512, 0), Cell("write", 1024 * KIB, 0), Cell("read", 128 * KIB, 100)):
+        assert "direct=1" in job_lines(render_random(tmp_path, cell=cell, split=cell.pattern != "randrw"))
+
+
+def test_sequential_cells_give_each_job_its_own_slice(tmp_path):
+    text = render_random(
+        tmp_path, cell=Cell("write", 1024 * KIB, 0), split=True, threads=3, range_bytes=10 * 1024 * KIB
+    )
+    lines = job_lines(text)
+    assert "numjobs=3" not in lines
+    assert [line for line in lines if line.startswith("offset=")] == [
+        "offset=0",
+        f"offset={4 * 1024 * KIB}",
+        f"offset={7 * 1024 * KIB}",
+    ]
+    assert "rwmixread=0" not in lines
+
+
+def test_fractional_cell_times_are_written_in_milliseconds():
+    assert fio_jobs.format_runtime(60) == "60"
+    assert fio_jobs.format_runtime(0.5) == "500ms"
+    assert fio_jobs.format_runtime(2.25) == "2250ms"
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3, 4])
+@pytest.mark.parametrize("units", [4, 7, 37])
+def test_the_range_split_covers_every_block_once_without_overlap(jobs, units):
+    slices = fio_jobs.split_range(units * UNIT, jobs)
+    assert len(slices) == jobs
+    covered = Counter()
+    for offset, size in slices:
+        assert offset % UNIT == 0 and size % UNIT == 0 and size > 0
+        covered.update(range(offset // UNIT, (offset + size) // UNIT))
+    assert covered == Counter(range(units))
+
+
+def test_a_range_that_is_not_whole_blocks_or_too_small_is_refused():
+    with pytest.raises(ValueError, match="multiple"):
+        fio_jobs.split_range(UNIT * 3 + 512, 2)
+    with pytest.raises(ValueError, match="fewer than"):
+        fio_jobs.split_range(UNIT * 3, 4)
+
+
+def test_libaio_is_chosen_when_fio_lists_it():
+    listing = "Available IO engines:\n\tcpuio\n\tmmap\n\tsync\n\tpsync\n\tlibaio\n"
+    assert fio_jobs.choose_ioengine(listing, platform="linux") == fio_jobs.EngineChoice("libaio", None)
+
+
+def test_the_psync_fallback_always_says_why():
+    no_libaio = fio_jobs.choose_ioengine("Available IO engines:\n\tpsync\n", platform="linux")
+    assert no_libaio.engine == "psync" and "no libaio" in no_libaio.note
+    assert "Only on Linux".lower() in fio_jobs.choose_ioengine("libaio", platform="darwin").note.lower()
+    assert fio_jobs.choose_ioengine(None, platform="linux").note
+
+
+@pytest.mark.fio
+def test_the_installed_fio_offers_libaio_here():
+    listing = subprocess.run(["fio", "--enghelp"], capture_output=True, text=True, check=True).stdout
+    assert fio_jobs.choose_ioengine(listing, platform="linux").engine == "libaio"
+
+
+@pytest.mark.fio
+def test_fio_accepts_every_kind_of_job_file(tmp_path):
+    target = tmp_path / "target.img"
+    target.write_bytes(b"\0" * (8 * 1024 * KIB))
+    jobs = {
+        "random.fio": render_random(tmp_path, range_bytes=8 * 1024 * KIB),
+        "seq.fio": render_random(tmp_path, cell=Cell("read", 128 * KIB, 100), split=True, range_bytes=8 * 1024 * KIB),
+        "wipc.fio": fio_jobs.render_wipc(
+            name="iops-wipc", filename=str(target), range_bytes=8 * 1024 * KIB, threads=3, ioengine="libaio"
+        ),
+    }
+    for name, text in jobs.items():
+        (tmp_path / name).write_text(text)
+        result = subprocess.run(["fio", "--parse-only", str(tmp_path / name)], capture_output=True, text=True)
+        assert result.returncode == 0, (name, result.stderr)
+
+
+@pytest.mark.fio
+def test_a_half_second_cell_really_runs_for_half_a_second_of_fio_time(tmp_path):
+    target = tmp_path / "target.img"
+    target.write_bytes(b"\0" * (8 * 1024 * KIB))
+    job = tmp_path / "cell.fio"
+    job.write_text(render_random(tmp_path, runtime_s=0.5, threads=1, iodepth=4, range_bytes=8 * 1024 * KIB))
+    out = tmp_path / "out.json"
+    subprocess.run(["fio", "--output-format=json+", f"--output={out}", str(job)], check=True, capture_output=True)
+    runtime_ms = json.loads(out.read_text())["jobs"][0]["job_runtime"]
+    assert 450 <= runtime_ms < 1000
+    assert "99.990000" in json.loads(out.read_text())["jobs"][0]["read"]["clat_ns"]["percentile"]
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+def test_wipc_writes_every_lba_of_an_odd_sized_range_exactly_twice(tmp_path, threads):
+    units = 37  # not a multiple of any thread count above 1
+    target = tmp_path / "target.img"
+    target.write_bytes(b"\0" * (units * UNIT + 5 * UNIT))  # a tail beyond the range that must stay untouched
+    job = tmp_path / "wipc.fio"
+    job.write_text(
+        fio_jobs.render_wipc(
+            name="wipc", filename=str(target), range_bytes=units * UNIT, threads=threads, ioengine="libaio", iodepth=4
+        )
+    )
+    log = tmp_path / "io.log"
+    subprocess.run(
+        ["fio", "--output-format=json", f"--output={tmp_path / 'out.json'}", f"--write_iolog={log}", str(job)],
+        check=True,
+        capture_output=True,
+    )
+    writes = Counter()
+    for line in log.read_text().splitlines():
+        fields = line.split()  # version 3 iolog: [timestamp] filename action offset length
+        if len(fields) >= 4 and fields[-3] == "write":
+            offset, length = int(fields[-2]), int(fields[-1])
+            assert length == UNIT and offset % UNIT == 0
+            writes[offset // UNIT] += 1
+    assert writes == Counter({unit: 2 for unit in range(units)})
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+def test_the_version_of_fio_is_the_one_the_samples_were_made_with():
+    assert subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.startswith("fio-3")

@@ -1,0 +1,303 @@
+"""Real `quick` runs with the real fio against temp files: the bundle, resuming after kill -9, and Ctrl-C.
+
+One module-scoped run of all four tests on a 256 MiB file serves most assertions (it takes a few minutes on two
+cores); the interruption tests use a smaller selection with half-second cells.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from nvmedb_client.bundle import rederive_steady_state, verify_bundle
+from nvmedb_client.cli import main
+from nvmedb_client.fio_output import parse_fio_output, summarize
+from nvmedb_client.plan import build_plan, quick_profile
+
+pytestmark = pytest.mark.fio
+
+CLIENT = [sys.executable, "-c", "from nvmedb_client.cli import main; main()"]
+MIB = 1024**2
+
+
+def client_env(config_dir: Path, cell_s: str) -> dict:
+    return {**os.environ, "NVMEDB_CONFIG_DIR": str(config_dir), "NVMEDB_QUICK_CELL_S": cell_s}
+
+
+def planned_ids(plan) -> list[str]:
+    """Every run id of a plan whose series cannot become steady (fewer than 5 rounds), in execution order, WSAT aside."""
+    assert plan.max_rounds < 5
+    ids = []
+    for block in plan.blocks:
+        if block.wipc:
+            ids.append(block.wipc_run_id)
+        for series in block.series:
+            if series.phase == "wsat":
+                continue
+            ids += [series.run_id(r, c) for r in range(1, series.max_rounds + 1) for c in series.cells]
+    return ids
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """`nvmedb-client run` of all four tests, quick profile, default settings, on a 256 MiB file."""
+    base = tmp_path_factory.mktemp("quick")
+    out = base / "out"
+    env = client_env(base / "config", "1")
+    started = time.monotonic()
+    result = subprocess.run(
+        CLIENT + ["run", "--target-file", str(base / "target.img"), "--size", "256MiB", "--profile", "quick",
+                  "--out", str(out), "--json"],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr[-3000:]
+    answer = json.loads(result.stdout)
+    extracted = base / "extracted"
+    verified = verify_bundle(Path(answer["bundle"]), extract_to=extracted)
+    return SimpleNamespace(
+        base=base,
+        env=env,
+        elapsed=elapsed,
+        bundle=Path(answer["bundle"]),
+        run_dir=Path(answer["run_dir"]),
+        verified=verified,
+        manifest=verified.manifest,
+        stderr=result.stderr,
+    )
+
+
+def test_all_four_tests_run_end_to_end_in_the_quick_profile_on_a_256_mib_file(quick_run):
+    print(f"\nall four tests, quick profile, 256 MiB file: {quick_run.elapsed:.0f} s wall time (target < 300 s)")
+    assert {run["test"] for run in quick_run.manifest["runs"]} == {"iops", "tp", "lat", "wsat"}
+    assert quick_run.bundle.parent == quick_run.run_dir.parent
+    assert "round 2 done" in quick_run.stderr  # plain progress lines without a terminal
+
+
+def test_the_bundle_is_accepted_by_the_verify_command(quick_run):
+    result = CliRunner().invoke(main, ["verify", str(quick_run.bundle), "--json"], env=quick_run.env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["ok"] is True
+
+
+def test_every_planned_cell_ran_exactly_once_in_plan_order(quick_run):
+    plan = build_plan(profile=quick_profile(1.0), capacity_bytes=256 * MIB, target_kind="file", edition="enterprise")
+    ids = [run["id"] for run in quick_run.manifest["runs"]]
+    expected = planned_ids(plan)
+    assert ids[: len(expected)] == expected
+    wsat_ids = ids[len(expected) :]
+    assert wsat_ids == [f"wsat-r{n:04d}" for n in range(1, len(wsat_ids) + 1)]
+    state = json.loads((quick_run.run_dir / "state.json").read_text())
+    assert [run["id"] for run in state["runs"]] == ids
+
+
+def test_wsat_stopped_at_the_first_sample_that_reached_four_times_the_capacity(quick_run):
+    wsat = [run for run in quick_run.manifest["runs"] if run["test"] == "wsat"]
+    written = [
+        summarize(parse_fio_output(quick_run.verified.read_bytes(run["output_file"]))).write_bytes for run in wsat
+    ]
+    target = 4 * 256 * MIB
+    facts = json.loads(quick_run.verified.read_bytes("run.json"))
+    assert facts["wsat"]["bytes_written"] == sum(written)
+    if sum(written) >= target:
+        assert sum(written[:-1]) < target
+        assert "at least 4x the capacity" in facts["wsat"]["stop_reason"]
+    else:
+        assert len(wsat) == 60 and "time limit" in facts["wsat"]["stop_reason"]
+
+
+def test_a_file_target_result_says_so_and_was_never_purged(quick_run):
+    manifest = quick_run.manifest
+    assert manifest["target"]["kind"] == "file"
+    assert manifest["target"]["size_bytes"] == 256 * MIB
+    assert manifest["profile"] == "quick"
+    assert manifest["compliance"]["compliant"] is False
+    reasons = " ".join(manifest["compliance"]["reasons"])
+    assert "profile quick" in reasons and "file target" in reasons
+    facts = json.loads(quick_run.verified.read_bytes("run.json"))
+    assert [p["block"] for p in facts["purges"]] == ["iops", "tp-bs1048576", "tp-bs131072", "lat", "wsat"]
+    assert all(p["method"] is None and "never purged" in p["reason"] for p in facts["purges"])
+    assert facts["write_cache"]["applicable"] is False
+    assert all(run["smart_before"] is None and run["smart_after"] is None for run in manifest["runs"])
+    assert facts["smart_missing"][0]["reason"]
+
+
+def test_every_run_keeps_its_job_file_and_json_plus_output_with_the_percentiles(quick_run):
+    for run in quick_run.manifest["runs"]:
+        job = quick_run.verified.read_bytes(run["job_file"]).decode()
+        assert "direct=1" in job.splitlines()
+        doc = parse_fio_output(quick_run.verified.read_bytes(run["output_file"]))
+        direction = "read" if run["read_pct"] == 100 else "write"
+        clat = doc["jobs"][0][direction]["clat_ns"]
+        assert "bins" in clat, run["id"]  # json+
+        assert {"99.000000", "99.900000", "99.990000", "99.999000"} <= set(clat["percentile"])
+    files = {entry["path"] for entry in quick_run.manifest["files"]}
+    assert "system/facts.json" in files
+
+
+def test_the_steady_state_claims_match_the_re_derivation_and_say_why_not_steady(quick_run):
+    claims = quick_run.manifest["steady_state"]
+    assert claims == rederive_steady_state(quick_run.verified)
+    measured = [claim for claim in claims if claim["rounds_measured"]]
+    assert {claim["variable"] for claim in measured} >= {
+        "iops.total_iops.rw000.bs4096",
+        "iops.total_iops.rw065.bs65536",
+        "iops.total_iops.rw100.bs1048576",
+        "lat.lat_mean_ns.rw000.bs4096",
+    }
+    for claim in measured:
+        assert claim["steady"] is False
+        assert "steady state not reached" in claim["reason"]
+
+
+# --- interruptions -----------------------------------------------------------------------------------------------
+
+
+def children_named(pid: int, name: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if comm == name and int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in ("Z", "X")
+
+
+def start_small_run(base: Path) -> tuple[subprocess.Popen, dict, Path]:
+    env = client_env(base / "config", "0.5")
+    out = base / "out"
+    log = open(base / "client.out", "w")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen(
+        CLIENT + ["run", "--target-file", str(base / "target.img"), "--size", "64MiB", "--profile", "quick",
+                  "--edition", "client", "--tests", "tp,lat", "--out", str(out)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    return proc, env, out
+
+
+def wait_for_fio_mid_run(proc: subprocess.Popen, out: Path, *, min_runs: int) -> tuple[Path, int]:
+    """Until the checkpoint lists `min_runs` completed runs and a fio child is running; returns (run dir, fio pid)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        states = list(out.glob("nvmedb-run-*/state.json"))
+        if states:
+            try:
+                runs = json.loads(states[0].read_text())["runs"]
+            except ValueError:
+                runs = []
+            fio = children_named(proc.pid, "fio")
+            if len(runs) >= min_runs and fio:
+                return states[0].parent, fio[0]
+        time.sleep(0.05)
+    raise AssertionError("no fio was seen running")
+
+
+def wait_until_gone(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def resume(run_dir: Path, env: dict) -> Path:
+    result = subprocess.run(
+        CLIENT + ["run", "--resume", str(run_dir), "--json"], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return Path(json.loads(result.stdout)["bundle"])
+
+
+def small_plan():
+    return build_plan(
+        tests=["tp", "lat"], edition="client", profile=quick_profile(0.5), capacity_bytes=64 * MIB, target_kind="file"
+    )
+
+
+def test_a_run_killed_with_sigkill_mid_cell_resumes_into_a_complete_bundle_with_each_cell_once(tmp_path):
+    proc, env, out = start_small_run(tmp_path)
+    run_dir, fio_pid = wait_for_fio_mid_run(proc, out, min_runs=4)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert wait_until_gone(fio_pid), "fio outlived the killed client"
+    before = json.loads((run_dir / "state.json").read_text())
+    assert len(before["runs"]) >= 4
+    assert before["sessions"][0]["outcome"] is None  # the killed session never got to write its end
+
+    bundle = resume(run_dir, env)
+    verified = verify_bundle(bundle, extract_to=Path(tempfile.mkdtemp(dir=tmp_path)))
+    ids = [run["id"] for run in verified.manifest["runs"]]
+    assert ids == planned_ids(small_plan())
+    assert ids[: len(before["runs"])] == [run["id"] for run in before["runs"]]
+    sessions = json.loads(verified.read_bytes("run.json"))["sessions"]
+    assert [s["resumed"] for s in sessions] == [False, True]
+    assert sessions[-1]["outcome"] == "finished"
+    assert not list((run_dir / "files" / "fio").glob("*.partial"))
+    result = CliRunner().invoke(main, ["verify", str(bundle)], env=env)
+    assert result.exit_code == 0, result.output
+
+
+def test_ctrl_c_stops_fio_and_leaves_a_resumable_directory(tmp_path):
+    proc, env, out = start_small_run(tmp_path)
+    run_dir, fio_pid = wait_for_fio_mid_run(proc, out, min_runs=2)
+    os.kill(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert wait_until_gone(fio_pid)
+    output = (tmp_path / "client.out").read_text()
+    assert f"nvmedb-client run --resume {run_dir}" in output
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["sessions"][-1]["outcome"] == "interrupted"
+    done = [run["id"] for run in state["runs"]]
+    assert len(done) >= 2
+    assert not list((run_dir / "files" / "fio").glob("*.partial"))
+    assert not list(out.glob("*.nvmedb.tar.gz"))
+
+    bundle = resume(run_dir, env)
+    manifest = verify_bundle(bundle, extract_to=Path(tempfile.mkdtemp(dir=tmp_path))).manifest
+    assert [run["id"] for run in manifest["runs"]] == planned_ids(small_plan())
+
+
+def test_a_series_stops_at_its_first_steady_round_or_runs_to_the_round_limit(tmp_path):
+    env = client_env(tmp_path / "config", "0.5")
+    result = subprocess.run(
+        CLIENT + ["run", "--target-file", str(tmp_path / "target.img"), "--size", "64MiB", "--profile", "quick",
+                  "--edition", "client", "--tests", "tp", "--max-rounds", "7", "--out", str(tmp_path / "out"),
+                  "--json"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    bundle = verify_bundle(Path(json.loads(result.stdout)["bundle"]), extract_to=tmp_path / "extracted")
+    assert bundle.manifest["plan"]["max_rounds"] == 7
+    claims = {c["phase"]: c for c in bundle.manifest["steady_state"] if c["block_size_bytes"] == 1024 * 1024}
+    for phase in ("tp-write", "tp-read"):
+        rounds = [run["round"] for run in bundle.manifest["runs"] if run["phase"] == phase]
+        claim = claims[phase]
+        print(f"\n{phase}: {len(rounds)} rounds, steady round {claim['steady_round']}")
+        if claim["steady"]:
+            assert rounds == list(range(1, claim["steady_round"] + 1))
+            assert claim["window"]["last_round"] == claim["steady_round"]
+        else:
+            assert rounds == list(range(1, 8))
+            assert claim["reason"] == "steady state not reached in 7 rounds"

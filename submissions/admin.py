@@ -1,0 +1,81 @@
+"""Staff moderation: hide a submission or reject it with a reason. Credentials are visible, never their secrets."""
+
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from submissions import services
+from submissions.forms import ReasonForm
+from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent
+
+
+class SubmissionEventInline(admin.TabularInline):
+    model = SubmissionEvent
+    extra = 0
+    can_delete = False
+    readonly_fields = ["at", "from_status", "to_status", "note"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def _moderate(modeladmin, request: HttpRequest, queryset, *, action: str, verb: str) -> HttpResponse | None:
+    if "apply" in request.POST:
+        form = ReasonForm(request.POST)
+        if form.is_valid():
+            service = services.submission_hide if action == "hide" else services.submission_reject
+            for submission in queryset:
+                service(submission=submission, reason=form.cleaned_data["reason"], by=request.user)
+            modeladmin.message_user(request, f"{verb} {queryset.count()} submission(s).", messages.SUCCESS)
+            return None
+    else:
+        form = ReasonForm()
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "form": form,
+        "submissions": queryset,
+        "action": request.POST.get("action"),
+        "verb": verb,
+        "opts": modeladmin.model._meta,
+    }
+    return render(request, "submissions/admin_reason.html", context)
+
+
+@admin.action(description="Hide from everyone but the owner (with a reason)")
+def hide_submissions(modeladmin, request, queryset):
+    return _moderate(modeladmin, request, queryset, action="hide", verb="Hid")
+
+
+@admin.action(description="Reject (with a reason)")
+def reject_submissions(modeladmin, request, queryset):
+    return _moderate(modeladmin, request, queryset, action="reject", verb="Rejected")
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ["id", "uploader", "status", "hidden", "created", "size"]
+    list_filter = ["status", "hidden"]
+    search_fields = ["id", "sha256", "uploader__username"]
+    actions = [hide_submissions, reject_submissions]
+    inlines = [SubmissionEventInline]
+    readonly_fields = [f.name for f in Submission._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # rows are tombstones; withdraw or reject instead
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "name", "user", "created", "last_used", "revoked_at"]
+    readonly_fields = ["prefix", "digest", "created", "last_used"]
+    search_fields = ["prefix", "user__username"]
+
+
+@admin.register(SigningKey)
+class SigningKeyAdmin(admin.ModelAdmin):
+    list_display = ["fingerprint", "name", "user", "created", "revoked_at"]
+    readonly_fields = ["fingerprint", "public_key", "created"]
+    search_fields = ["fingerprint", "user__username"]

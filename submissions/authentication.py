@@ -1,0 +1,50 @@
+"""`Authorization: Token <token>` checked against the stored SHA-256 of each token."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+
+from submissions import selectors, services
+
+
+class HashedTokenAuthentication(BaseAuthentication):
+    keyword = "Token"
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed("Invalid Authorization header: use 'Authorization: Token <token>'.")
+        try:
+            raw = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("Invalid API token: it must be plain ASCII.") from None
+        token = selectors.api_token_by_raw(raw)
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid API token: no account has this token.")
+        if token.revoked_at is not None:
+            raise exceptions.AuthenticationFailed(
+                "This API token was revoked; create a new one on your profile page and run nvmedb-client login."
+            )
+        if not token.user.is_active:
+            raise exceptions.AuthenticationFailed("The account of this API token is disabled.")
+        services.api_token_touch(token=token)
+        return token.user, token
+
+    def authenticate_header(self, request) -> str:
+        # Makes DRF answer 401 (not 403) when credentials are missing or wrong.
+        return self.keyword
+
+
+class HashedTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "submissions.authentication.HashedTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema) -> dict:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token <your API token>`; create one on your profile page.",
+        }

@@ -1,0 +1,117 @@
+"""Contributors' credentials (API tokens, signing keys) and the bundles they submit."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class ApiToken(models.Model):
+    """A bearer token for the API. Only its SHA-256 is stored; the token itself is shown once, at creation."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, help_text="The first characters of the token, to recognise it.")
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the token, hex.")
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name or 'unnamed'})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class SigningKey(models.Model):
+    """An Ed25519 public key a contributor signs bundles with."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="signing_keys")
+    public_key = models.BinaryField(max_length=32)
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    name = models.CharField(max_length=100, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "fingerprint"], name="signing_key_once_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return self.fingerprint
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class SubmissionStatus(models.TextChoices):
+    RECEIVED = "received"
+    VALIDATING = "validating"
+    INGESTING = "ingesting"
+    PUBLISHED = "published"
+    HELD = "held"
+    REJECTED = "rejected"
+    WITHDRAWN = "withdrawn"
+
+
+# Once here, a worker never touches the submission again.
+FINAL_STATUSES = frozenset(
+    {SubmissionStatus.PUBLISHED, SubmissionStatus.HELD, SubmissionStatus.REJECTED, SubmissionStatus.WITHDRAWN}
+)
+
+
+class Submission(models.Model):
+    """One uploaded bundle. Rows are never deleted: a withdrawn submission stays as a tombstone that keeps its id."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    uploader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
+    sha256 = models.CharField(max_length=64, unique=True)
+    size = models.BigIntegerField(help_text="Bytes as uploaded (compressed).")
+    storage_name = models.CharField(max_length=255, help_text="Name of the bundle in the default storage.")
+    original_name = models.CharField(max_length=255, blank=True)
+    status = models.CharField(max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.RECEIVED)
+    report = models.JSONField(default=dict, blank=True)
+    signing_key = models.ForeignKey(SigningKey, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    attempts = models.PositiveIntegerField(default=0, help_text="How many times a worker started validating it.")
+    created = models.DateTimeField(auto_now_add=True)
+    status_changed = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    hidden = models.BooleanField(default=False, help_text="Hidden by staff: not shown to anyone but its owner.")
+    moderation_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["status", "status_changed"])]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+
+class SubmissionEvent(models.Model):
+    """Every status change of a submission, so its owner (and tests) can see exactly what happened and when."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(auto_now_add=True)
+    from_status = models.CharField(max_length=16, blank=True)
+    to_status = models.CharField(max_length=16)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id}: {self.from_status or '-'} -> {self.to_status}"

@@ -1,0 +1,450 @@
+"""Everything that changes accounts, credentials and submissions. Views, APIs, tasks and commands call these."""
+
+import hashlib
+import logging
+import secrets
+import shutil
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.core.files import File
+from django.core.files.storage import Storage, default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
+from submissions.rules import rule_sentence
+from submissions.upload import HashingReader
+
+logger = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "nvmedb_"
+TOKEN_DISPLAY_CHARS = 12
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class NotGzip(Exception):
+    """The body does not start like a gzip file, so it cannot be a bundle."""
+
+
+class EmptyUpload(Exception):
+    pass
+
+
+class IncompleteUpload(Exception):
+    """Fewer bytes arrived than the request announced: the connection broke off."""
+
+
+class BundleOfAnotherAccount(Exception):
+    """The same bytes were already submitted by someone else."""
+
+
+class KeyOfAnotherAccount(Exception):
+    pass
+
+
+class InvalidPublicKey(ValueError):
+    pass
+
+
+# --- accounts and credentials -------------------------------------------------------------------------------------
+
+
+def user_create(*, username: str, email: str = "", password: str | None = None) -> AbstractBaseUser:
+    user_model = get_user_model()
+    if password is None:
+        return user_model.objects.create_user(username=username, email=email)  # unusable password: API only
+    return user_model.objects.create_user(username=username, email=email, password=password)
+
+
+def token_digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+@transaction.atomic
+def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToken, str]:
+    """Returns the token row and the token itself, which exists nowhere else: show it once."""
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user, name=name.strip()[:100], prefix=raw[:TOKEN_DISPLAY_CHARS], digest=token_digest(raw)
+    )
+    return token, raw
+
+
+def api_token_rename(*, token: ApiToken, name: str) -> ApiToken:
+    token.name = name.strip()[:100]
+    token.save(update_fields=["name"])
+    return token
+
+
+def api_token_revoke(*, token: ApiToken) -> ApiToken:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
+
+
+def api_token_touch(*, token: ApiToken) -> None:
+    """Record use, at most once a minute, so authentication does not write on every request."""
+    now = timezone.now()
+    if token.last_used is None or (now - token.last_used).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used=now)
+        token.last_used = now
+
+
+def public_key_fingerprint(public_key: bytes) -> str:
+    from nvmedb_client.signing import fingerprint
+
+    return fingerprint(public_key)
+
+
+@transaction.atomic
+def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str = "") -> tuple[SigningKey, bool]:
+    """Registers an Ed25519 public key for `user`; returns (key, created). A key already active on another
+    account is refused, so a signature always points at exactly one contributor."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    if len(public_key) != 32:
+        raise InvalidPublicKey(f"An Ed25519 public key is 32 bytes; this one is {len(public_key)}.")
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key)
+    except ValueError as exc:
+        raise InvalidPublicKey(f"Not an Ed25519 public key: {exc}") from None
+    fp = public_key_fingerprint(public_key)
+    if SigningKey.objects.filter(fingerprint=fp, revoked_at__isnull=True).exclude(user=user).exists():
+        raise KeyOfAnotherAccount("This public key is already registered to another account.")
+    existing = SigningKey.objects.select_for_update().filter(user=user, fingerprint=fp).first()
+    if existing is not None:
+        if existing.revoked_at is not None:
+            raise InvalidPublicKey("You revoked this key; create a new signing key instead of reusing it.")
+        return existing, False
+    key = SigningKey.objects.create(user=user, public_key=public_key, fingerprint=fp, name=name.strip()[:100])
+    return key, True
+
+
+def signing_key_revoke(*, key: SigningKey) -> SigningKey:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+    return key
+
+
+# --- receiving a bundle ---------------------------------------------------------------------------------------------
+
+
+class _GzipCheckingSource:
+    """Raises NotGzip on the first read when the body does not start with the gzip magic bytes."""
+
+    def __init__(self, source: BinaryIO) -> None:
+        self._source = source
+        self._checked = False
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._source.read(size)
+        if not self._checked:
+            while len(data) < 2:
+                more = self._source.read(2 - len(data))
+                if not more:
+                    break
+                data += more
+            self._checked = True
+            if data and not data.startswith(GZIP_MAGIC):
+                raise NotGzip("The upload is not a gzip-compressed tar archive (.nvmedb.tar.gz).")
+        return data
+
+
+def _delete_quietly(storage: Storage, name: str) -> None:
+    try:
+        storage.delete(name)
+    except Exception:  # the upload already failed; a leftover file is logged, not raised over the real error
+        logger.exception("could not delete partial upload %s", name)
+
+
+def submission_create(
+    *,
+    uploader: AbstractBaseUser,
+    stream: BinaryIO,
+    original_name: str = "",
+    expected_size: int | None = None,
+    storage: Storage | None = None,
+) -> tuple[Submission, bool]:
+    """Streams `stream` to storage while hashing it and returns (submission, created).
+
+    The same bytes sent again by the same account return the existing submission. Raises BundleTooLarge, NotGzip,
+    EmptyUpload, IncompleteUpload or BundleOfAnotherAccount; nothing is kept from a refused upload.
+    """
+    storage = storage or default_storage
+    submission_id = uuid.uuid4()
+    name = f"bundles/{timezone.now():%Y/%m}/{submission_id}.nvmedb.tar.gz"
+    reader = HashingReader(_GzipCheckingSource(stream), limit=settings.NVMEDB_MAX_BUNDLE_BYTES)
+    try:
+        stored_name = storage.save(name, File(reader, name=name))
+    except BaseException:
+        _delete_quietly(storage, name)
+        raise
+    if expected_size is not None and 0 < reader.size != expected_size:
+        _delete_quietly(storage, stored_name)
+        raise IncompleteUpload(f"Only {reader.size} of the {expected_size} announced bytes arrived; send it again.")
+    if reader.size == 0:
+        _delete_quietly(storage, stored_name)
+        raise EmptyUpload(
+            "The request body is empty: send the bundle as application/octet-stream or multipart 'bundle'."
+        )
+
+    try:
+        with transaction.atomic():
+            submission = Submission.objects.create(
+                id=submission_id,
+                uploader=uploader,
+                sha256=reader.sha256,
+                size=reader.size,
+                storage_name=stored_name,
+                original_name=Path(original_name).name[:255],
+            )
+            SubmissionEvent.objects.create(submission=submission, to_status=SubmissionStatus.RECEIVED)
+            transaction.on_commit(lambda: submission_enqueue(submission_id=submission.id))
+    except IntegrityError:
+        _delete_quietly(storage, stored_name)
+        existing = Submission.objects.get(sha256=reader.sha256)
+        if existing.uploader_id != uploader.pk:
+            raise BundleOfAnotherAccount("Another account already submitted this exact bundle.") from None
+        return existing, False
+    return submission, True
+
+
+def submission_enqueue(*, submission_id: uuid.UUID) -> bool:
+    """Queues validation. When the broker is down the submission stays `received` and requeue_stranded retries it."""
+    from kombu.exceptions import OperationalError
+
+    from submissions.tasks import validate_submission
+
+    try:
+        validate_submission.delay(str(submission_id))
+    except OperationalError as exc:
+        logger.warning("could not queue submission %s (%s); the periodic requeue will retry", submission_id, exc)
+        return False
+    return True
+
+
+# --- status changes ------------------------------------------------------------------------------------------------
+
+
+def _transition(submission: Submission, to: str, *, note: str = "") -> None:
+    """Changes status and logs it. The caller holds the row lock and saves."""
+    SubmissionEvent.objects.create(submission=submission, from_status=submission.status, to_status=to, note=note)
+    submission.status = to
+    submission.status_changed = timezone.now()
+
+
+def _report(*, outcome: str, rule: str = "", detail: str = "", reasons: list[str] | None = None) -> dict:
+    return {
+        "outcome": outcome,
+        "rule": rule,
+        "summary": rule_sentence(rule) if rule else "",
+        "detail": detail,
+        "reasons": list(reasons or []),
+    }
+
+
+@transaction.atomic
+def submission_withdraw(*, submission: Submission, by: AbstractBaseUser) -> Submission:
+    """The owner takes a submission back: it leaves pages and future releases; the row stays as a tombstone."""
+    locked = Submission.objects.select_for_update().get(pk=submission.pk)
+    if locked.uploader_id != by.pk:
+        raise PermissionDenied("Only the contributor who uploaded a submission can withdraw it.")
+    if locked.status != SubmissionStatus.WITHDRAWN:
+        _transition(locked, SubmissionStatus.WITHDRAWN, note="withdrawn by its owner")
+        locked.withdrawn_at = timezone.now()
+        locked.save()
+        _refresh_dataset(locked)
+    return locked
+
+
+@transaction.atomic
+def submission_hide(*, submission: Submission, reason: str, by: AbstractBaseUser) -> Submission:
+    locked = Submission.objects.select_for_update().get(pk=submission.pk)
+    locked.hidden = True
+    locked.moderation_reason = reason
+    SubmissionEvent.objects.create(
+        submission=locked, from_status=locked.status, to_status=locked.status, note=f"hidden by {by}: {reason}"
+    )
+    locked.save()
+    _refresh_dataset(locked)
+    return locked
+
+
+@transaction.atomic
+def submission_reject(*, submission: Submission, reason: str, by: AbstractBaseUser) -> Submission:
+    """Staff rejection. Works on published submissions too: the dataset only ever shows published ones."""
+    locked = Submission.objects.select_for_update().get(pk=submission.pk)
+    if locked.status in (SubmissionStatus.REJECTED, SubmissionStatus.WITHDRAWN):
+        return locked
+    _transition(locked, SubmissionStatus.REJECTED, note=f"rejected by {by}: {reason}")
+    locked.report = _report(outcome="rejected", rule="moderation", detail=reason)
+    locked.moderation_reason = reason
+    locked.finished_at = timezone.now()
+    locked.save()
+    _refresh_dataset(locked)
+    return locked
+
+
+def _refresh_dataset(submission: Submission) -> None:
+    """A submission left (or changed its place in) the public dataset: its drive models' aggregates follow, in the
+    same transaction, so no page shows a median that still counts it."""
+    from analysis.services import refresh_aggregates_for_submission
+
+    refresh_aggregates_for_submission(submission=submission)
+
+
+# --- validation, in a worker ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyCheck:
+    rule: str  # "" when the key is good
+    key: SigningKey | None
+
+
+def check_signing_key(*, uploader_id: int, public_key: bytes, fingerprint: str) -> KeyCheck:
+    """Tells apart a good key, a revoked key, another account's key and a key nobody registered."""
+    keys = list(SigningKey.objects.filter(fingerprint=fingerprint))
+    own = [k for k in keys if k.user_id == uploader_id and bytes(k.public_key) == public_key]
+    active = [k for k in own if k.revoked_at is None]
+    if active:
+        return KeyCheck(rule="", key=active[0])
+    if own:
+        return KeyCheck(rule="revoked_key", key=own[0])
+    if keys:
+        return KeyCheck(rule="foreign_key", key=None)
+    return KeyCheck(rule="unknown_key", key=None)
+
+
+def _claim(submission_id: uuid.UUID) -> Submission | None:
+    """Marks the submission as being validated; None when there is nothing (left) to do."""
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().filter(pk=submission_id).first()
+        if submission is None or submission.is_final:
+            return None
+        if submission.attempts >= settings.NVMEDB_MAX_VALIDATION_ATTEMPTS:
+            _transition(submission, SubmissionStatus.HELD, note="too many failed attempts")
+            submission.report = _report(
+                outcome="held",
+                reasons=[f"Validation failed {submission.attempts} times without an answer; staff will look at it."],
+            )
+            submission.finished_at = timezone.now()
+            submission.save()
+            return None
+        _transition(submission, SubmissionStatus.VALIDATING, note=f"attempt {submission.attempts + 1}")
+        submission.attempts += 1
+        submission.save()
+        return submission
+
+
+def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: SigningKey | None = None) -> Submission:
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().get(pk=submission_id)
+        if submission.is_final:
+            return submission
+        _transition(submission, status, note=report.get("rule") or "")
+        submission.report = report
+        submission.signing_key = key or submission.signing_key
+        submission.finished_at = timezone.now()
+        submission.save()
+        return submission
+
+
+def _local_copy(storage: Storage, name: str, directory: Path) -> Path:
+    """A path to the stored bundle on this machine: the file itself, or a copy when storage is remote."""
+    try:
+        return Path(storage.path(name))
+    except NotImplementedError:
+        target = directory / "bundle.nvmedb.tar.gz"
+        with storage.open(name, "rb") as source, target.open("wb") as out:
+            shutil.copyfileobj(source, out, 1024 * 1024)
+        return target
+
+
+def _ingest_function():
+    """analysis.ingest.ingest_submission, or None while the dataset app does not provide it."""
+    try:
+        from analysis.ingest import ingest_submission
+    except ImportError:
+        return None
+    return ingest_submission
+
+
+def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = None) -> Submission | None:
+    """Checks a stored bundle and hands it to the dataset ingest. Safe to run twice or after a killed worker:
+    the final step locks the row and does nothing when another run already finished it, and the ingest writes
+    its rows in the same transaction as the final status."""
+    from nvmedb_client.bundle import BundleError, BundleLimits, verify_bundle
+
+    storage = storage or default_storage
+    submission = _claim(submission_id)
+    if submission is None:
+        return Submission.objects.filter(pk=submission_id).first()
+    delay = float(getattr(settings, "NVMEDB_TEST_VALIDATION_DELAY_S", 0) or 0)
+    if delay:
+        time.sleep(delay)
+
+    with tempfile.TemporaryDirectory(prefix="nvmedb-validate-") as tmp:
+        workdir = Path(tmp)
+        path = _local_copy(storage, submission.storage_name, workdir)
+        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
+        try:
+            bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
+        except BundleError as exc:
+            report = _report(outcome="rejected", rule=exc.code, detail=exc.message)
+            return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
+
+        check = check_signing_key(
+            uploader_id=submission.uploader_id, public_key=bytes(bundle.public_key), fingerprint=bundle.fingerprint
+        )
+        if check.rule:
+            detail = f"The bundle's signing key has the fingerprint {bundle.fingerprint}."
+            report = _report(outcome="rejected", rule=check.rule, detail=detail)
+            return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report, key=check.key)
+
+        ingest = _ingest_function()
+        if ingest is None:
+            report = _report(outcome="held", reasons=["The bundle is valid; this site has no dataset ingest yet."])
+            return _finish(submission_id, status=SubmissionStatus.HELD, report=report, key=check.key)
+
+        with transaction.atomic():
+            locked = Submission.objects.select_for_update().get(pk=submission_id)
+            if locked.is_final:
+                return locked
+            _transition(locked, SubmissionStatus.INGESTING)
+            locked.signing_key = check.key
+            locked.save()
+        with transaction.atomic():
+            locked = Submission.objects.select_for_update().get(pk=submission_id)
+            if locked.is_final:
+                return locked
+            outcome = ingest(submission=locked, bundle=bundle)
+            reasons = [str(r) for r in outcome.reasons]
+            if outcome.status == "rejected":
+                detail = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+                report = _report(outcome="rejected", rule="ingest", detail=detail, reasons=reasons)
+            else:
+                report = _report(outcome=outcome.status, reasons=reasons)
+            _transition(locked, outcome.status)
+            locked.report = report
+            locked.finished_at = timezone.now()
+            if outcome.status == SubmissionStatus.PUBLISHED:
+                locked.published_at = locked.finished_at
+            locked.save()
+            return locked
+
+
+def submission_time_out(*, submission_id: uuid.UUID) -> Submission:
+    report = _report(outcome="held", rule="timeout", reasons=["Validation took too long; staff will look at it."])
+    return _finish(submission_id, status=SubmissionStatus.HELD, report=report)

@@ -1,0 +1,46 @@
+"""Thin Celery tasks: load by id, call one service. Queued with transaction.on_commit (see services)."""
+
+import logging
+import uuid
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
+from submissions import selectors, services
+
+logger = logging.getLogger(__name__)
+
+# Database hiccups and lost storage connections are worth another try; a bad bundle is not (it gets a report).
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.NVMEDB_VALIDATION_SOFT_TIME_LIMIT_S,
+    time_limit=settings.NVMEDB_VALIDATION_TIME_LIMIT_S,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=5,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=5,
+)
+def validate_submission(self, submission_id: str) -> str | None:
+    try:
+        submission = services.submission_validate(submission_id=uuid.UUID(submission_id))
+    except SoftTimeLimitExceeded:
+        submission = services.submission_time_out(submission_id=uuid.UUID(submission_id))
+    return submission.status if submission is not None else None
+
+
+@shared_task(acks_late=True, soft_time_limit=60, time_limit=120)
+def requeue_stranded() -> int:
+    """Queues again every submission no worker is taking care of; returns how many."""
+    ids = selectors.stranded_submission_ids()
+    queued = sum(services.submission_enqueue(submission_id=submission_id) for submission_id in ids)
+    if ids:
+        logger.info("requeued %d of %d stranded submissions", queued, len(ids))
+    return queued

@@ -1,0 +1,75 @@
+"""Robust statistics for headline metrics: medians, quartiles, and how far one result sits from its peers.
+
+Quartiles use linear interpolation between order statistics (Hyndman & Fan type 7, numpy's default), so the median
+of an even count is the mean of the middle two. An outlier is a result whose robust z-score
+
+    z = 0.6745 × (x − median) / MAD,   MAD = median(|x_i − median|)
+
+exceeds `OUTLIER_Z` in magnitude: the modified z-score of Iglewicz and Hoaglin ("How to Detect and Handle
+Outliers", ASQC 1993), who recommend 3.5. It is judged only with at least `MIN_PEERS` peers, because with fewer the
+spread itself is unknown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+OUTLIER_Z = 3.5
+MIN_PEERS = 5
+# When more than half the peers are identical MAD is 0; the mean absolute deviation × √(π/2) estimates the same
+# scale for normal data (IBM SPSS's fallback for the modified z-score).
+MEAN_AD_FACTOR = math.sqrt(math.pi / 2)
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    position = (len(ordered) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(values: Sequence[float]) -> float:
+    return quantile(values, 0.5)
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    q1: float
+    q3: float
+    iqr: float
+    n: int
+
+
+def spread(values: Sequence[float]) -> Spread:
+    q1, mid, q3 = quantile(values, 0.25), quantile(values, 0.5), quantile(values, 0.75)
+    return Spread(mid, q1, q3, q3 - q1, len(values))
+
+
+def robust_z(value: float, peers: Sequence[float]) -> float | None:
+    """The modified z-score of `value` among `peers`; None when there are too few peers or no spread at all."""
+    if len(peers) < MIN_PEERS:
+        return None
+    center = median(peers)
+    mad = median([abs(p - center) for p in peers])
+    if mad > 0:
+        return 0.6745 * (value - center) / mad
+    mean_ad = sum(abs(p - center) for p in peers) / len(peers)
+    if mean_ad > 0:
+        return (value - center) / (MEAN_AD_FACTOR * mean_ad)
+    return None
+
+
+def outlier_reason(metric_label: str, value: float, peers: Sequence[float]) -> str | None:
+    z = robust_z(value, peers)
+    if z is None or abs(z) <= OUTLIER_Z:
+        return None
+    return (
+        f"{metric_label} of {value:.4g} is far from the median {median(peers):.4g} of {len(peers)} runs of the same "
+        f"drive model (robust z-score {z:+.1f}, threshold ±{OUTLIER_Z})"
+    )

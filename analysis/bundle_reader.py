@@ -1,0 +1,407 @@
+"""Read a verified client bundle into a SubmissionRecord: parse every fio output, check it, normalise the hardware.
+
+Nothing here writes to the database. Everything the server believes comes from the raw files: the manifest's own
+steady-state verdicts are kept only as the client's claim, to compare with the server's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from analysis import crosscheck, thermal, unwritten
+from analysis.bundle_system import (
+    ListedFiles,
+    host_from_facts,
+    link_from_lspci,
+    parsed,
+    read_json,
+    run_facts,
+    system_files,
+)
+from analysis.identity import DriveIdentity, identity_from_id_ctrl
+from analysis.overprovisioning import overprovisioning
+from analysis.records import (
+    FlagRecord,
+    MeasurementRecord,
+    SubmissionRecord,
+    TestRunRecord,
+    WindowRecord,
+)
+from analysis.wear import wear_from_smart
+from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
+from nvmedb_client.system import nvme
+from nvmedb_client.tracking import evaluate_runs
+
+if TYPE_CHECKING:
+    from nvmedb_client.bundle import VerifiedBundle
+
+TEST_ORDER = ("iops", "tp", "lat", "wsat")
+CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
+    manifest = verified.manifest
+    bundle = ListedFiles(verified)
+    files = {entry["path"] for entry in manifest.get("files", []) if isinstance(entry, Mapping) and "path" in entry}
+    system = system_files(manifest, files)
+    missing: dict[str, str] = {}
+
+    id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl")
+    id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns")
+    facts = read_json(bundle, system.get("facts"), missing, "facts")
+    target = manifest.get("target") or {}
+
+    identity = _identity(id_ctrl, missing)
+    record = SubmissionRecord(
+        source="client",
+        identity=identity,
+        interface="nvme" if id_ctrl else "unknown",
+        profile=str(manifest.get("profile") or ""),
+        edition=str(manifest.get("edition") or ""),
+        compliant=bool((manifest.get("compliance") or {}).get("compliant")),
+        compliance_reasons=[str(r) for r in (manifest.get("compliance") or {}).get("reasons") or []],
+        target_kind=str(target.get("kind") or ""),
+        target_size_bytes=_int(target.get("size_bytes")),
+        active_range_bytes=_int(target.get("active_range_bytes")),
+        tool_versions={str(k): v for k, v in (manifest.get("tools") or {}).items()},
+        signed=True,
+        missing=missing,
+    )
+    run_facts(bundle, files, facts, record)
+
+    # Namespace size: id-ns when the target is a device, otherwise what the client measured.
+    record.namespace_size_bytes = (id_ns or {}).get("size_bytes") or (
+        record.target_size_bytes if record.target_kind == "device" else None
+    )
+    record.overprovisioning, reason = overprovisioning(
+        raw_capacity_bytes=identity.capacity_bytes, exposed_bytes=record.namespace_size_bytes
+    )
+    if reason:
+        missing["overprovisioning"] = reason
+    if id_ctrl:
+        record.warning_temperature_k = id_ctrl.get("wctemp_k")
+        record.critical_temperature_k = id_ctrl.get("cctemp_k")
+
+    record.host, record.scheduler = host_from_facts(facts)
+    link_from_lspci(bundle, system.get("lspci"), facts, record)
+
+    runs = [run for run in manifest.get("runs") or [] if isinstance(run, Mapping)]
+    summaries, documents = _parse_runs(bundle, runs, record)
+    options = _cross_check(bundle, manifest, runs, summaries, documents, record)
+    _build_test_runs(bundle, runs, summaries, documents, options, record)
+    _steady_state(manifest, runs, summaries, record)
+    _unwritten(runs, summaries, record)
+
+    first_smart = next((m.smart_before for tr in record.test_runs for m in tr.measurements if m.smart_before), None)
+    if first_smart is None and system.get("smart"):
+        first_smart = parsed(bundle, system["smart"], nvme.parse_smart_log, missing, "smart_log")
+    wear = wear_from_smart(first_smart)
+    record.percentage_used = wear.percentage_used
+    record.power_on_hours = wear.power_on_hours
+    record.data_written_before_bytes = wear.data_written_bytes
+    missing.update(wear.missing)
+    if not record.compliant:
+        reasons = "; ".join(record.compliance_reasons) or "the client did not declare it compliant"
+        record.flags.append(FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300]))
+    return record
+
+
+def _identity(id_ctrl: dict | None, missing: dict) -> DriveIdentity:
+    if id_ctrl:
+        return identity_from_id_ctrl(id_ctrl)
+    missing["identity"] = "no nvme id-ctrl in the bundle (a file target or a non-NVMe drive): the drive is unknown"
+    return DriveIdentity(
+        vendor="Unknown vendor",
+        pci_vendor_id=None,
+        name="Unknown drive",
+        model_number="",
+        capacity_bytes=None,
+        firmware="",
+        serial="",
+    )
+
+
+def _parse_runs(
+    bundle, runs: Sequence[Mapping], record: SubmissionRecord
+) -> tuple[dict[str, FioSummary], dict[str, dict]]:
+    summaries: dict[str, FioSummary] = {}
+    documents: dict[str, dict] = {}
+    for run in runs:
+        run_id, path = str(run.get("id")), run.get("output_file")
+        try:
+            doc = parse_fio_output(bundle.read_bytes(path))
+            summaries[run_id] = summarize(doc)
+            documents[run_id] = doc
+        except (FioOutputError, OSError, KeyError, TypeError) as exc:
+            record.reject_reasons.append(f"run {run_id}: its fio output {path} holds no usable result: {exc}"[:300])
+    return summaries, documents
+
+
+def _cross_check(bundle, manifest, runs, summaries, documents, record: SubmissionRecord) -> dict[str, dict]:
+    """Run every cross-check; return each run's effective fio options."""
+    failures: list[crosscheck.CheckFailure] = []
+    documents_options: dict[str, dict] = {}
+    plan = manifest.get("plan") or {}
+    for run in runs:
+        run_id = str(run.get("id"))
+        doc = documents.get(run_id)
+        if doc is None:
+            continue
+        raw = str(run.get("output_file"))
+        failures += crosscheck.check_iops_bandwidth(
+            doc, block_size_bytes=_int(run.get("block_size_bytes")), raw_file=raw
+        )
+        failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
+        options = crosscheck.job_options(doc)
+        if run.get("job_file") and not all(key in options for key in CHECKED_OPTIONS):
+            # fio echoes every option it was given; the job file is read only for what the output leaves out
+            try:
+                job_text = bundle.read_bytes(run["job_file"]).decode("utf-8", errors="replace")
+                options = crosscheck.job_options(doc, job_text)
+            except (OSError, KeyError):
+                record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
+        documents_options[run_id] = options
+        failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
+        if plan.get("blocks"):
+            failures += crosscheck.check_run_against_plan(run=run, plan=plan)
+    timed = [
+        {
+            "id": str(run.get("id")),
+            "started_at": parse_time(run.get("started_at")),
+            "finished_at": parse_time(run.get("finished_at")),
+        }
+        for run in runs
+    ]
+    fio_end = {rid: float(doc["timestamp"]) for rid, doc in documents.items() if isinstance(doc.get("timestamp"), int)}
+    timing = manifest.get("timing") or {}
+    failures += crosscheck.check_timestamps(
+        started_at=parse_time(timing.get("started_at")),
+        finished_at=parse_time(timing.get("finished_at")),
+        runs=timed,
+        fio_end_times=fio_end,
+    )
+    for failure in failures:
+        if failure.severity == crosscheck.REJECT:
+            record.reject_reasons.append(failure.reason[:300])
+        else:
+            record.hold_reasons.append(failure.reason[:300])
+            record.flags.append(FlagRecord("crosscheck", failure.reason[:300]))
+    return documents_options
+
+
+def _smart(bundle, path: str | None, record: SubmissionRecord) -> dict | None:
+    if not path:
+        return None
+    try:
+        return nvme.parse_smart_log(bundle.read_bytes(path))
+    except (ValueError, OSError, KeyError) as exc:
+        record.missing.setdefault("smart_log", f"{path} could not be read: {exc}"[:300])
+        return None
+
+
+def _build_test_runs(
+    bundle, runs, summaries, documents: dict[str, dict], options: dict[str, dict], record: SubmissionRecord
+) -> None:
+    by_test: dict[str, TestRunRecord] = {}
+    smart_checks: list[crosscheck.CheckFailure] = []
+    for run in runs:
+        run_id = str(run.get("id"))
+        test = str(run.get("test"))
+        test_run = by_test.setdefault(test, TestRunRecord(test=test))
+        summary = summaries.get(run_id)
+        if summary is None:
+            continue
+        phase = str(run.get("phase") or "")  # wipc runs are stored too (phase "wipc"), outside every window
+        before = _smart(bundle, run.get("smart_before"), record)
+        after = _smart(bundle, run.get("smart_after"), record)
+        measurement_missing = {}
+        if not run.get("smart_before") or not run.get("smart_after"):
+            measurement_missing["temperature"] = "no smart-log snapshot around this run (file target or no nvme-cli)"
+        block_size = _int(run.get("block_size_bytes")) or 0
+        series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
+        test_run.measurements.append(
+            MeasurementRecord(
+                run_key=run_id,
+                test=test,
+                phase=phase,
+                series=series,
+                round_number=_int(run.get("round")) or 0,
+                block_size_bytes=block_size,
+                read_pct=_int(run.get("read_pct")) or 0,
+                summary=summary,
+                raw_file=str(run.get("output_file")),
+                json_path="$.jobs[*]" if "jobs" in documents[run_id] else "$.client_stats[*]",
+                threads=_int(run.get("threads")),
+                iodepth=_int(run.get("iodepth")),
+                started_at=parse_time(run.get("started_at")),
+                finished_at=parse_time(run.get("finished_at")),
+                temperature_before_k=thermal.temperature_k(before),
+                temperature_after_k=thermal.temperature_k(after),
+                smart_before=before,
+                smart_after=after,
+                pattern=str(run.get("pattern") or ""),
+                declared_runtime_s=run.get("runtime_s"),
+                runtime_s=crosscheck.direction_runtime_s(documents[run_id]),
+                missing=measurement_missing,
+            )
+        )
+        if before and after:
+            smart_checks += crosscheck.check_smart_counters(
+                before=before,
+                after=after,
+                read_bytes=summary.read_bytes or 0,
+                write_bytes=summary.write_bytes or 0,
+                label=f"run {run_id}",
+            )
+    for failure in smart_checks:
+        record.hold_reasons.append(failure.reason[:300])
+        record.flags.append(FlagRecord("crosscheck", failure.reason[:300]))
+
+    for test in TEST_ORDER:
+        test_run = by_test.get(test)
+        if test_run is None:
+            continue
+        measured = list(test_run.measurements)
+        if measured:
+            tested = [m for m in measured if m.phase != "wipc"] or measured
+            test_run.threads = tested[0].threads
+            test_run.iodepth = tested[0].iodepth
+            test_run.started_at = min((m.started_at for m in measured if m.started_at), default=None)
+            test_run.finished_at = max((m.finished_at for m in measured if m.finished_at), default=None)
+            test_run.fio_version = measured[0].summary.fio_version or "" if measured[0].summary else ""
+        ioengine = {str(options.get(m.run_key, {}).get("ioengine", "")) for m in measured}
+        test_run.ioengine = ",".join(sorted(e for e in ioengine if e))
+        verdict = thermal.assess(
+            [(m.smart_before, m.smart_after) for m in measured],
+            warning_k=record.warning_temperature_k,
+            critical_k=record.critical_temperature_k,
+        )
+        test_run.max_temperature_k = verdict.max_temperature_k
+        test_run.throttled = verdict.throttled
+        if verdict.throttled:
+            record.flags.append(
+                FlagRecord("thermal_throttle", f"The drive ran hot: {verdict.reason}."[:300], test=test)
+            )
+        if verdict.max_temperature_k is None:
+            test_run.missing["max_temperature_k"] = "no smart-log temperatures around the runs"
+        record.test_runs.append(test_run)
+
+
+def _steady_state(manifest, runs, summaries, record: SubmissionRecord) -> None:
+    claims = {}
+    for claim in manifest.get("steady_state") or []:
+        if isinstance(claim, Mapping):
+            key = (claim.get("test"), claim.get("metric"), claim.get("block_size_bytes"), claim.get("read_pct"))
+            claims[key] = claim
+    measured_runs = [run for run in runs if run.get("phase") != "wipc"]
+    entries = evaluate_runs(measured_runs, summaries)
+    by_test = {tr.test: tr for tr in record.test_runs}
+    for entry in entries:
+        test_run = by_test.get(entry["test"])
+        if test_run is None:
+            continue
+        key = (entry["test"], entry["metric"], entry["block_size_bytes"], entry["read_pct"])
+        claim = claims.pop(key, None)
+        window = WindowRecord(
+            variable=entry["variable"],
+            phase=entry["phase"],
+            metric=entry["metric"],
+            block_size_bytes=entry["block_size_bytes"],
+            read_pct=entry["read_pct"],
+            steady=bool(entry["steady"]),
+            steady_round=entry["steady_round"],
+            window=entry["window"],
+            claimed=dict(claim) if claim else None,
+            claimed_steady=bool(claim.get("steady")) if claim else None,
+            note=str(entry.get("reason") or ""),
+        )
+        if claim is None:
+            window.note = (window.note + "; " if window.note else "") + "the client made no claim for this variable"
+        elif window.claim_differs:
+            difference = (
+                f"The client claimed {'steady' if window.claimed_steady else 'not steady'}"
+                f"{' at round ' + str(claim.get('steady_round')) if claim.get('steady_round') else ''}; the server "
+                f"finds {'steady at round ' + str(window.steady_round) if window.steady else 'not steady'} "
+                "from the raw data, and its verdict stands."
+            )
+            window.note = difference
+            record.flags.append(FlagRecord("steady_state_claim_differs", difference[:300], test=entry["test"]))
+        test_run.windows.append(window)
+    for claim in claims.values():
+        # a verdict on a variable no measured run belongs to: kept on record, never believed
+        record.flags.append(
+            FlagRecord(
+                "steady_state_claim_differs",
+                f"The client claimed a verdict on {claim.get('variable')}, which no measured run of this bundle "
+                "belongs to; the server ignores it.",
+                test=str(claim.get("test")) if claim.get("test") in by_test else None,
+            )
+        )
+    for test_run in record.test_runs:
+        mark_windows(test_run)
+        not_steady = [w for w in test_run.windows if not w.steady]
+        if not_steady:
+            names = ", ".join(w.variable for w in not_steady)
+            record.flags.append(
+                FlagRecord(
+                    "steady_state_not_reached",
+                    f"Steady state was not reached for {names}: results are from the last rounds."[:300],
+                    test=test_run.test,
+                )
+            )
+
+
+def mark_windows(test_run: TestRunRecord) -> None:
+    """Mark the measurements inside a steady measurement window (a throughput window covers its own block size)."""
+    for m in test_run.measurements:
+        for w in test_run.windows:
+            if not w.steady or not w.window or w.phase != m.phase:
+                continue
+            if m.test == "tp" and w.block_size_bytes != m.block_size_bytes:
+                continue
+            if w.window["first_round"] <= m.round_number <= w.window["last_round"]:
+                m.in_steady_window = True
+                break
+
+
+def _unwritten(runs, summaries, record: SubmissionRecord) -> None:
+    if not record.active_range_bytes:
+        record.missing["unwritten_data"] = "the active range is unknown, so written coverage cannot be estimated"
+        return
+    ios = []
+    for run in runs:
+        summary = summaries.get(str(run.get("id")))
+        test = str(run.get("test"))
+        block = test if test != "tp" else f"tp-{run.get('block_size_bytes')}"
+        ios.append(
+            unwritten.RunIO(
+                key=str(run.get("id")),
+                block=block,
+                pattern=str(run.get("pattern") or ("write" if run.get("phase") == "wipc" else "")),
+                read_pct=_int(run.get("read_pct")) or 0 if run.get("phase") != "wipc" else 0,
+                write_bytes=(summary.write_bytes or 0) if summary else 0,
+            )
+        )
+    for key, coverage in unwritten.unwritten_reads(ios, active_range_bytes=record.active_range_bytes).items():
+        test = next((str(r.get("test")) for r in runs if str(r.get("id")) == key), None)
+        record.flags.append(FlagRecord("unwritten_data", unwritten.reason(coverage), run_key=key, test=test))
+
+
+def _int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

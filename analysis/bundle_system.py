@@ -1,0 +1,212 @@
+"""What a client bundle says about the machine and the drive: its system files, facts.json, run.json and lspci.
+
+The client's system collection (nvmedb_client.system.collect) writes raw tool outputs and facts.json, where a fact
+the machine could not provide is {"missing": reason}. These helpers find those files, read them with the client's
+own parsers, and turn them into records, saying why whenever something is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from analysis.pcie import LinkEnd, assess_link
+from analysis.records import HostRecord, SubmissionRecord
+from nvmedb_client.system.lspci import parse_lspci
+
+if TYPE_CHECKING:
+    from nvmedb_client.bundle import VerifiedBundle
+
+# File names the client's system collection writes (nvmedb_client.system.collect); matched loosely so a renamed
+# file is still found, and reported missing with the reason when it is not.
+SYSTEM_FILE_PATTERNS = {
+    "id_ctrl": re.compile(r"(^|/)(nvme[-_])?id[-_]ctrl[^/]*\.json$"),
+    "id_ns": re.compile(r"(^|/)(nvme[-_])?id[-_]ns[^/]*\.json$"),
+    "lspci": re.compile(r"(^|/)lspci[^/]*$"),
+    "facts": re.compile(r"(^|/)facts\.json$"),
+    "smart": re.compile(r"(^|/)(nvme[-_])?smart[-_]log[^/]*\.json$"),
+}
+
+
+class ListedFiles:
+    """The bundle's files by manifest path. VerifiedBundle.read_bytes rebuilds the set of listed paths on every call,
+    which costs ~20 ms over the 435 outputs of a full PTS bundle; this builds it once. Only listed paths are read,
+    and verify_bundle already proved each of them safe and intact."""
+
+    def __init__(self, bundle: VerifiedBundle):
+        self.directory = Path(bundle.root) / "files"
+        self.listed = {entry["path"] for entry in bundle.manifest.get("files", []) if isinstance(entry, Mapping)}
+
+    def read_bytes(self, path: str) -> bytes:
+        if path not in self.listed:
+            raise KeyError(f"{path!r} is not listed in the bundle manifest")
+        return (self.directory / path).read_bytes()
+
+
+def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRecord) -> None:
+    """Purge method and write cache as the client recorded them (files/run.json, system facts.json)."""
+    recorded = read_json(bundle, "run.json" if "run.json" in files else None, {}, "run.json") or {}
+    methods = sorted(
+        {str(p.get("method")) for p in recorded.get("purges") or [] if isinstance(p, Mapping) and p.get("method")}
+    )
+    record.purge_method = ", ".join(methods)[:32]
+    if not record.purge_method:
+        reasons = {
+            str(p.get("reason")) for p in recorded.get("purges") or [] if isinstance(p, Mapping) and p.get("reason")
+        }
+        record.missing["purge_method"] = (
+            "; ".join(sorted(reasons)) or "the bundle does not say how the drive was purged"
+        )
+    cache = present(find(facts, "volatile_write_cache")) if facts else None
+    if not isinstance(cache, Mapping) or "enabled" not in cache:
+        cache = recorded.get("write_cache")
+    if isinstance(cache, Mapping) and isinstance(cache.get("enabled"), bool):
+        record.write_cache = "enabled" if cache["enabled"] else "disabled"
+    elif isinstance(cache, str) and cache:
+        record.write_cache = cache[:16]
+    else:
+        record.missing["write_cache"] = "neither the system facts nor run.json report the volatile write cache state"
+
+
+def system_files(manifest: Mapping, files: set[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    declared = manifest.get("system")
+    if isinstance(declared, Mapping):
+        for key, value in declared.items():
+            if isinstance(value, str) and value in files:
+                for kind, pattern in SYSTEM_FILE_PATTERNS.items():
+                    if pattern.search(value) or key == kind:
+                        found.setdefault(kind, value)
+    run_files = {
+        run.get(key) for run in manifest.get("runs") or [] for key in ("smart_before", "smart_after", "output_file")
+    }
+    for path in sorted(files - run_files):
+        for kind, pattern in SYSTEM_FILE_PATTERNS.items():
+            if pattern.search(path):
+                found.setdefault(kind, path)
+    return found
+
+
+def parsed(bundle, path: str | None, parser, missing: dict, name: str) -> dict | None:
+    if not path:
+        missing[name] = f"the bundle has no {name.replace('_', '-')} output"
+        return None
+    try:
+        return parser(bundle.read_bytes(path))
+    except (ValueError, OSError, KeyError) as exc:
+        missing[name] = f"{path} could not be read: {exc}"[:300]
+        return None
+
+
+def read_json(bundle, path: str | None, missing: dict, name: str) -> dict | None:
+    if not path:
+        missing[name] = f"the bundle has no {name} file"
+        return None
+    try:
+        value = json.loads(bundle.read_bytes(path))
+    except (ValueError, OSError, KeyError) as exc:
+        missing[name] = f"{path} is not valid JSON: {exc}"[:300]
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def find(facts: Any, key: str) -> Any:
+    """The first value stored under `key` anywhere in the facts document (its layout may nest facts by topic)."""
+    stack = [facts]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, Mapping):
+            if key in node:
+                return node[key]
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
+def present(value: Any) -> Any:
+    return None if isinstance(value, Mapping) and set(value) == {"missing"} else value
+
+
+def host_from_facts(facts: dict | None) -> tuple[HostRecord | None, str]:
+    if not facts:
+        return None, ""
+    host = HostRecord()
+    cpu = present(find(facts, "cpu")) or {}
+    host.cpu_model = str(present(cpu.get("model")) or "") if isinstance(cpu, Mapping) else ""
+    host.cpu_count = _int(present(cpu.get("logical_cpus"))) if isinstance(cpu, Mapping) else None
+    host.memory_bytes = _int(present(find(facts, "memory_bytes")))
+    kernel = present(find(facts, "kernel")) or {}
+    host.kernel = str(present(kernel.get("release")) or "") if isinstance(kernel, Mapping) else str(kernel)
+    distribution = present(find(facts, "distribution")) or {}
+    if isinstance(distribution, Mapping):
+        host.os_name = str(present(distribution.get("pretty_name")) or "")
+    host.architecture = str(present(find(facts, "architecture")) or present(find(facts, "machine")) or "")
+    for name in ("cpu_model", "kernel", "os_name"):
+        if not getattr(host, name):
+            host.missing[name] = "not in the bundle's system facts"
+    queue = present(find(facts, "block_queue")) or {}
+    scheduler = present(queue.get("scheduler")) if isinstance(queue, Mapping) else None
+    return host, str(scheduler or "")
+
+
+def norm_address(address: str) -> str:
+    return address[5:] if re.match(r"^0000:", address) else address
+
+
+def link_from_lspci(bundle, lspci_path: str | None, facts: dict | None, record: SubmissionRecord) -> None:
+    if not lspci_path:
+        record.missing["pcie_link"] = "the bundle has no lspci output"
+        return
+    try:
+        devices = parse_lspci(bundle.read_bytes(lspci_path))
+    except (ValueError, OSError, KeyError) as exc:
+        record.missing["pcie_link"] = f"{lspci_path} could not be parsed: {exc}"[:300]
+        return
+    by_address = {norm_address(d.slot): d for d in devices}
+    path = present(find(facts, "pci_path")) if facts else None
+    chain = [by_address.get(norm_address(str(a))) for a in path] if isinstance(path, list) and path else []
+    if chain and chain[-1] is None:
+        chain = []  # the drive itself is not in the lspci output: its path cannot be trusted either
+    chain = [d for d in chain if d is not None]
+    if chain:
+        drive = chain[-1]
+    else:
+        candidates = [d for d in devices if d.is_nvme]
+        if len(candidates) != 1:
+            record.missing["pcie_link"] = (
+                f"lspci lists {len(candidates)} NVMe controllers and the bundle does not say which one was tested"
+            )
+            return
+        drive = candidates[0]
+    ends = [link_end(d) for d in chain[:-1]] if chain else []
+    upstream = ends[-1] if ends else None
+    record.link = assess_link(link_end(drive), upstream, tuple(reversed(ends[:-1])))
+    record.link_source_file = lspci_path
+
+
+def link_end(device) -> LinkEnd:
+    """A LinkEnd from nvmedb_client.system.lspci.PciDevice."""
+    note = device.link_speed_note or device.link_width_note or ""
+    return LinkEnd(
+        address=device.slot,
+        capable_speed_gts=device.link_cap_speed_gts,
+        capable_width=device.link_cap_width,
+        speed_gts=device.link_speed_gts,
+        width=device.link_width or None,
+        status_note=note,
+        max_payload_bytes=device.max_payload_bytes,
+        max_read_request_bytes=device.max_read_request_bytes,
+    )
+
+
+def _int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None

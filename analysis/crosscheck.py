@@ -1,0 +1,363 @@
+"""Does the raw data agree with itself? Each check returns the exact reason of every disagreement.
+
+A number that contradicts another number of the same fio run (IOPS × block size vs bandwidth, bytes vs bandwidth ×
+runtime), a run that is not the run the plan declared, or a clock that goes backwards means the bundle was edited or
+broken: the submission is rejected. The drive's own smart-log counters are a weaker witness (another process may
+have used the drive, some firmware counts oddly), so a disagreement there holds the submission for review instead.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from analysis.wear import DATA_UNIT_BYTES
+
+REJECT = "reject"
+HOLD = "hold"
+
+# fio derives iops, bw and io_bytes from the same counters; they differ only by its integer rounding.
+ARITHMETIC_TOLERANCE = 0.01
+# A time_based run may stop a little early (ramp, signal) but not by more than this share of its declared runtime.
+RUNTIME_TOLERANCE = 0.05
+# Seconds of clock slack between the client's timestamps and fio's (fio stamps whole seconds).
+CLOCK_SLACK_S = 2.0
+# smart-log data units are rounded up to 1000 × 512 bytes on every read of the counter (NVMe Base Spec, SMART log):
+# each of the two snapshots may be one unit off. The drive counts host I/O, not NAND writes, so write amplification
+# does not inflate it; other processes on the same host may, so the upper bound is generous while the lower bound
+# (the drive saw less I/O than fio claims to have done) is strict.
+SMART_LOWER_RATIO = 0.98
+SMART_UPPER_RATIO = 1.5
+SMART_ROUNDING_BYTES = 2 * DATA_UNIT_BYTES
+SMART_OTHER_IO_BYTES = 256 * 1024**2
+
+
+@dataclass(frozen=True)
+class CheckFailure:
+    check: str
+    severity: str  # reject | hold
+    reason: str
+
+
+def _close(a: float, b: float, *, tolerance: float, absolute: float = 0.0) -> bool:
+    return abs(a - b) <= max(tolerance * max(abs(a), abs(b)), absolute)
+
+
+def _direction_data(doc: Mapping) -> Iterable[tuple[int, str, Mapping]]:
+    entries = doc.get("jobs") or doc.get("client_stats") or []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        for direction in ("read", "write", "mixed"):
+            data = entry.get(direction)
+            if isinstance(data, Mapping):
+                yield index, direction, data
+
+
+def _bw_bytes(data: Mapping) -> float:
+    return float(data["bw_bytes"]) if "bw_bytes" in data else float(data.get("bw", 0)) * 1024
+
+
+def _io_bytes(data: Mapping, version: str | None) -> float:
+    if "io_kbytes" in data:
+        return float(data["io_kbytes"]) * 1024
+    match = re.match(r"fio-(\d+)\.(\d+)", version or "")
+    old = bool(match) and (int(match.group(1)), int(match.group(2))) < (2, 21)
+    return float(data.get("io_bytes", 0)) * (1024 if old else 1)
+
+
+def direction_runtime_s(doc: Mapping) -> float | None:
+    """Wall-clock runtime of the run: the longest read/write `runtime`. (fio's `job_runtime` under group_reporting
+    is the sum over all jobs, twice the wall clock with numjobs=2, so it is not used.)"""
+    runtimes = [float(data.get("runtime", 0)) for _, _, data in _direction_data(doc)]
+    longest = max(runtimes, default=0.0)
+    return longest / 1000 if longest > 0 else None
+
+
+def check_iops_bandwidth(doc: Mapping, *, block_size_bytes: int | None, raw_file: str) -> list[CheckFailure]:
+    """IOPS × block size must equal bandwidth for a fixed block size (mixed block sizes cannot be checked)."""
+    failures = []
+    entries = doc.get("jobs") or doc.get("client_stats") or []
+    for index, direction, data in _direction_data(doc):
+        # a document with several job groups (stonewall) carries each group's own bs in its "job options"
+        own = entries[index].get("job options", {}).get("bs") if isinstance(entries[index], Mapping) else None
+        size = parse_size(own) if own else block_size_bytes
+        if not size:
+            continue  # a mix of block sizes (bssplit) cannot be checked this way
+        iops = float(data.get("iops", 0))
+        bw = _bw_bytes(data)
+        if iops == 0 and bw == 0:
+            continue
+        # fio's `bw` in KiB/s is an integer: allow that rounding for slow runs.
+        if not _close(iops * size, bw, tolerance=ARITHMETIC_TOLERANCE, absolute=2048):
+            failures.append(
+                CheckFailure(
+                    "iops_bandwidth",
+                    REJECT,
+                    f"{raw_file} $.jobs[{index}].{direction}: {iops:g} IOPS × {size} B = "
+                    f"{iops * size:.0f} B/s, but bw is {bw:.0f} B/s",
+                )
+            )
+    return failures
+
+
+def check_bytes_runtime(doc: Mapping, *, raw_file: str, declared_runtime_s: float | None = None) -> list[CheckFailure]:
+    """Bytes moved must equal bandwidth × runtime, and a run must last as long as it was declared to."""
+    failures = []
+    version = doc.get("fio version")
+    longest_ms = 0.0
+    for index, direction, data in _direction_data(doc):
+        runtime_ms = float(data.get("runtime", 0))
+        longest_ms = max(longest_ms, runtime_ms)
+        io_bytes = _io_bytes(data, version)
+        if runtime_ms <= 0:
+            if io_bytes > 0:
+                failures.append(
+                    CheckFailure(
+                        "bytes_runtime",
+                        REJECT,
+                        f"{raw_file} $.jobs[{index}].{direction}: {io_bytes:.0f} bytes moved in a runtime of 0 ms",
+                    )
+                )
+            continue
+        expected = _bw_bytes(data) * runtime_ms / 1000
+        if not _close(io_bytes, expected, tolerance=ARITHMETIC_TOLERANCE, absolute=2048 * runtime_ms / 1000):
+            failures.append(
+                CheckFailure(
+                    "bytes_runtime",
+                    REJECT,
+                    f"{raw_file} $.jobs[{index}].{direction}: io_bytes {io_bytes:.0f} B, but bw × runtime = "
+                    f"{expected:.0f} B",
+                )
+            )
+    if declared_runtime_s and longest_ms and longest_ms / 1000 < declared_runtime_s * (1 - RUNTIME_TOLERANCE):
+        failures.append(
+            CheckFailure(
+                "bytes_runtime",
+                REJECT,
+                f"{raw_file}: fio ran {longest_ms / 1000:g} s of the {declared_runtime_s:g} s the plan declared",
+            )
+        )
+    return failures
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, *, kb_base: int = 1024) -> int | None:
+    """A fio size option in bytes. fio's default kb_base=1024 is its "compatibility mode": '4k' and '4KB' are 4096
+    and the IEC '4KiB' is 4000; kb_base=1000 follows SI/IEC ('4kB' = 4000, '4KiB' = 4096). A bssplit or range is None.
+    """
+    match = _SIZE.match(str(text))
+    if not match:
+        return None
+    number, prefix, iec, _ = match.groups()
+    if not prefix:
+        return int(float(number))
+    power = "kmgtp".index(prefix.lower()) + 1
+    binary = bool(iec) if kb_base == 1000 else not iec
+    return int(float(number) * (1024 if binary else 1000) ** power)
+
+
+def parse_seconds(text: str) -> float | None:
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)?\s*$", str(text))
+    if not match:
+        return None
+    value, unit = float(match.group(1)), match.group(2) or "s"
+    return value * {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str]:
+    """The options fio ran with: the job file's, then fio's echo of global and per-job options on top."""
+    options: dict[str, str] = {}
+    if job_file_text:
+        parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
+        try:
+            parser.read_string(job_file_text)
+        except configparser.Error:
+            parser = None
+        if parser is not None:
+            for section in parser.sections():
+                options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
+    options.update({k: str(v) for k, v in (doc.get("global options") or {}).items()})
+    for entry in doc.get("jobs") or []:
+        if isinstance(entry, Mapping):
+            options.update({k: str(v) for k, v in (entry.get("job options") or {}).items()})
+    return options
+
+
+_RW_READS = {"read": 100, "randread": 100, "write": 0, "randwrite": 0, "trim": 0, "randtrim": 0}
+
+
+def check_job_options(*, run: Mapping, options: Mapping[str, str], raw_file: str) -> list[CheckFailure]:
+    """The fio job must be the run the plan declared: block size, pattern, mix, depth, threads, runtime."""
+    failures: list[CheckFailure] = []
+
+    def differ(what: str, declared, actual) -> None:
+        failures.append(
+            CheckFailure("job_options", REJECT, f"{raw_file}: the plan declared {what} {declared}, fio ran {actual}")
+        )
+
+    if "bs" in options and run.get("block_size_bytes") is not None:
+        size = parse_size(options["bs"], kb_base=int(options.get("kb_base", 1024) or 1024))
+        if size is not None and size != int(run["block_size_bytes"]):
+            differ("block size", run["block_size_bytes"], f"bs={options['bs']}")
+    rw = options.get("rw") or options.get("readwrite")
+    if rw and run.get("pattern") and rw != run["pattern"]:
+        differ("pattern", run["pattern"], f"rw={rw}")
+    if rw and run.get("read_pct") is not None:
+        if rw in _RW_READS:
+            actual_read = _RW_READS[rw]
+        elif "rwmixread" in options:
+            actual_read = int(float(options["rwmixread"]))
+        elif "rwmixwrite" in options:
+            actual_read = 100 - int(float(options["rwmixwrite"]))
+        else:
+            actual_read = 50  # fio's default mix for rw/randrw
+        if actual_read != int(run["read_pct"]):
+            differ("read share", f"{run['read_pct']}%", f"{actual_read}% reads")
+    for key, option in (("iodepth", "iodepth"), ("threads", "numjobs")):
+        if run.get(key) is not None and option in options:
+            try:
+                actual = int(float(options[option]))
+            except ValueError:
+                differ(key, run[key], f"{option}={options[option]}")
+                continue
+            if actual != int(run[key]):
+                differ(key, run[key], f"{option}={options[option]}")
+    if run.get("runtime_s") and "runtime" in options:
+        seconds = parse_seconds(options["runtime"])
+        if seconds is not None and abs(seconds - float(run["runtime_s"])) > 0.5:
+            differ("runtime", f"{run['runtime_s']} s", f"runtime={options['runtime']}")
+    return failures
+
+
+def check_timestamps(
+    *,
+    started_at: datetime | None,
+    finished_at: datetime | None,
+    runs: Sequence[Mapping],
+    fio_end_times: Mapping[str, float] | None = None,
+) -> list[CheckFailure]:
+    """Runs happen one after another, inside the bundle's own start and finish, and fio's clock agrees.
+
+    `runs` carry `id`, `started_at` and `finished_at` as datetimes; `fio_end_times` maps a run id to fio's own
+    `timestamp` (epoch seconds when fio finished).
+    """
+    failures = []
+
+    def bad(reason: str) -> None:
+        failures.append(CheckFailure("timestamps", REJECT, reason))
+
+    previous_end: datetime | None = started_at
+    previous_id = "the bundle's start"
+    for run in runs:
+        start, end = run.get("started_at"), run.get("finished_at")
+        if start is None or end is None:
+            continue
+        if end < start:
+            bad(f"run {run['id']} finished ({end.isoformat()}) before it started ({start.isoformat()})")
+        if previous_end is not None and (start - previous_end).total_seconds() < -CLOCK_SLACK_S:
+            bad(
+                f"run {run['id']} started ({start.isoformat()}) before {previous_id} ended ({previous_end.isoformat()})"
+            )
+        fio_end = (fio_end_times or {}).get(run["id"])
+        if fio_end is not None and not (
+            start.timestamp() - CLOCK_SLACK_S <= fio_end <= end.timestamp() + CLOCK_SLACK_S
+        ):
+            bad(
+                f"run {run['id']}: fio's own timestamp {fio_end:.0f} is outside the run's {start.isoformat()} – "
+                f"{end.isoformat()}"
+            )
+        previous_end, previous_id = end, f"run {run['id']}"
+    if (
+        finished_at is not None
+        and previous_end is not None
+        and previous_id != "the bundle's start"
+        and (finished_at - previous_end).total_seconds() < -CLOCK_SLACK_S
+    ):
+        bad(f"the bundle says it finished ({finished_at.isoformat()}) before {previous_id} ended")
+    return failures
+
+
+def _counter(smart: Mapping | None, key: str) -> float | None:
+    if not smart or smart.get(key) is None:
+        return None
+    try:
+        return float(smart[key])
+    except (TypeError, ValueError):
+        return None
+
+
+def check_smart_counters(
+    *, before: Mapping | None, after: Mapping | None, read_bytes: float, write_bytes: float, label: str
+) -> list[CheckFailure]:
+    """The drive's data-unit counters must have moved as much as fio says it read and wrote (see the tolerances)."""
+    failures = []
+    for direction, moved in (("read", read_bytes), ("written", write_bytes)):
+        key = f"data_units_{direction}"
+        first, last = _counter(before, key), _counter(after, key)
+        if first is None or last is None:
+            continue
+        seen = (last - first) * DATA_UNIT_BYTES
+        low = moved * SMART_LOWER_RATIO - SMART_ROUNDING_BYTES
+        high = moved * SMART_UPPER_RATIO + SMART_ROUNDING_BYTES + SMART_OTHER_IO_BYTES
+        if seen < low:
+            failures.append(
+                CheckFailure(
+                    "smart_counters",
+                    HOLD,
+                    f"{label}: fio {direction.replace('written', 'wrote').replace('read', 'read')} {moved:.0f} bytes "
+                    f"but the drive's {key} moved by only {seen:.0f} bytes",
+                )
+            )
+        elif seen > high:
+            failures.append(
+                CheckFailure(
+                    "smart_counters",
+                    HOLD,
+                    f"{label}: the drive's {key} moved by {seen:.0f} bytes, far more than the {moved:.0f} bytes fio "
+                    f"{'read' if direction == 'read' else 'wrote'}",
+                )
+            )
+    return failures
+
+
+def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]:
+    """The run entry must be one the declared plan contains: its test, phase, cell, threads, depth and runtime."""
+    blocks = [b for b in plan.get("blocks") or [] if isinstance(b, Mapping) and b.get("test") == run.get("test")]
+    if not blocks:
+        return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no {run.get('test')} test")]
+    if run.get("phase") == "wipc":
+        if not any(b.get("wipc") for b in blocks):
+            return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no preconditioning for it")]
+        return []
+    cell = (run.get("pattern"), run.get("block_size_bytes"), run.get("read_pct"))
+    problems = []
+    for block in blocks:
+        for series in block.get("series") or []:
+            if series.get("phase") != run.get("phase"):
+                continue
+            cells = {(c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct")) for c in series.get("cells", [])}
+            if cell not in cells:
+                continue
+            problems = []
+            for key in ("threads", "iodepth"):
+                if run.get(key) != series.get(key):
+                    problems.append(f"{key} {run.get(key)} where the plan says {series.get(key)}")
+            if (
+                run.get("runtime_s") is not None
+                and series.get("runtime_s") is not None
+                and abs(float(run["runtime_s"]) - float(series["runtime_s"])) > 0.5
+            ):
+                problems.append(f"runtime {run['runtime_s']} s where the plan says {series['runtime_s']} s")
+            if series.get("max_rounds") and int(run.get("round") or 0) > int(series["max_rounds"]):
+                problems.append(f"round {run.get('round')} beyond the plan's {series['max_rounds']} rounds")
+            if not problems:
+                return []
+    if not problems:
+        problems = [f"cell {cell[0]} {cell[1]} B {cell[2]}% reads is not in the plan's {run.get('phase')} series"]
+    return [CheckFailure("plan", REJECT, f"run {run.get('id')}: " + "; ".join(problems))]

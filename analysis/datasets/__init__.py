@@ -1,0 +1,1 @@
+"""Downloads: live filtered exports, versioned releases, and the read API."""

@@ -1,0 +1,21 @@
+"""The dataset: what was measured (drives, units, hosts, links), how (test runs, rounds) and what came out."""
+
+from analysis.models.aggregates import DriveModelAggregate
+from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
+from analysis.models.results import Flag, FlagKind, Measurement, Round, SteadyStateWindow, TestRun
+
+__all__ = [
+    "DriveModel",
+    "DriveModelAggregate",
+    "Firmware",
+    "Flag",
+    "FlagKind",
+    "Host",
+    "Measurement",
+    "PcieLink",
+    "PhysicalUnit",
+    "Round",
+    "SteadyStateWindow",
+    "TestRun",
+    "Vendor",
+]

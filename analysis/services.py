@@ -1,0 +1,500 @@
+"""Things that change the dataset: storing a read submission, and refreshing the per-model aggregates."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils.text import slugify
+
+from analysis import aggregates, pcie
+from analysis.bulk import insert_rows
+from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value, worst_percentile
+from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
+from analysis.models import (
+    DriveModel,
+    DriveModelAggregate,
+    Firmware,
+    Flag,
+    Host,
+    Measurement,
+    PcieLink,
+    PhysicalUnit,
+    Round,
+    SteadyStateWindow,
+    TestRun,
+    Vendor,
+)
+from analysis.models.aggregates import Factor
+from analysis.records import HostRecord, SubmissionRecord
+
+PUBLISHED = "published"
+HELD = "held"
+REJECTED = "rejected"
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    status: str
+    reasons: list[str]
+
+
+def delete_submission_rows(*, submission) -> None:
+    """Remove every dataset row of `submission` (its test runs cascade to rounds, measurements, windows, flags)."""
+    link_ids = set(
+        TestRun.objects.filter(submission=submission, pcie_link__isnull=False).values_list("pcie_link_id", flat=True)
+    )
+    Flag.objects.filter(submission=submission).delete()
+    TestRun.objects.filter(submission=submission).delete()
+    PcieLink.objects.filter(id__in=link_ids, test_runs__isnull=True).delete()
+
+
+@transaction.atomic
+def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
+    """Replace every dataset row of `submission` with those of `record`, in one transaction; say what to do with it.
+
+    Rows are written in a fixed number of statements whatever the bundle's size: test runs, rounds, measurements,
+    windows and flags each in one batch.
+    """
+    previous_models = set(TestRun.objects.filter(submission=submission).values_list("drive_model_id", flat=True))
+    if previous_models or Flag.objects.filter(submission=submission).exists():
+        delete_submission_rows(submission=submission)
+    if record.reject_reasons:
+        for model in DriveModel.objects.filter(id__in=previous_models):
+            refresh_aggregates(drive_model=model)
+        return StoreResult(REJECTED, list(dict.fromkeys(record.reject_reasons)))
+
+    drive_model, firmware, unit = _identity_rows(record)
+    host = _host_row(record.host) if record.host else None
+    link_row = _link_row(record)
+    hold_reasons = list(record.hold_reasons)
+    flags: list[Flag] = []
+    usable = record.link.usable_bandwidth_bytes_per_s if record.link else None
+
+    if record.link and record.link.below_capability:
+        flags.append(
+            Flag(submission=submission, kind="link_below_capability", reason=record.link.below_capability_reason)
+        )
+    if record.source != "client":
+        flags.append(
+            Flag(
+                submission=submission,
+                kind="imported",
+                reason=f"Imported from {record.source} results ({record.source_license or 'license unknown'}); "
+                "not signed by a contributor; steady state re-derived here."[:300],
+            )
+        )
+
+    test_runs = insert_rows(
+        [
+            _test_run_row(submission, record, test_record, drive_model, firmware, unit, host, link_row)
+            for test_record in record.test_runs
+        ]
+    )
+    pairs = list(zip(test_runs, record.test_runs, strict=True))
+
+    round_rows = insert_rows(
+        [
+            Round(test_run=test_run, phase=phase, series=series, number=number)
+            for test_run, test_record in pairs
+            for (phase, series, number) in dict.fromkeys(
+                (m.phase, m.series, m.round_number) for m in test_record.measurements
+            )
+        ]
+    )
+    rounds = {(r.test_run_id, r.phase, r.series, r.number): r for r in round_rows}
+
+    measurement_rows: list[Measurement] = []
+    for test_run, test_record in pairs:
+        cumulative_write = 0
+        for m in test_record.measurements:
+            if m.summary is not None:
+                cumulative_write += m.summary.write_bytes or 0
+            measurement_rows.append(
+                _measurement_row(
+                    m,
+                    test_run,
+                    rounds[(test_run.id, m.phase, m.series, m.round_number)],
+                    usable,
+                    cumulative_write,
+                    record,
+                )
+            )
+    measurement_rows = insert_rows(measurement_rows)
+    by_key = {(row.test_run_id, row.run_key): row for row in measurement_rows}
+    for row in measurement_rows:
+        if pcie.is_bus_bound(row.link_utilization) and record.link is not None:
+            flags.append(
+                Flag(
+                    submission=submission,
+                    test_run_id=row.test_run_id,
+                    measurement=row,
+                    kind="bus_bound",
+                    reason=pcie.bus_bound_reason(row.link_utilization, usable, record.link.device)[:300],
+                )
+            )
+
+    insert_rows([_window_row(test_run, w) for test_run, test_record in pairs for w in test_record.windows])
+
+    runs_by_test = {test_run.test: test_run for test_run in test_runs}
+    for flag in record.flags:
+        test_run = runs_by_test.get(flag.test) if flag.test else None
+        measurement = by_key.get((test_run.id, flag.run_key)) if test_run and flag.run_key else None
+        flags.append(
+            Flag(
+                submission=submission,
+                test_run=test_run,
+                measurement=measurement,
+                kind=flag.kind,
+                reason=flag.reason[:300],
+            )
+        )
+    for test_run, reason in _outliers(test_runs):
+        hold_reasons.append(reason)
+        flags.append(Flag(submission=submission, test_run=test_run, kind="outlier", reason=reason[:300]))
+    if hold_reasons:
+        flags.append(
+            Flag(submission=submission, kind="held_for_review", reason="; ".join(dict.fromkeys(hold_reasons))[:300])
+        )
+    insert_rows(flags)
+
+    status = HELD if hold_reasons else PUBLISHED
+    refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
+    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}):
+        refresh_aggregates(drive_model=model)
+    return StoreResult(status, list(dict.fromkeys(hold_reasons)))
+
+
+def _test_run_row(submission, record, test_record, drive_model, firmware, unit, host, link_row) -> TestRun:
+    return TestRun(
+        submission=submission,
+        drive_model=drive_model,
+        firmware=firmware,
+        unit=unit,
+        host=host,
+        pcie_link=link_row,
+        test=test_record.test,
+        edition=record.edition,
+        profile=record.profile,
+        compliant=record.compliant,
+        compliance_reasons=record.compliance_reasons,
+        threads=test_record.threads,
+        iodepth=test_record.iodepth,
+        target_kind=record.target_kind,
+        target_size_bytes=record.target_size_bytes,
+        active_range_bytes=record.active_range_bytes,
+        namespace_size_bytes=record.namespace_size_bytes,
+        overprovisioning=record.overprovisioning,
+        write_cache=record.write_cache,
+        purge_method=record.purge_method,
+        fio_version=test_record.fio_version,
+        ioengine=test_record.ioengine,
+        scheduler=record.scheduler,
+        tool_versions=record.tool_versions,
+        source=record.source,
+        source_license=record.source_license,
+        source_reference=record.source_reference,
+        signed=record.signed,
+        started_at=test_record.started_at,
+        finished_at=test_record.finished_at,
+        steady=_all_steady(test_record),
+        steady_round=max(w.steady_round for w in test_record.windows) if _all_steady(test_record) else None,
+        headline=headline_values(test_record.test, test_record.measurements),
+        percentage_used=record.percentage_used,
+        power_on_hours=record.power_on_hours,
+        data_written_before_bytes=record.data_written_before_bytes,
+        warning_temperature_k=record.warning_temperature_k,
+        critical_temperature_k=record.critical_temperature_k,
+        max_temperature_k=test_record.max_temperature_k,
+        missing={**record.missing, **test_record.missing},
+    )
+
+
+def _measurement_row(m, test_run: TestRun, round_row: Round, usable, cumulative_write: int, record) -> Measurement:
+    s = m.summary
+    missing = dict(m.missing)
+    if m.runtime_s is None:
+        missing["runtime_s"] = "fio reported no read or write runtime"
+    utilization = None
+    if s is not None:
+        if s.read_bw_bytes_per_s is None and s.write_bw_bytes_per_s is None:
+            # unified (mixed) reporting: the total is all fio tells, and at most it all went one way
+            utilization = s.total_bw_bytes_per_s / usable if usable else None
+        else:
+            utilization = pcie.link_utilization(
+                read_bw_bytes_per_s=s.read_bw_bytes_per_s,
+                write_bw_bytes_per_s=s.write_bw_bytes_per_s,
+                usable_bandwidth_bytes_per_s=usable,
+            )
+        if s.read_iops is None:
+            missing["read_iops"] = "fio reported only the mixed total (unified_rw_reporting)"
+    if utilization is None:
+        missing["link_utilization"] = record.missing.get("pcie_link", "no usable link bandwidth is known")
+    return Measurement(
+        round=round_row,
+        test_run=test_run,
+        drive_model_id=test_run.drive_model_id,
+        run_key=m.run_key,
+        block_size_bytes=m.block_size_bytes,
+        read_pct=m.read_pct,
+        threads=m.threads,
+        iodepth=m.iodepth,
+        read_iops=s.read_iops if s else None,
+        write_iops=s.write_iops if s else None,
+        total_iops=s.total_iops if s else None,
+        read_bw_bytes_per_s=s.read_bw_bytes_per_s if s else None,
+        write_bw_bytes_per_s=s.write_bw_bytes_per_s if s else None,
+        total_bw_bytes_per_s=s.total_bw_bytes_per_s if s else None,
+        read_bytes=s.read_bytes if s else None,
+        write_bytes=s.write_bytes if s else None,
+        cumulative_write_bytes=cumulative_write if s else None,
+        lat_mean_ns=s.lat_mean_ns if s else None,
+        read_lat_mean_ns=s.read_lat_mean_ns if s else None,
+        write_lat_mean_ns=s.write_lat_mean_ns if s else None,
+        lat_max_ns=s.lat_max_ns if s else None,
+        read_lat_max_ns=s.read_lat_max_ns if s else None,
+        write_lat_max_ns=s.write_lat_max_ns if s else None,
+        lat_p99_ns=worst_percentile(s.percentiles_ns, "99.000000") if s else None,
+        lat_p9999_ns=worst_percentile(s.percentiles_ns, "99.990000") if s else None,
+        percentiles_ns=s.percentiles_ns if s else {},
+        runtime_s=m.runtime_s,
+        temperature_before_k=m.temperature_before_k,
+        temperature_after_k=m.temperature_after_k,
+        link_utilization=utilization,
+        in_steady_window=m.in_steady_window,
+        started_at=m.started_at,
+        finished_at=m.finished_at,
+        raw_file=m.raw_file,
+        json_path=m.json_path,
+        missing=missing,
+    )
+
+
+def _window_row(test_run: TestRun, w) -> SteadyStateWindow:
+    window = w.window or {}
+    return SteadyStateWindow(
+        test_run=test_run,
+        variable=w.variable,
+        phase=w.phase,
+        metric=w.metric,
+        block_size_bytes=w.block_size_bytes,
+        read_pct=w.read_pct,
+        first_round=window.get("first_round"),
+        last_round=window.get("last_round"),
+        rounds=list(window.get("rounds") or []),
+        values=list(window.get("values") or []),
+        average=window.get("average"),
+        data_excursion=window.get("data_excursion"),
+        data_excursion_limit=window.get("data_excursion_limit"),
+        slope=window.get("slope"),
+        intercept=window.get("intercept"),
+        slope_excursion=window.get("slope_excursion"),
+        slope_excursion_limit=window.get("slope_excursion_limit"),
+        steady=w.steady,
+        steady_round=w.steady_round,
+        claimed=_jsonable(w.claimed),
+        claimed_steady=w.claimed_steady,
+        claim_differs=w.claim_differs,
+        note=w.note[:300],
+    )
+
+
+def _all_steady(test_record) -> bool | None:
+    if not test_record.windows:
+        return None
+    return all(w.steady and w.steady_round is not None for w in test_record.windows)
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, default=str)) if value is not None else None
+
+
+def _identity_rows(record: SubmissionRecord) -> tuple[DriveModel, Firmware | None, PhysicalUnit | None]:
+    identity = record.identity
+    vendor = Vendor.objects.filter(name=identity.vendor).first()
+    if vendor is None:
+        pci_id = identity.pci_vendor_id
+        # the id belongs to the brand only when it names it (a Seagate drive may carry Phison's controller id)
+        if PCI_VENDORS.get(pci_id) != identity.vendor or Vendor.objects.filter(pci_vendor_id=pci_id).exists():
+            pci_id = None
+        vendor, _ = Vendor.objects.get_or_create(
+            name=identity.vendor,
+            defaults={"slug": _unique_slug(Vendor, slugify(identity.vendor)), "pci_vendor_id": pci_id},
+        )
+    drive_model = DriveModel.objects.filter(
+        vendor=vendor, model_number=identity.model_number, capacity_bytes=identity.capacity_bytes
+    ).first()
+    if drive_model is None:
+        drive_model, _ = DriveModel.objects.get_or_create(
+            vendor=vendor,
+            model_number=identity.model_number,
+            capacity_bytes=identity.capacity_bytes,
+            defaults={
+                "name": identity.name,
+                "slug": _unique_slug(DriveModel, drive_slug(identity.name, identity.capacity_bytes)),
+                "interface": record.interface,
+            },
+        )
+    # metadata no command reports (NAND type...) fills blanks only: staff-reviewed edits are never overwritten
+    blanks = {k: v for k, v in record.drive_metadata.items() if v and not getattr(drive_model, k, "x")}
+    if blanks:
+        for key, value in blanks.items():
+            setattr(drive_model, key, value)
+        drive_model.save(update_fields=list(blanks))
+    firmware = None
+    if identity.firmware:
+        firmware, _ = Firmware.objects.get_or_create(drive_model=drive_model, revision=identity.firmware)
+    unit = None
+    if identity.serial:
+        digest = serial_hash(identity.serial, key=settings.NVMEDB_SERIAL_HASH_KEY, model_number=identity.model_number)
+        unit, _ = PhysicalUnit.objects.get_or_create(drive_model=drive_model, serial_hash=digest)
+    return drive_model, firmware, unit
+
+
+def _unique_slug(model, base: str) -> str:
+    base = base or "unknown"
+    slug, counter = base, 2
+    while model.objects.filter(slug=slug).exists():
+        slug, counter = f"{base}-{counter}", counter + 1
+    return slug
+
+
+def _host_row(host: HostRecord) -> Host:
+    description = {
+        "cpu_model": host.cpu_model,
+        "cpu_count": host.cpu_count,
+        "memory_bytes": host.memory_bytes,
+        "board_vendor": host.board_vendor,
+        "board_name": host.board_name,
+        "os_name": host.os_name,
+        "kernel": host.kernel,
+        "architecture": host.architecture,
+    }
+    fingerprint = hashlib.sha256(json.dumps(description, sort_keys=True).encode()).hexdigest()
+    row, _ = Host.objects.get_or_create(fingerprint=fingerprint, defaults={**description, "missing": host.missing})
+    return row
+
+
+def _link_row(record: SubmissionRecord) -> PcieLink | None:
+    link = record.link
+    if link is None:
+        return None
+    device = link.device
+    return PcieLink.objects.create(
+        pci_address=device.address,
+        capable_speed_gts=device.capable_speed_gts,
+        capable_width=device.capable_width,
+        speed_gts=device.speed_gts,
+        width=device.width,
+        generation=link.generation,
+        status_note=device.status_note,
+        max_payload_bytes=device.max_payload_bytes,
+        max_read_request_bytes=device.max_read_request_bytes,
+        path_speed_gts=link.path_speed_gts,
+        path_width=link.path_width,
+        raw_bandwidth_bytes_per_s=link.raw_bandwidth_bytes_per_s,
+        usable_bandwidth_bytes_per_s=link.usable_bandwidth_bytes_per_s,
+        below_capability=link.below_capability,
+        source_file=record.link_source_file,
+        missing=link.missing,
+    )
+
+
+def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
+    """Results far from the published runs of the same model, test, profile and edition (one query for all)."""
+    runs = [run for run in test_runs if run.headline]
+    if not runs:
+        return []
+    first = runs[0]
+    peers = (
+        TestRun.objects.filter(
+            drive_model_id=first.drive_model_id,
+            test__in=[run.test for run in runs],
+            profile=first.profile,
+            edition=first.edition,
+            submission__status=PUBLISHED,
+            submission__hidden=False,
+        )
+        .exclude(submission_id=first.submission_id)
+        .values_list("test", "headline")
+    )
+    peer_values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for test, headline in peers:
+        for key, value in (headline or {}).items():
+            if value is not None:
+                peer_values[(test, key)].append(float(value))
+    found = []
+    for run in runs:
+        for key, value in run.headline.items():
+            reason = aggregates.outlier_reason(BY_KEY[key].label, float(value), peer_values.get((run.test, key), []))
+            if reason:
+                found.append((run, reason))
+    return found
+
+
+def refresh_aggregates_for_submission(*, submission) -> int:
+    """Recompute the aggregates of every drive model `submission` has runs of (after a withdrawal, hiding, or a
+    status change made outside ingest). Returns the number of aggregate rows written."""
+    models = DriveModel.objects.filter(test_runs__submission=submission).distinct()
+    return sum(refresh_aggregates(drive_model=model) for model in models)
+
+
+def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
+    """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level.
+
+    Only published submissions count; `also_submission` adds one that is being published in this transaction.
+    Returns the number of aggregate rows written.
+    """
+    runs = TestRun.objects.filter(drive_model=drive_model)
+    public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
+    runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
+    rows = runs.values_list(
+        "headline", "unit_id", "edition", "firmware__revision", "pcie_link__generation", "pcie_link__width"
+    )
+    groups: dict[tuple[str, str, str], list[tuple[float, int | None]]] = defaultdict(list)
+    for headline, unit_id, edition, firmware, generation, width in rows:
+        levels = {
+            Factor.ALL: "",
+            Factor.FIRMWARE: firmware or "unknown",
+            Factor.PCIE_GENERATION: f"Gen{generation}" if generation else "unknown",
+            Factor.PCIE_WIDTH: f"x{width}" if width else "unknown",
+            Factor.EDITION: edition or "unknown",
+        }
+        for key, value in (headline or {}).items():
+            if value is None:
+                continue
+            for factor, level in levels.items():
+                groups[(key, factor, level)].append((float(value), unit_id))
+    DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
+    created = DriveModelAggregate.objects.bulk_create(
+        [
+            DriveModelAggregate(
+                drive_model=drive_model,
+                metric=key,
+                factor=factor,
+                level=level,
+                median=(spread := aggregates.spread([v for v, _ in values])).median,
+                q1=spread.q1,
+                q3=spread.q3,
+                iqr=spread.iqr,
+                n_runs=len(values),
+                n_units=len({u for _, u in values if u is not None}),
+            )
+            for (key, factor, level), values in groups.items()
+        ]
+    )
+    return len(created)
+
+
+__all__ = [
+    "HEADLINES",
+    "delete_submission_rows",
+    "measurement_value",
+    "refresh_aggregates",
+    "refresh_aggregates_for_submission",
+    "store_submission",
+]

@@ -1,0 +1,106 @@
+"""Signed bundles made from the real SSSPT fio outputs in ../shared/samples, consistent with those outputs.
+
+client/tests/bundle_factory.py lays out the run directory; here each run entry is then made to say what its fio
+output says (threads, queue depth, when it ran), because the server cross-checks exactly that. Optional system files
+(id-ctrl, lspci, facts) come from the shared nvme-cli and lspci samples.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from analysis.crosscheck import job_options
+from nvmedb_client.bundle import VerifiedBundle, verify_bundle, write_bundle
+from nvmedb_client.fio_output import parse_fio_output, summarize
+from nvmedb_client.tracking import evaluate_runs
+
+CLIENT_TESTS = Path(__file__).resolve().parents[2] / "client" / "tests"
+ID_CTRL = (
+    "nvme-cli/opencomputeproject__ocp-diag-autoval-ssd__src__autoval_ssd__unittest__mock__util_outputs__id_ctrl.json"
+)
+SMART = "nvme-cli/netdata__go.d.plugin__modules__nvme__testdata__nvme-smart-log.json"
+LSPCI = "lspci/opencomputeproject__ocp-diag-autoval-ssd__src__autoval_ssd__unittest__mock__util_outputs__lspci_vvv_3"
+
+
+def bundle_factory():
+    if "bundle_factory" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bundle_factory", CLIENT_TESTS / "bundle_factory.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bundle_factory"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["bundle_factory"]
+
+
+def iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def consistent_run_dir(work: Path, samples_dir: Path, samples: list[Path] | None = None):
+    factory = bundle_factory()
+    run_dir, manifest, files = factory.make_run_dir(work, samples or factory.default_fio_samples(samples_dir))
+    summaries = {}
+    for run in manifest["runs"]:
+        doc = parse_fio_output((run_dir / run["output_file"]).read_bytes())
+        summaries[run["id"]] = summarize(doc)
+        options = job_options(doc)
+        run["threads"] = int(options["numjobs"])
+        run["iodepth"] = int(options["iodepth"])
+        end = float(doc["timestamp"])
+        run["started_at"], run["finished_at"] = iso(end - float(doc["jobs"][0]["elapsed"])), iso(end + 1)
+        (run_dir / run["job_file"]).write_text(
+            f"[{run['id']}]\nrw={run['pattern']}\nrwmixread={run['read_pct']}\nbs={run['block_size_bytes']}\n"
+            f"numjobs={run['threads']}\niodepth={run['iodepth']}\nruntime={run['runtime_s']}\ntime_based=1\n"
+        )
+    manifest["runs"].sort(key=lambda run: run["finished_at"])
+    manifest["timing"] = {
+        "started_at": manifest["runs"][0]["started_at"],
+        "finished_at": manifest["runs"][-1]["finished_at"],
+    }
+    manifest["created_at"] = manifest["timing"]["finished_at"]
+    manifest["steady_state"] = evaluate_runs(manifest["runs"], summaries)
+    return run_dir, manifest, files
+
+
+def add_system_files(run_dir: Path, files: list[str], samples_dir: Path, *, pci_address: str = "0000:3b:00.0") -> None:
+    system = run_dir / "system"
+    system.mkdir(exist_ok=True)
+    (system / "nvme-id-ctrl.json").write_bytes((samples_dir / ID_CTRL).read_bytes())
+    (system / "lspci.txt").write_bytes((samples_dir / LSPCI).read_bytes())
+    facts = {
+        "host": {
+            "cpu": {"model": "Intel(R) Xeon(R) Gold 6138 CPU @ 2.00GHz", "logical_cpus": 80},
+            "memory_bytes": 196 * 1024**3,
+            "kernel": {"name": "Linux", "release": "5.10.0-23-amd64"},
+            "distribution": {"pretty_name": "Debian GNU/Linux 11 (bullseye)"},
+        },
+        "block_device": {"block_queue": {"scheduler": "none"}, "pci_path": [pci_address]},
+        "volatile_write_cache": {"value": 0, "enabled": False},
+    }
+    (system / "facts.json").write_text(json.dumps(facts))
+    files += ["system/nvme-id-ctrl.json", "system/lspci.txt", "system/facts.json"]
+
+
+def verified_bundle(
+    work: Path,
+    samples_dir: Path,
+    *,
+    samples: list[Path] | None = None,
+    system: bool = True,
+    mutate: Callable[[Path, dict, list[str]], None] | None = None,
+) -> VerifiedBundle:
+    work.mkdir(parents=True)
+    run_dir, manifest, files = consistent_run_dir(work, samples_dir, samples)
+    if system:
+        add_system_files(run_dir, files, samples_dir)
+    if mutate:
+        mutate(run_dir, manifest, files)
+    key = bundle_factory().new_signing_key()
+    path = write_bundle(
+        run_dir=run_dir, manifest=manifest, files=files, signing_key=key, out_path=work / "b.nvmedb.tar.gz"
+    )
+    return verify_bundle(path, extract_to=work / "extracted")

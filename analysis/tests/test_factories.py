@@ -1,0 +1,28 @@
+"""The factories build valid rows that the aggregates and outlier check can use."""
+
+from analysis.models import Measurement
+from analysis.services import refresh_aggregates
+from analysis.tests import factories
+
+
+def test_an_iops_run_has_every_cell_of_every_round(db):
+    run = factories.iops_run(rounds=6)
+    assert Measurement.objects.filter(test_run=run).count() == 6 * 7 * 8
+    assert (
+        Measurement.objects.filter(test_run=run, in_steady_window=True).values("round__number").distinct().count() == 5
+    )
+    flag = factories.FlagFactory(test_run=run)
+    assert flag.submission == run.submission
+
+
+def test_aggregates_count_runs_and_distinct_units(db):
+    model = factories.DriveModelFactory()
+    unit = factories.PhysicalUnitFactory(drive_model=model)
+    for value, run_unit in ((100.0, unit), (200.0, unit), (300.0, None)):
+        factories.TestRunFactory(drive_model=model, unit=run_unit, headline={"iops_4k_read": value})
+    factories.TestRunFactory(drive_model=model, headline={"iops_4k_read": 1e9}, submission__status="withdrawn")
+    refresh_aggregates(drive_model=model)
+    aggregate = model.aggregates.get(metric="iops_4k_read", factor="all")
+    assert (aggregate.median, aggregate.q1, aggregate.q3, aggregate.n_runs) == (200.0, 150.0, 250.0, 3)
+    assert aggregate.n_units == 1  # runs without a known unit do not count as units
+    assert model.aggregates.get(metric="iops_4k_read", factor="pcie_generation", level="Gen4").n_runs == 3

@@ -1,0 +1,98 @@
+"""The client's overhead on a real `quick` run: wall time against the sum of fio's own runtimes, and peak memory.
+
+Runs the client in this process (so ru_maxrss of self is the client's memory, fio's processes excluded) on a temp
+file with 2-second cells, and prints:
+  - wall time of the whole run, the sum of fio's runtimes (from its json+ output), and the overhead ratio
+    (target: <= 5%), split into fio's own start-up/teardown and the client's work between fio runs;
+  - what that per-run overhead means for the specification's 60-second cells;
+  - the client's peak resident memory (target: <= 100 MB).
+
+Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat] [--size 256MiB]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from nvmedb_client import plan, runner
+from nvmedb_client.fio_output import parse_fio_output
+from nvmedb_client.progress import Reporter
+
+OVERHEAD_TARGET = 0.05
+MEMORY_TARGET_BYTES = 100 * 1000**2
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cell-seconds", type=float, default=2.0)
+    parser.add_argument("--tests", default="iops,tp,lat,wsat")
+    parser.add_argument("--size", default="256MiB")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="nvmedb-bench-") as tmp:
+        base = Path(tmp)
+        os.environ["NVMEDB_CONFIG_DIR"] = str(base / "config")
+        config = runner.RunConfig(
+            target_kind="file",
+            target_path=str(base / "target.img"),
+            size_bytes=plan.parse_size(args.size),
+            tests=args.tests.split(","),
+            edition="enterprise",
+            profile="quick",
+            cell_runtime_s=args.cell_seconds,
+        )
+        run_dir = runner.create_run_dir(config=config, out_dir=base / "out")
+        fio_wall: list[float] = []
+
+        def time_fio(the_runner: runner.Runner) -> None:
+            original = the_runner.fio_process.run
+
+            def timed(argv):
+                result = original(argv)
+                fio_wall.append(result.duration_s)
+                return result
+
+            the_runner.fio_process.run = timed
+
+        started = time.monotonic()
+        bundle = runner.execute_run(run_dir=run_dir, out_dir=base / "out", reporter=Reporter(), on_runner=time_fio)
+        wall = time.monotonic() - started
+        state = runner.load_state(run_dir)
+        fio_runtime = sum(
+            runner.fio_wall_runtime_s(parse_fio_output((run_dir / "files" / run["output_file"]).read_bytes()))
+            for run in state["runs"]
+        )
+        bundle_bytes = bundle.stat().st_size
+
+    runs = len(state["runs"])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+    fio_startup = sum(fio_wall) - fio_runtime
+    client_work = wall - sum(fio_wall)
+    overhead = wall / fio_runtime - 1
+    per_run = (wall - fio_runtime) / runs
+    print(f"quick run, {args.tests} on a {args.size} file, {args.cell_seconds:g} s cells, {runs} fio runs")
+    print(f"wall time                      {wall:9.1f} s")
+    print(f"sum of fio's own runtimes      {fio_runtime:9.1f} s")
+    print(f"overhead, wall / fio - 1       {overhead:9.1%}  (target <= {OVERHEAD_TARGET:.0%})")
+    print(
+        f"  of which fio's own start-up  {fio_startup / fio_runtime:9.1%}  ({fio_startup / runs * 1000:.0f} ms per run: "
+        "fio's process start, job setup and teardown; an ioengine=null job shows the same)"
+    )
+    print(
+        f"  of which the client          {client_work / fio_runtime:9.1%}  ({client_work / runs * 1000:.0f} ms per run: "
+        "job files, checkpoints, steady-state checks, system facts, bundle)"
+    )
+    print(f"overhead on 60 s PTS cells     {per_run / 60:9.2%}  ({per_run * 1000:.0f} ms per run)")
+    print(f"client peak memory (maxrss)    {peak / 1000**2:9.1f} MB (target <= {MEMORY_TARGET_BYTES / 1000**2:.0f} MB)")
+    print(f"bundle size                    {bundle_bytes / 1000:9.1f} kB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""The compiled (fast) manifest check and the full jsonschema listing must agree on every manifest.
+
+`manifest_errors` trusts the fast validator's "valid"; if the two ever disagreed, a hostile manifest could pass. So
+every mutation of a real factory manifest (each key removed, each value replaced by values of other types, extra keys
+added at each level) is judged by both.
+"""
+
+import copy
+
+import pytest
+
+import bundle_factory
+from nvmedb_client.bundle import _schema_validators, manifest_errors
+
+REPLACEMENTS = (None, True, -1, 0, 2**70, 1.5, "", "x" * 300, "../etc", [], [1], {}, {"unexpected": 1})
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory, shared_samples):
+    _, manifest, files = bundle_factory.make_run_dir(
+        tmp_path_factory.mktemp("m"), bundle_factory.default_fio_samples(shared_samples)[:3]
+    )
+    manifest["files"] = [{"path": name, "size": 1, "sha256": "0" * 64} for name in sorted(files)]
+    return manifest
+
+
+def paths(value, prefix=()):
+    """Every (path, value) in a JSON document, containers included; lists contribute their first item only."""
+    yield prefix, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from paths(item, (*prefix, key))
+    elif isinstance(value, list) and value:
+        yield from paths(value[0], (*prefix, 0))
+
+
+def mutations(manifest):
+    for path, value in paths(manifest):
+        if not path:
+            continue
+        parent = manifest
+        for step in path[:-1]:
+            parent = parent[step]
+        for replacement in REPLACEMENTS:
+            if replacement != value:
+                yield path, "replace", replacement
+        if isinstance(parent, dict):
+            yield path, "remove", None
+        if isinstance(value, dict):
+            yield path, "add", None
+
+
+def mutated(manifest, path, how, replacement):
+    copy_ = copy.deepcopy(manifest)
+    parent = copy_
+    for step in path[:-1]:
+        parent = parent[step]
+    if how == "replace":
+        parent[path[-1]] = copy.deepcopy(replacement)
+    elif how == "remove":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]]["an_unknown_key"] = 1
+    return copy_
+
+
+def test_the_factory_manifest_is_valid_for_both(manifest):
+    full, fast = _schema_validators()
+    fast(manifest)
+    assert list(full.iter_errors(manifest)) == []
+    assert manifest_errors(manifest) == []
+
+
+def test_both_validators_agree_on_every_mutation(manifest):
+    full, fast = _schema_validators()
+    checked = rejected = 0
+    for path, how, replacement in mutations(manifest):
+        candidate = mutated(manifest, path, how, replacement)
+        full_valid = not list(full.iter_errors(candidate))
+        try:
+            fast(candidate)
+            fast_valid = True
+        except Exception:
+            fast_valid = False
+        assert fast_valid == full_valid, (path, how, replacement)
+        checked += 1
+        rejected += not full_valid
+    assert checked > 500 and rejected > checked // 2, (checked, rejected)
+
+
+def test_an_invalid_manifest_gets_the_full_list_of_errors(manifest):
+    candidate = mutated(manifest, ("profile",), "replace", "fast")
+    del candidate["timing"]
+    errors = manifest_errors(candidate)
+    assert len(errors) == 2 and any("profile" in e for e in errors) and any("timing" in e for e in errors), errors

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone as dj_timezone
 
 from analysis import crosscheck
-from analysis.records import SubmissionRecord
+from analysis.records import MeasurementRecord, SubmissionRecord
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -101,6 +101,50 @@ def fio_times(doc: Mapping) -> tuple[datetime | None, datetime | None]:
     finished = datetime.fromtimestamp(end, tz=timezone.utc)
     started = datetime.fromtimestamp(end - elapsed, tz=timezone.utc) if isinstance(elapsed, (int, float)) else None
     return started, finished
+
+
+def measurement_from_fio(
+    fio: FioFile,
+    *,
+    phase: str,
+    series: str,
+    round_number: int,
+    block_size_bytes: int,
+    read_pct: int,
+    pattern: str,
+    missing: dict[str, str],
+    **extra,
+) -> MeasurementRecord:
+    """An imported IOPS measurement: the figures, clock, threads and depth come from the fio output itself."""
+    options = crosscheck.job_options(fio.doc)
+    started, finished = fio_times(fio.doc)
+    return MeasurementRecord(
+        run_key=extra.pop("run_key", fio.path),
+        test="iops",
+        phase=phase,
+        series=series,
+        round_number=round_number,
+        block_size_bytes=block_size_bytes,
+        read_pct=read_pct,
+        summary=fio.summary,
+        raw_file=fio.path,
+        json_path="$.jobs[*]",
+        threads=as_int(options.get("numjobs")),
+        iodepth=as_int(options.get("iodepth")),
+        started_at=started,
+        finished_at=finished,
+        pattern=pattern,
+        runtime_s=crosscheck.direction_runtime_s(fio.doc),
+        missing=missing,
+        **extra,
+    )
+
+
+def as_int(value) -> int | None:
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return None
 
 
 def check_fio_file(fio: FioFile, *, declared: Mapping, record: SubmissionRecord) -> None:

@@ -25,14 +25,14 @@ from analysis.importers.common import (
     ImportMetadata,
     check_fio_file,
     edition_from_options,
-    fio_times,
     list_files,
+    measurement_from_fio,
     read_fio,
     read_limited,
 )
 from analysis.overprovisioning import overprovisioning
 from analysis.pcie import assess_link
-from analysis.records import FlagRecord, HostRecord, MeasurementRecord, SubmissionRecord, TestRunRecord, WindowRecord
+from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRecord, WindowRecord
 from analysis.wear import wear_from_smart
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 from nvmedb_client.system import nvme
@@ -161,31 +161,20 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
             ):
                 record.hold_reasons.append(failure.reason[:300])
                 record.flags.append(FlagRecord("crosscheck", failure.reason[:300], test="iops"))
-        options = crosscheck.job_options(fio.doc)
-        started, finished = fio_times(fio.doc)
         test_run.measurements.append(
-            MeasurementRecord(
-                run_key=relative,
-                test="iops",
+            measurement_from_fio(
+                fio,
                 phase="wdpc",
                 series="",
                 round_number=round_number,
                 block_size_bytes=block_size,
                 read_pct=read_pct,
-                summary=fio.summary,
-                raw_file=relative,
-                json_path="$.jobs[*]",
-                threads=_int(options.get("numjobs")),
-                iodepth=_int(options.get("iodepth")),
-                started_at=started,
-                finished_at=finished,
+                pattern="randrw",
+                missing={} if before and after else {"temperature": "no smart-log around this cell"},
                 temperature_before_k=thermal.temperature_k(before),
                 temperature_after_k=thermal.temperature_k(after),
                 smart_before=before,
                 smart_after=after,
-                pattern="randrw",
-                runtime_s=crosscheck.direction_runtime_s(fio.doc),
-                missing={} if before and after else {"temperature": "no smart-log around this cell"},
             )
         )
         runs.append(
@@ -342,26 +331,16 @@ def _wipc(root: Path, record: SubmissionRecord, test_run: TestRunRecord) -> None
     options = crosscheck.job_options(fio.doc)
     block_size = crosscheck.parse_size(options.get("bs", "")) or 128 * 1024
     check_fio_file(fio, declared={"block_size_bytes": block_size, "read_pct": 0, "pattern": "write"}, record=record)
-    started, finished = fio_times(fio.doc)
     test_run.measurements.insert(
         0,
-        MeasurementRecord(
-            run_key=fio.path,
-            test="iops",
+        measurement_from_fio(
+            fio,
             phase="wipc",
             series=f"bs{block_size}",
             round_number=1,
             block_size_bytes=block_size,
             read_pct=0,
-            summary=fio.summary,
-            raw_file=fio.path,
-            json_path="$.jobs[*]",
-            threads=_int(options.get("numjobs")),
-            iodepth=_int(options.get("iodepth")),
-            started_at=started,
-            finished_at=finished,
             pattern="write",
-            runtime_s=crosscheck.direction_runtime_s(fio.doc),
             missing={"temperature": "py-sss-pts records no smart-log around its preconditioning"},
         ),
     )
@@ -379,10 +358,3 @@ def _unwritten(record: SubmissionRecord, test_run: TestRunRecord) -> None:
     ]
     for key, coverage in unwritten.unwritten_reads(runs, active_range_bytes=active).items():
         record.flags.append(FlagRecord("unwritten_data", unwritten.reason(coverage), run_key=key, test="iops"))
-
-
-def _int(value) -> int | None:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return None

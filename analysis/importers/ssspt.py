@@ -25,11 +25,11 @@ from analysis.importers.common import (
     ImportMetadata,
     check_fio_file,
     edition_from_options,
-    fio_times,
     list_files,
+    measurement_from_fio,
     read_fio,
 )
-from analysis.records import FlagRecord, HostRecord, MeasurementRecord, SubmissionRecord, TestRunRecord, WindowRecord
+from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRecord, WindowRecord
 from analysis.steady import judge_series
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 
@@ -175,26 +175,15 @@ def read_ssspt(root: Path, metadata: ImportMetadata | None = None) -> tuple[Subm
         series = f"bs{block_size}.rw{read_pct:03d}"
         measurements = []
         for round_number, fio in rounds:
-            started, finished = fio_times(fio.doc)
-            options = crosscheck.job_options(fio.doc)
             measurements.append(
-                MeasurementRecord(
-                    run_key=fio.path,
-                    test="iops",
+                measurement_from_fio(
+                    fio,
                     phase="wdpc",
                     series=series,
                     round_number=round_number,
                     block_size_bytes=block_size,
                     read_pct=read_pct,
-                    summary=fio.summary,
-                    raw_file=fio.path,
-                    json_path="$.jobs[*]",
-                    threads=_int(options.get("numjobs")),
-                    iodepth=_int(options.get("iodepth")),
-                    started_at=started,
-                    finished_at=finished,
                     pattern="randrw",
-                    runtime_s=crosscheck.direction_runtime_s(fio.doc),
                     missing={"temperature": "SSSPT records no smart-log around its runs"},
                 )
             )
@@ -212,26 +201,16 @@ def read_ssspt(root: Path, metadata: ImportMetadata | None = None) -> tuple[Subm
             record.flags.append(FlagRecord("steady_state_claim_differs", window.note[:300], test="iops"))
 
     for block_size, fio in sorted(wipc.items()):
-        started, finished = fio_times(fio.doc)
         options = crosscheck.job_options(fio.doc)
         test_run.measurements.append(
-            MeasurementRecord(
-                run_key=fio.path,
-                test="iops",
+            measurement_from_fio(
+                fio,
                 phase="wipc",
                 series=f"bs{block_size}",
                 round_number=1,
                 block_size_bytes=crosscheck.parse_size(options.get("bs", "")) or block_size,
                 read_pct=0,
-                summary=fio.summary,
-                raw_file=fio.path,
-                json_path="$.jobs[*]",
-                threads=_int(options.get("numjobs")),
-                iodepth=_int(options.get("iodepth")),
-                started_at=started,
-                finished_at=finished,
                 pattern=options.get("rw", "write"),
-                runtime_s=crosscheck.direction_runtime_s(fio.doc),
                 missing={"temperature": "SSSPT records no smart-log around its runs"},
             )
         )
@@ -360,10 +339,3 @@ def _unwritten(record: SubmissionRecord, wipc: dict[int, FioFile], test_run: Tes
     ).items():
         if not key.startswith("wipc"):
             record.flags.append(FlagRecord("unwritten_data", unwritten.reason(coverage), run_key=key, test="iops"))
-
-
-def _int(value) -> int | None:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return None

@@ -313,18 +313,8 @@ def _steady_state(manifest, runs, summaries, record: SubmissionRecord) -> None:
             continue
         key = (entry["test"], entry["metric"], entry["block_size_bytes"], entry["read_pct"])
         claim = claims.pop(key, None)
-        window = WindowRecord(
-            variable=entry["variable"],
-            phase=entry["phase"],
-            metric=entry["metric"],
-            block_size_bytes=entry["block_size_bytes"],
-            read_pct=entry["read_pct"],
-            steady=bool(entry["steady"]),
-            steady_round=entry["steady_round"],
-            window=entry["window"],
-            claimed=dict(claim) if claim else None,
-            claimed_steady=bool(claim.get("steady")) if claim else None,
-            note=str(entry.get("reason") or ""),
+        window = WindowRecord.from_evaluation(
+            entry, claimed=dict(claim) if claim else None, claimed_steady=bool(claim.get("steady")) if claim else None
         )
         if claim is None:
             window.note = (window.note + "; " if window.note else "") + "the client made no claim for this variable"

@@ -66,6 +66,23 @@ class WindowRecord:
     claimed_steady: bool | None = None
     note: str = ""
 
+    @classmethod
+    def from_evaluation(cls, entry: dict, *, claimed: dict | None, claimed_steady: bool | None) -> WindowRecord:
+        """From an entry of nvmedb_client.tracking.evaluate_runs (the server's own verdict) and what was claimed."""
+        return cls(
+            variable=entry["variable"],
+            phase=entry["phase"],
+            metric=entry["metric"],
+            block_size_bytes=entry["block_size_bytes"],
+            read_pct=entry["read_pct"],
+            steady=bool(entry["steady"]),
+            steady_round=entry["steady_round"],
+            window=entry["window"],
+            claimed=claimed,
+            claimed_steady=claimed_steady,
+            note=str(entry.get("reason") or ""),
+        )
+
     @property
     def claim_differs(self) -> bool:
         if self.claimed is None or self.claimed_steady is None:

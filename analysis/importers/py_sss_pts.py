@@ -214,19 +214,7 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
 
     claim = _tool_claim(test_run)
     for entry in evaluate_runs(runs, summaries):
-        window = WindowRecord(
-            variable=entry["variable"],
-            phase=entry["phase"],
-            metric=entry["metric"],
-            block_size_bytes=entry["block_size_bytes"],
-            read_pct=entry["read_pct"],
-            steady=bool(entry["steady"]),
-            steady_round=entry["steady_round"],
-            window=entry["window"],
-            claimed=claim,
-            claimed_steady=claim["steady"],
-            note=str(entry.get("reason") or ""),
-        )
+        window = WindowRecord.from_evaluation(entry, claimed=claim, claimed_steady=claim["steady"])
         if window.claim_differs:
             window.note = (
                 f"py-sss-pts judged the test {'steady at round ' + str(claim['steady_round']) if claim['steady'] else 'not steady'}"

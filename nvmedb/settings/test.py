@@ -6,3 +6,5 @@ CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
 # Throttle counters must not share the broker's Redis database, nor leak between tests.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Tests serve static files from the finders; there is no collectstatic output for WhiteNoise to index.
+WHITENOISE_AUTOREFRESH = True

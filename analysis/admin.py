@@ -3,6 +3,7 @@
 from django.contrib import admin
 
 from analysis.models import (
+    DriveMetadataProposal,
     DriveModel,
     DriveModelAggregate,
     Firmware,
@@ -11,6 +12,7 @@ from analysis.models import (
     Measurement,
     PcieLink,
     PhysicalUnit,
+    ProposalStatus,
     SteadyStateWindow,
     TestRun,
     Vendor,
@@ -133,3 +135,40 @@ class FlagAdmin(ReadOnlyAdmin):
 class DriveModelAggregateAdmin(ReadOnlyAdmin):
     list_display = ["drive_model", "metric", "factor", "level", "median", "iqr", "n_runs", "n_units"]
     list_filter = ["metric", "factor"]
+
+
+@admin.action(description="Approve: copy the proposed values onto the drive model")
+def approve_proposals(modeladmin, request, queryset):
+    from analysis.browse import metadata
+
+    approved = 0
+    for proposal in queryset.filter(status=ProposalStatus.PENDING):
+        metadata.proposal_approve(proposal=proposal, reviewer=request.user)
+        approved += 1
+    modeladmin.message_user(request, f"Approved {approved} proposal(s).")
+
+
+@admin.action(description="Reject")
+def reject_proposals(modeladmin, request, queryset):
+    from analysis.browse import metadata
+
+    rejected = 0
+    for proposal in queryset.filter(status=ProposalStatus.PENDING):
+        metadata.proposal_reject(proposal=proposal, reviewer=request.user)
+        rejected += 1
+    modeladmin.message_user(request, f"Rejected {rejected} proposal(s).")
+
+
+@admin.register(DriveMetadataProposal)
+class DriveMetadataProposalAdmin(admin.ModelAdmin):
+    """Proposals are reviewed, not edited: staff approve or reject them with the actions."""
+
+    list_display = ["drive_model", "controller", "nand_type", "dram", "form_factor", "source_url", "proposer", "status"]
+    list_filter = ["status"]
+    search_fields = ["drive_model__name", "controller", "nand_type"]
+    list_select_related = ["drive_model", "proposer"]
+    actions = [approve_proposals, reject_proposals]
+    readonly_fields = [f.name for f in DriveMetadataProposal._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

@@ -11,6 +11,7 @@ from django.template.defaultfilters import filesizeformat
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
+from analysis.browse.queries import submission_dataset
 from submissions import selectors, services
 from submissions.forms import SigningKeyForm, SignupForm, TokenCreateForm, TokenUpdateForm, UploadForm
 from submissions.models import SubmissionStatus
@@ -181,6 +182,9 @@ def detail(request: HttpRequest, submission_id) -> HttpResponse:
         "can_withdraw": is_owner and submission.status != SubmissionStatus.WITHDRAWN,
         "in_progress": not submission.is_final,
     }
+    if visibility is not Visibility.TOMBSTONE:
+        is_public = submission.status == SubmissionStatus.PUBLISHED and not submission.hidden
+        context.update(submission_dataset(submission=submission, with_files=is_public))
     return render(request, "submissions/detail.html", context)
 
 

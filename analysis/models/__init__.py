@@ -2,9 +2,11 @@
 
 from analysis.models.aggregates import DriveModelAggregate
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
+from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
 from analysis.models.results import Flag, FlagKind, Measurement, Round, SteadyStateWindow, TestRun
 
 __all__ = [
+    "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",
     "Firmware",
@@ -14,6 +16,7 @@ __all__ = [
     "Measurement",
     "PcieLink",
     "PhysicalUnit",
+    "ProposalStatus",
     "Round",
     "SteadyStateWindow",
     "TestRun",

@@ -33,3 +33,166 @@ def make_verified(tmp_path, shared_samples):
         return bundles.verified_bundle(tmp_path / f"b{next(counter)}", shared_samples, **kwargs)
 
     return build
+
+
+@pytest.fixture
+def dataset_runs(db):
+    """Datasets: two public runs on different drives, plus a withdrawn, a hidden and a held one that must not show."""
+    from analysis.tests.factories import FlagFactory, SteadyStateWindowFactory, SubmissionFactory, iops_run
+
+    shape = {"rounds": 6, "mixes": (100, 0), "block_sizes": (4096, 131072)}
+    public = iops_run(**shape)
+    other = iops_run(**shape, profile="quick", compliant=False, pcie_link__generation=3)
+    SteadyStateWindowFactory(test_run=public)
+    FlagFactory(test_run=public, submission=public.submission, kind="non_compliant", reason="test")
+    FlagFactory(
+        test_run=public, submission=public.submission, measurement=public.measurements.first(), kind="bus_bound"
+    )
+    hidden_from_view = [
+        iops_run(**shape, submission=SubmissionFactory(status="withdrawn")),
+        iops_run(**shape, submission=SubmissionFactory(hidden=True)),
+        iops_run(**shape, submission=SubmissionFactory(status="held", published_at=None)),
+    ]
+    SteadyStateWindowFactory(test_run=other, variable="iops.total_iops.rw100.bs4096", read_pct=100)
+    for run in hidden_from_view:
+        SteadyStateWindowFactory(test_run=run)
+    return {"public": [public, other], "not_public": hidden_from_view}
+
+
+@pytest.fixture
+def releases_dir(settings, tmp_path):
+    settings.NVMEDB_RELEASES_DIR = tmp_path / "releases"
+    return settings.NVMEDB_RELEASES_DIR
+
+
+# --- browse pages: a drive with every PTS test, built row by row like ingest stores it ----------------------------
+
+
+def make_browse_submission(*, drive_model, firmware="1B2QEXM7", generation=4, scale=1.0, uploader=None, **sub_fields):
+    """One published submission of `drive_model` with IOPS, throughput, latency and WSAT runs, their rounds,
+    measurements (temperatures and timestamps included), steady-state windows and a bus-bound flag."""
+    import datetime as dt
+
+    from analysis.models import Flag, Measurement, Round, SteadyStateWindow
+    from analysis.tests import factories
+
+    if uploader is not None:
+        sub_fields["uploader"] = uploader
+    submission = factories.SubmissionFactory(**sub_fields)
+    unit = factories.PhysicalUnitFactory(drive_model=drive_model)
+    fw = factories.FirmwareFactory(drive_model=drive_model, revision=firmware)
+    link = factories.PcieLinkFactory(
+        generation=generation,
+        speed_gts={3: 8.0, 4: 16.0, 5: 32.0}[generation],
+        usable_bandwidth_bytes_per_s={3: 3.5e9, 4: 7.0e9, 5: 14.0e9}[generation],
+    )
+    start = dt.datetime(2026, 1, 5, 8, 0, tzinfo=dt.timezone.utc)
+    plans = {
+        "iops": [("wdpc", "", bs, mix) for mix in (100, 65, 0) for bs in (4096, 65536, 1048576)],
+        "tp": [("tp-write", "tp-write.bs1048576", 1048576, 0), ("tp-read", "tp-read.bs1048576", 1048576, 100)],
+        "lat": [("wdpc", "", bs, mix) for mix in (100, 0) for bs in (512, 4096)],
+        "wsat": [("wsat", "", 4096, 0)],
+    }
+    n_rounds = {"iops": 5, "tp": 5, "lat": 5, "wsat": 12}
+    minute = 0
+    runs = {}
+    for test, cells in plans.items():
+        run = factories.TestRunFactory(
+            submission=submission,
+            drive_model=drive_model,
+            firmware=fw,
+            unit=unit,
+            pcie_link=link,
+            test=test,
+            threads=1 if test == "lat" else 4,
+            iodepth=1 if test == "lat" else 32,
+            steady=None if test == "wsat" else True,
+            steady_round=None if test == "wsat" else 5,
+            warning_temperature_k=343.0,
+        )
+        runs[test] = run
+        rows, cumulative = [], 0
+        for number in range(1, n_rounds[test] + 1):
+            for phase, series, bs, mix in cells:
+                round_row, _ = Round.objects.get_or_create(test_run=run, phase=phase, series=series, number=number)
+                iops = scale * 700_000 * (4096 / max(bs, 4096)) ** 0.8 * (0.4 + 0.6 * mix / 100) * (1 + 0.01 * number)
+                if test == "wsat":
+                    iops = scale * 400_000 / (1 + number / 4)
+                bw = iops * bs
+                written = int(bw * (100 - mix) / 100 * 60)
+                cumulative += written
+                minute += 1
+                rows.append(
+                    Measurement(
+                        round=round_row, test_run=run, drive_model=drive_model,
+                        run_key=f"{test}-r{number:02d}-rw{mix:03d}-bs{bs}-{phase}", block_size_bytes=bs, read_pct=mix,
+                        threads=run.threads, iodepth=run.iodepth, total_iops=iops, read_iops=iops * mix / 100,
+                        write_iops=iops * (100 - mix) / 100, total_bw_bytes_per_s=bw,
+                        read_bw_bytes_per_s=bw * mix / 100, write_bw_bytes_per_s=bw * (100 - mix) / 100,
+                        write_bytes=written, cumulative_write_bytes=cumulative,
+                        lat_mean_ns=run.threads * run.iodepth / iops * 1e9, lat_p9999_ns=run.threads * run.iodepth / iops * 8e9,
+                        lat_max_ns=run.threads * run.iodepth / iops * 3e10, runtime_s=60.0,
+                        temperature_before_k=310 + number, temperature_after_k=311 + number + bs / 1e6,
+                        link_utilization=bw / link.usable_bandwidth_bytes_per_s, in_steady_window=test != "wsat",
+                        started_at=start + dt.timedelta(minutes=minute), finished_at=start + dt.timedelta(minutes=minute + 1),
+                        raw_file=f"fio/{test}-r{number:02d}-rw{mix:03d}-bs{bs}.json", json_path="$.jobs[*]",
+                    )
+                )  # fmt: skip
+        Measurement.objects.bulk_create(rows)
+        headline = {}
+        for key, (phase, bs, mix, column) in {
+            "iops_4k_read": ("wdpc", 4096, 100, "total_iops"),
+            "iops_4k_write": ("wdpc", 4096, 0, "total_iops"),
+            "bw_1m_read": ("tp-read", 1048576, 100, "read_bw_bytes_per_s"),
+            "bw_1m_write": ("tp-write", 1048576, 0, "write_bw_bytes_per_s"),
+            "lat_4k_mean": ("wdpc", 4096, 0, "lat_mean_ns"),
+            "lat_4k_p9999": ("wdpc", 4096, 0, "lat_p9999_ns"),
+        }.items():
+            if (
+                (test == "iops" and key.startswith("iops"))
+                or (test == "tp" and key.startswith("bw"))
+                or (test == "lat" and key.startswith("lat"))
+            ):
+                values = [
+                    getattr(r, column)
+                    for r in rows
+                    if r.round.phase == phase and r.block_size_bytes == bs and r.read_pct == mix
+                ]
+                headline[key] = sum(values) / len(values)
+        run.headline = headline
+        run.save(update_fields=["headline"])
+        if test in ("iops", "lat", "tp"):
+            phase, bs, mix = {"iops": ("wdpc", 4096, 0), "lat": ("wdpc", 4096, 0), "tp": ("tp-write", 1048576, 0)}[test]
+            column = {"iops": "total_iops", "lat": "lat_mean_ns", "tp": "write_bw_bytes_per_s"}[test]
+            values = [
+                getattr(r, column)
+                for r in rows
+                if r.round.phase == phase and r.block_size_bytes == bs and r.read_pct == mix
+            ]
+            average = sum(values) / len(values)
+            SteadyStateWindow.objects.create(
+                test_run=run, variable=f"{test}.{column}.rw{mix:03d}.bs{bs}", phase=phase, metric=column,
+                block_size_bytes=bs, read_pct=mix, first_round=1, last_round=5, rounds=[1, 2, 3, 4, 5], values=values,
+                average=average, data_excursion=max(values) - min(values), data_excursion_limit=0.2 * average,
+                slope=(values[-1] - values[0]) / 4, intercept=values[0] - (values[-1] - values[0]) / 4,
+                slope_excursion=abs(values[-1] - values[0]), slope_excursion_limit=0.1 * average, steady=True,
+                steady_round=5,
+            )  # fmt: skip
+    Flag.objects.create(
+        submission=submission, test_run=runs["tp"], kind="bus_bound",
+        reason="Moved 95% of the 7.00 GB/s a Gen4 x4 link can carry: the bus, not the drive, set this number.",
+    )  # fmt: skip
+    return submission
+
+
+@pytest.fixture
+def browse_drive(db):
+    """A drive model with two published submissions on two firmware revisions and PCIe generations."""
+    from analysis.services import refresh_aggregates
+    from analysis.tests import factories
+
+    drive = factories.DriveModelFactory(name="Acme NVMe 990 1TB", slug="acme-990-1tb")
+    make_browse_submission(drive_model=drive, firmware="FW1", generation=3, scale=0.9)
+    make_browse_submission(drive_model=drive, firmware="FW2", generation=4, scale=1.0)
+    refresh_aggregates(drive_model=drive)
+    return drive

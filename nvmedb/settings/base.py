@@ -4,6 +4,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 from nvmedb.env import env_bool, env_int, env_list, env_str
 
@@ -97,6 +98,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "analysis.browse.staticfinders.PlotlyFinder",  # plotly.js from the installed plotly package
+]
 # Serve static files from the app directories without collectstatic, so plain `runserver` works with DEBUG off.
 WHITENOISE_USE_FINDERS = True
 STORAGES = {
@@ -147,7 +153,14 @@ CELERY_BEAT_SCHEDULE: dict = {
         "task": "submissions.tasks.requeue_stranded",
         "schedule": float(env_int("NVMEDB_REQUEUE_INTERVAL_S", 60)),
     },
+    # Weekly data set release; NVMEDB_RELEASE_CRON is "minute hour day_of_month month_of_year day_of_week".
+    "build-weekly-release": {
+        "task": "analysis.tasks.build_release",
+        "schedule": crontab.from_string(env_str("NVMEDB_RELEASE_CRON", "0 3 * * mon")),
+    },
 }
+# Versioned, immutable data set releases (analysis.datasets.releases).
+NVMEDB_RELEASES_DIR = Path(env_str("NVMEDB_RELEASES_DIR", str(VAR_DIR / "releases")))
 
 # Submission pipeline. A submission still `received` after NVMEDB_REQUEUE_RECEIVED_AFTER_S (its message was lost or
 # the broker was down), or in a worker's hands longer than the hard time limit allows, is queued again.

@@ -1,0 +1,668 @@
+"""Plotly figures built on the server from page data, each with the table of its numbers (shown and as CSV).
+
+Figures are plain dicts ({"data": [...], "layout": {...}}) embedded with `json_script`. Plotly renders a few HTML
+tags and entities in trace names and tick labels, so every string that comes from a bundle (drive names, firmware
+revisions) goes through `plot_text`, which escapes it: it then shows literally and can never become markup.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.core.cache import cache
+from django.utils.html import escape, format_html, format_html_join, json_script
+from django.utils.safestring import mark_safe
+
+from analysis.browse import units
+from analysis.browse.queries import (
+    STATISTICS_SECONDS,
+    CompareData,
+    DriveData,
+    metric_column,
+    window_cells,
+    window_mean,
+)
+from analysis.headline import BY_KEY
+
+PALETTE = ("#0b5cad", "#c4461b", "#1a7f37", "#8250df", "#b08800", "#cf222e", "#1b7c83", "#57606a")
+METRIC_UNITS = {"total_iops": "IOPS", "read_iops": "IOPS", "write_iops": "IOPS"}
+
+
+def plot_text(value: object) -> str:
+    return html.escape(str(value), quote=False)
+
+
+@dataclass
+class Chart:
+    key: str
+    title: str
+    figure: dict
+    columns: list[str]
+    rows: list[list]
+    note: str = ""
+    verdict: list[tuple[str, str]] = field(default_factory=list)
+    csv_url: str = ""
+    # When a chart has many points, the page shows this summary and the CSV holds every row.
+    summary_columns: list[str] | None = None
+    summary_rows: list[list] | None = None
+
+    @property
+    def table_html(self) -> str:
+        columns = self.summary_columns or self.columns
+        return html_table(columns, self.summary_rows if self.summary_rows is not None else self.rows)
+
+    @property
+    def html(self) -> str:
+        """The chart's figure element: an empty plot container, its figure as JSON, and its numbers. Built here (the
+        page has dozens of charts; an {% include %} per chart is slow); every value is escaped or JSON-encoded."""
+        verdict = format_html_join("", "<dt>{}</dt><dd>{}</dd>", self.verdict)
+        return format_html(
+            '<figure class="chart" id="{id}"><figcaption><h3>{title}</h3>{note}</figcaption>'
+            '<div class="chart-body{wide}"><div class="plot" data-figure="{data_id}" role="img"'
+            ' aria-label="{title} (numbers in the table below)"></div>{verdict}</div>{figure}'
+            '<details class="numbers" open><summary>Numbers{csv}</summary>{summary}{table}</details></figure>',
+            id=self.element_id,
+            title=self.title,
+            note=format_html('<p class="note">{}</p>', self.note) if self.note else "",
+            wide=" with-verdict" if self.verdict else "",
+            data_id=self.data_id,
+            verdict=format_html('<dl class="verdict">{}</dl>', verdict) if self.verdict else "",
+            figure=json_script(self.figure, self.data_id),
+            csv=format_html(' · <a href="{}" class="csv">CSV</a>', self.csv_url) if self.csv_url else "",
+            summary=mark_safe('<p class="note">A summary; the CSV holds every point.</p>')
+            if self.summary_rows is not None
+            else "",
+            table=self.table_html,
+        )
+
+    @property
+    def element_id(self) -> str:
+        return f"chart-{self.key}"
+
+    @property
+    def data_id(self) -> str:
+        return f"chart-{self.key}-data"
+
+
+def html_table(columns: list[str], rows: list[list], *, text_columns: int = 1) -> str:
+    """A table of numbers, built here because templates are slow at thousands of cells; every cell escaped.
+    The first `text_columns` columns are text, the rest numbers (right-aligned, thousands separated)."""
+    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
+    body = "".join(
+        "<tr>" + "".join(_cell_html(value, text=i < text_columns) for i, value in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    return mark_safe(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")  # noqa: S308
+
+
+def _cell_html(value, *, text: bool) -> str:
+    shown = "—" if value is None else escape(f"{value:,}" if isinstance(value, (int, float)) and not text else value)
+    return f"<td>{shown}</td>" if text else f'<td class="num">{shown}</td>'
+
+
+def _layout(title: str, x_title: str, y_title: str, **extra) -> dict:
+    layout = {
+        "title": {"text": plot_text(title)},
+        "xaxis": {"title": {"text": x_title}, "automargin": True},
+        "yaxis": {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero"},
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 60},
+        "legend": {"orientation": "h", "y": -0.25},
+        "height": 420,
+    }
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(layout.get(key), dict):
+            layout[key] = {**layout[key], **value}
+        else:
+            layout[key] = value
+    return layout
+
+
+def _scaled(value: float | None, divisor: float) -> float | None:
+    return None if value is None else value / divisor
+
+
+def _round(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _metric_unit(metric: str) -> str:
+    if metric in METRIC_UNITS:
+        return "IOPS"
+    if metric.endswith("bytes_per_s"):
+        return "bytes/s"
+    return "ns"
+
+
+# --- drive page ---------------------------------------------------------------------------------------------------
+
+
+def drive_charts(data: DriveData) -> list[Chart]:
+    charts: list[Chart] = []
+    iops = data.selected.get("iops")
+    if iops:
+        rows = data.measurements.get(iops["id"], [])
+        charts.append(iops_by_block_size(rows))
+        charts.append(iops_heatmap(rows))
+        charts.extend(steady_charts(data, iops))
+    tp = data.selected.get("tp")
+    if tp:
+        charts.append(throughput(data.measurements.get(tp["id"], []), tp["pcie_link__usable_bandwidth_bytes_per_s"]))
+        charts.extend(steady_charts(data, tp))
+    lat = data.selected.get("lat")
+    if lat:
+        charts.append(latency(data.measurements.get(lat["id"], [])))
+        charts.extend(steady_charts(data, lat))
+    wsat = data.selected.get("wsat")
+    if wsat:
+        charts.append(write_saturation(data.measurements.get(wsat["id"], [])))
+    if data.selected:
+        charts.append(temperature(data))
+    charts.extend(cached_breakdowns(data))
+    return [c for c in charts if c.rows]
+
+
+def drive_charts_html(data: DriveData, *, csv_link, cacheable: bool) -> str:
+    """Every chart of the drive page as HTML. The default page (no query parameters) derives only from the drive's
+    data version, so its charts are built once per version and cached as HTML."""
+    key = f"browse:drive-charts-html:v1:{data.drive.pk}:{data.version}"
+    cacheable = cacheable and data.version is not None and data.is_default_selection
+    if cacheable and (found := cache.get(key)) is not None:
+        return mark_safe(found)  # noqa: S308 -- built below from escaped parts
+    built = drive_charts(data)
+    for chart in built:
+        chart.csv_url = csv_link(chart.key)
+    html = "".join(chart.html for chart in built) or "<p>No measurements to chart.</p>"
+    if cacheable:
+        cache.set(key, str(html), STATISTICS_SECONDS)
+    return mark_safe(html)  # noqa: S308 -- every chart's html is built with format_html
+
+
+def cached_breakdowns(data: DriveData) -> list[Chart]:
+    """The breakdowns read every public run; they change only with the drive's data version, so they are cached."""
+    if data.version is None:
+        return breakdowns(data)
+    key = f"browse:breakdowns:v1:{data.drive.pk}:{data.version}"
+    found = cache.get(key)
+    if found is None:
+        found = breakdowns(data)
+        cache.set(key, found, STATISTICS_SECONDS)
+    return [copy.copy(chart) for chart in found]  # views set each chart's CSV link
+
+
+def iops_by_block_size(rows: list[dict]) -> Chart:
+    cells = window_cells([r for r in rows if r["round__phase"] == "wdpc"])
+    sizes = sorted({bs for (_, bs, _) in cells})
+    mixes = sorted({mix for (_, _, mix) in cells}, reverse=True)
+    means = {(bs, mix): window_mean(cell, "total_iops") for (_, bs, mix), cell in cells.items()}
+    labels = [units.block_size(bs) for bs in sizes]
+    traces = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": units.mix(mix),
+            "x": labels,
+            "y": [_round(means.get((bs, mix)), 0) for bs in sizes],
+            "line": {"color": PALETTE[i % len(PALETTE)]},
+        }
+        for i, mix in enumerate(mixes)
+    ]
+    table = [[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes]
+    return Chart(
+        key="iops",
+        title="IOPS by block size, one line per R/W mix (steady-state window mean)",
+        figure={
+            "data": traces,
+            "layout": _layout("IOPS by block size", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
+        },
+        columns=["Block size", *[f"{units.mix(mix)} (IOPS)" for mix in mixes]],
+        rows=table,
+        note="The PTS 2D plot; the table is the block size × R/W mix matrix.",
+    )
+
+
+def iops_heatmap(rows: list[dict]) -> Chart:
+    """The block size × R/W mix matrix as a heatmap, coloured by log10(IOPS) so small blocks do not wash out."""
+    cells = window_cells([r for r in rows if r["round__phase"] == "wdpc"])
+    sizes = sorted({bs for (_, bs, _) in cells})
+    mixes = sorted({mix for (_, _, mix) in cells}, reverse=True)
+    means = {(bs, mix): window_mean(cell, "total_iops") for (_, bs, mix), cell in cells.items()}
+    z = [[_round(math.log10(v), 3) if (v := means.get((bs, mix))) else None for mix in mixes] for bs in sizes]
+    text = [[units.iops(means.get((bs, mix))) for mix in mixes] for bs in sizes]
+    figure = {
+        "data": [
+            {
+                "type": "heatmap",
+                "x": [units.mix(mix) for mix in mixes],
+                "y": [units.block_size(bs) for bs in sizes],
+                "z": z,
+                "text": text,
+                "texttemplate": "%{text}",
+                "hovertemplate": "%{y}, %{x}: %{text}<extra></extra>",
+                "colorscale": "Viridis",
+                "colorbar": {"title": {"text": "log₁₀ IOPS"}},
+            }
+        ],
+        "layout": _layout("IOPS, block size × R/W mix", "R/W mix", "Block size", yaxis={"type": "category"}),
+    }
+    return Chart(
+        key="iops-matrix",
+        title="IOPS matrix: block size × R/W mix (steady-state window mean)",
+        figure=figure,
+        columns=["Block size", *[f"{units.mix(mix)} (IOPS)" for mix in mixes]],
+        rows=[[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes],
+        note="The same numbers as the table under the 2D plot, as the PTS report's matrix.",
+    )
+
+
+def steady_charts(data: DriveData, run: dict) -> list[Chart]:
+    windows = [w for w in data.windows if w.test_run_id == run["id"]]
+    if not windows:
+        return []
+    rows = data.measurements.get(run["id"], [])
+    unit = _metric_unit(windows[0].metric)
+    divisor, axis = units.AXIS[unit]
+    traces, table = [], []
+    by_round: dict[str, dict[int, float | None]] = {}
+    for i, window in enumerate(windows):
+        series = {
+            r["round__number"]: r[window.metric]
+            for r in rows
+            if r["round__phase"] == window.phase
+            and r["block_size_bytes"] == window.block_size_bytes
+            and r["read_pct"] == window.read_pct
+            and window.metric in r
+        }
+        by_round[window.variable] = series
+        ordered = sorted(series)
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": plot_text(window.variable),
+                "x": ordered,
+                "y": [_round(_scaled(series[n], divisor), 2) for n in ordered],
+                "line": {"color": PALETTE[i % len(PALETTE)]},
+            }
+        )
+    rounds = sorted({n for series in by_round.values() for n in series})
+    for n in rounds:
+        table.append([n, *[_round(_scaled(by_round[w.variable].get(n), divisor), 2) for w in windows]])
+    test = run["test"]
+    convergence = Chart(
+        key=f"steady-{test}",
+        title=f"Steady-state convergence, {test.upper()} test: tracking variables by round",
+        figure={"data": traces, "layout": _layout("Tracking variables by round", "Round", axis, xaxis={"dtick": 1})},
+        columns=["Round", *[f"{w.variable} ({axis})" for w in windows]],
+        rows=table,
+        note="Each line is one tracking variable; the test stops at the first round where all are steady.",
+    )
+    return [convergence, *[window_chart(w) for w in windows if w.rounds and w.values and w.average is not None]]
+
+
+def window_chart(window) -> Chart:
+    unit = _metric_unit(window.metric)
+    divisor, axis = units.AXIS[unit]
+    rounds = list(window.rounds)
+    values = [_scaled(v, divisor) for v in window.values]
+    average = window.average / divisor
+    fitted = (
+        [(window.slope * n + window.intercept) / divisor for n in rounds]
+        if window.slope is not None and window.intercept is not None
+        else []
+    )
+    traces = [
+        {"type": "scatter", "mode": "lines", "name": "average +10%", "x": rounds, "y": [average * 1.1] * len(rounds),
+         "line": {"color": "#8c959f", "dash": "dot"}},
+        {"type": "scatter", "mode": "lines", "name": "average −10%", "x": rounds, "y": [average * 0.9] * len(rounds),
+         "line": {"color": "#8c959f", "dash": "dot"}, "fill": "tonexty", "fillcolor": "rgba(140,149,159,0.15)"},
+        {"type": "scatter", "mode": "lines", "name": "average", "x": rounds, "y": [average] * len(rounds),
+         "line": {"color": "#57606a"}},
+        {"type": "scatter", "mode": "markers+lines", "name": "measured", "x": rounds, "y": values,
+         "line": {"color": PALETTE[0]}},
+    ]  # fmt: skip
+    if fitted:
+        traces.append(
+            {"type": "scatter", "mode": "lines", "name": "least-squares fit", "x": rounds, "y": fitted,
+             "line": {"color": PALETTE[1], "dash": "dash"}}
+        )  # fmt: skip
+    table = [
+        [n, _round(v, 2), _round(average, 2), _round(f, 2) if fitted else None]
+        for n, v, f in zip(rounds, values, fitted or [None] * len(rounds), strict=True)
+    ]
+
+    def scaled(value):
+        return units.by_unit(unit, value)
+
+    verdict = [
+        ("Verdict", "steady" if window.steady else "not steady"),
+        ("Steady at round", str(window.steady_round) if window.steady_round is not None else "—"),
+        ("Window", f"rounds {window.first_round}–{window.last_round}"),
+        ("Average", scaled(window.average)),
+        ("Data excursion (max − min)", scaled(window.data_excursion)),
+        ("Allowed (20% of average)", scaled(window.data_excursion_limit)),
+        ("Slope excursion (|slope| × 4)", scaled(window.slope_excursion)),
+        ("Allowed (10% of average)", scaled(window.slope_excursion_limit)),
+    ]
+    if window.claim_differs:
+        verdict.append(("Client's claim", "differs: " + (window.note or "see the submission page")))
+    return Chart(
+        key=f"window-{window.pk}",
+        title=f"Measurement window of {window.variable}",
+        figure={
+            "data": traces,
+            "layout": _layout(f"Measurement window: {window.variable}", "Round", axis, xaxis={"dtick": 1}),
+        },
+        columns=["Round", f"Measured ({axis})", f"Average ({axis})", f"Fitted ({axis})"],
+        rows=table,
+        note="The shaded band is the average ±10% (the 20% data-excursion band); the dashed line is the fit.",
+        verdict=verdict,
+    )
+
+
+def throughput(rows: list[dict], usable_bandwidth: float | None) -> Chart:
+    cells = window_cells(rows)
+    sizes = sorted({bs for (_, bs, _) in cells})
+    read = {bs: window_mean(c, "read_bw_bytes_per_s") for (phase, bs, _), c in cells.items() if phase == "tp-read"}
+    write = {bs: window_mean(c, "write_bw_bytes_per_s") for (phase, bs, _), c in cells.items() if phase == "tp-write"}
+    labels = [units.block_size(bs) for bs in sizes]
+    traces = [
+        {"type": "bar", "name": "sequential read", "x": labels,
+         "y": [_round(_scaled(read.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[0]}},
+        {"type": "bar", "name": "sequential write", "x": labels,
+         "y": [_round(_scaled(write.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[1]}},
+    ]  # fmt: skip
+    layout = _layout("Sequential throughput by block size", "Block size", "MB/s (10⁶ bytes/s)", barmode="group")
+    note = "Mean over each block size's steady-state window."
+    if usable_bandwidth:
+        limit = usable_bandwidth / 1e6
+        traces.append(
+            {"type": "scatter", "mode": "lines", "name": "PCIe link usable bandwidth", "x": labels,
+             "y": [round(limit, 1)] * len(labels), "line": {"color": "#cf222e", "dash": "dash"}}
+        )  # fmt: skip
+        note += f" Dashed line: what the negotiated PCIe link can carry, {units.bandwidth(usable_bandwidth)}."
+    else:
+        note += " The PCIe link's usable bandwidth is unknown for this run, so no limit line is drawn."
+    table = [
+        [units.block_size(bs), _round(_scaled(read.get(bs), 1e6)), _round(_scaled(write.get(bs), 1e6)),
+         _round(_scaled(usable_bandwidth, 1e6))]
+        for bs in sizes
+    ]  # fmt: skip
+    return Chart(
+        key="throughput",
+        title="Throughput: sequential read and write by block size",
+        figure={"data": traces, "layout": layout},
+        columns=["Block size", "Read (MB/s)", "Write (MB/s)", "Link usable (MB/s)"],
+        rows=table,
+        note=note,
+    )
+
+
+def latency(rows: list[dict]) -> Chart:
+    cells = window_cells(rows)
+    keys = sorted(cells, key=lambda k: (k[1], -k[2]))
+    labels = [f"{units.block_size(bs)} {units.mix(mix)}" for (_, bs, mix) in keys]
+    stats = (("lat_mean_ns", "mean"), ("lat_p9999_ns", "99.99%"), ("lat_max_ns", "max"))
+    values = {column: [_round(_scaled(window_mean(cells[k], column), 1e3), 1) for k in keys] for column, _ in stats}
+    traces = [
+        {"type": "bar", "name": label, "x": labels, "y": values[column], "marker": {"color": PALETTE[i]}}
+        for i, (column, label) in enumerate(stats)
+    ]
+    return Chart(
+        key="latency",
+        title="Latency (mean, 99.99th percentile, maximum) by block size and R/W mix",
+        figure={
+            "data": traces,
+            "layout": _layout(
+                "Latency", "Block size and R/W mix", "µs", barmode="group", yaxis={"type": "log", "rangemode": "normal"}
+            ),
+        },
+        columns=["Block size and mix", "Mean (µs)", "99.99% (µs)", "Max (µs)"],
+        rows=[[label, *[values[c][i] for c, _ in stats]] for i, label in enumerate(labels)],
+        note="Completion latency of the worst direction, mean over the steady-state window; log scale.",
+    )
+
+
+def write_saturation(rows: list[dict]) -> Chart:
+    points = sorted(
+        (r for r in rows if r["cumulative_write_bytes"] is not None), key=lambda r: r["cumulative_write_bytes"]
+    )
+    x = [round(r["cumulative_write_bytes"] / 1e9, 2) for r in points]
+    y = [_round(r["total_iops"], 0) for r in points]
+    return Chart(
+        key="wsat",
+        title="Write saturation: IOPS against total data written",
+        figure={
+            "data": [
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "4 KiB random write",
+                    "x": x,
+                    "y": y,
+                    "line": {"color": PALETTE[0]},
+                }
+            ],
+            "layout": _layout("Write saturation", "Total written (GB, 10⁹ bytes)", "IOPS"),
+        },  # fmt: skip
+        columns=["Sample", "Total written (GB)", "IOPS"],
+        rows=[[r["round__number"], xi, yi] for r, xi, yi in zip(points, x, y, strict=True)],
+    )
+
+
+def temperature(data: DriveData) -> Chart:
+    traces, table = [], []
+    for i, (test, run) in enumerate(data.selected.items()):
+        rows = sorted(data.measurements.get(run["id"], []), key=lambda r: (r["started_at"] is None, r["started_at"]))
+        rows = [r for r in rows if r["temperature_after_k"] is not None]
+        if not rows:
+            continue
+        start = rows[0]["started_at"]
+        if start is not None and all(r["started_at"] is not None for r in rows):
+            x = [round((r["started_at"] - start).total_seconds() / 60, 1) for r in rows]
+        else:
+            x = list(range(1, len(rows) + 1))
+        y = [round(r["temperature_after_k"] - 273.15, 1) for r in rows]
+        traces.append(
+            {"type": "scatter", "mode": "lines", "name": f"{test.upper()} test", "x": x, "y": y,
+             "line": {"color": PALETTE[i % len(PALETTE)]}}
+        )  # fmt: skip
+        table.extend([test.upper(), r["run_key"], xi, yi] for r, xi, yi in zip(rows, x, y, strict=True))
+        warning = run.get("warning_temperature_k")
+        if warning:
+            traces.append(
+                {"type": "scatter", "mode": "lines", "name": f"warning threshold ({test.upper()} drive)",
+                 "x": [x[0], x[-1]], "y": [round(warning - 273.15, 1)] * 2, "line": {"color": "#cf222e", "dash": "dot"}}
+            )  # fmt: skip
+    summary = []
+    for test in dict.fromkeys(row[0] for row in table):
+        temps = [row[3] for row in table if row[0] == test]
+        summary.append([test, len(temps), temps[0], max(temps), temps[-1]])
+    return Chart(
+        summary_columns=["Test", "Samples", "First (°C)", "Highest (°C)", "Last (°C)"],
+        summary_rows=summary,
+        key="temperature",
+        title="Drive temperature across each run (after each fio run)",
+        figure={
+            "data": traces,
+            "layout": _layout("Temperature", "Minutes since the test started (or sample number)", "°C"),
+        },
+        columns=["Test", "fio run", "Minutes (or sample)", "Temperature (°C)"],
+        rows=table,
+        note="From the drive's SMART log after each fio run.",
+    )
+
+
+def breakdowns(data: DriveData) -> list[Chart]:
+    charts = []
+    for key, factor_label, level_of in (
+        ("firmware", "Firmware", lambda r: r["firmware__revision"] or "unknown"),
+        ("pcie", "PCIe generation", lambda r: f"Gen{r['pcie_link__generation']}" if r["pcie_link__generation"] else "unknown"),
+    ):  # fmt: skip
+        for metric in ("iops_4k_read", "bw_1m_read"):
+            chart = _breakdown(data, key, factor_label, level_of, metric)
+            if chart.rows:
+                charts.append(chart)
+    return charts
+
+
+def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: str) -> Chart:
+    headline = BY_KEY[metric]
+    divisor, axis = units.AXIS[headline.unit]
+    column = metric_column(metric)
+    points: dict[tuple[str, object], list[float]] = defaultdict(list)
+    for run in data.runs:
+        value = run[column]
+        if value is not None:
+            unit = run["unit_id"] if run["unit_id"] is not None else f"run {run['id']}"
+            points[(level_of(run), unit)].append(value)
+    by_level: dict[str, list[tuple[str, float, int]]] = defaultdict(list)  # level -> (unit, median, runs)
+    for (level, unit), values in sorted(points.items(), key=lambda item: (item[0][0], str(item[0][1]))):
+        by_level[level].append((str(unit), round(statistics.median(values) / divisor, 1), len(values)))
+    levels = sorted(by_level)
+    traces = [
+        {
+            "type": "box",
+            "name": plot_text(level),
+            "y": [p[1] for p in by_level[level]],
+            "boxpoints": "all",
+            "jitter": 0.4,
+            "pointpos": 0,
+            "marker": {"color": PALETTE[i % len(PALETTE)], "size": 4},
+        }
+        for i, level in enumerate(levels)
+    ]
+    return Chart(
+        key=f"by-{key}-{metric}",
+        title=f"{headline.label} by {factor_label.lower()}, each unit a point",
+        figure={
+            "data": traces,
+            "layout": _layout(f"{headline.label} by {factor_label.lower()}", factor_label, axis, showlegend=False),
+        },
+        columns=[factor_label, "Unit", f"{headline.label} ({axis}, median of the unit's runs)", "Runs"],
+        rows=[[level, *point] for level in levels for point in by_level[level]],
+        summary_columns=[factor_label, "Units", "Runs", f"Lowest ({axis})", f"Median ({axis})", f"Highest ({axis})"],
+        summary_rows=[
+            [
+                level,
+                len(points_),
+                sum(p[2] for p in points_),
+                min(p[1] for p in points_),
+                round(statistics.median(p[1] for p in points_), 1),
+                max(p[1] for p in points_),
+            ]
+            for level in levels
+            if (points_ := by_level[level])
+        ],
+        note="A unit tested several times counts once (the median of its runs); runs without a known unit count alone.",
+    )
+
+
+# --- compare ------------------------------------------------------------------------------------------------------
+
+
+def compare_charts(data: CompareData) -> list[Chart]:
+    charts = []
+    for mix, label in ((100, "random read"), (0, "random write")):
+        charts.append(_compare_iops(data, mix, label))
+    charts.append(_compare_throughput(data))
+    charts.append(_compare_latency(data))
+    return [c for c in charts if c.rows]
+
+
+def _drive_rows(data: CompareData, drive, test: str) -> list[dict]:
+    run = data.selected.get(drive.pk, {}).get(test)
+    return data.measurements.get(run["id"], []) if run else []
+
+
+def _compare_iops(data: CompareData, mix: int, label: str) -> Chart:
+    per_drive = {}
+    for drive in data.drives:
+        cells = window_cells([r for r in _drive_rows(data, drive, "iops") if r["round__phase"] == "wdpc"])
+        per_drive[drive.pk] = {bs: window_mean(c, "total_iops") for (_, bs, m), c in cells.items() if m == mix}
+    sizes = sorted({bs for values in per_drive.values() for bs in values})
+    labels = [units.block_size(bs) for bs in sizes]
+    traces = [
+        {"type": "scatter", "mode": "lines+markers", "name": plot_text(drive.name), "x": labels,
+         "y": [_round(per_drive[drive.pk].get(bs), 0) for bs in sizes], "line": {"color": PALETTE[i]}}
+        for i, drive in enumerate(data.drives)
+    ]  # fmt: skip
+    return Chart(
+        key=f"iops-{mix}",
+        title=f"IOPS by block size, {label} ({units.mix(mix)})",
+        figure={
+            "data": traces,
+            "layout": _layout(f"IOPS, {label}", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
+        },
+        columns=["Block size", *[f"{d.name} (IOPS)" for d in data.drives]],
+        rows=[[units.block_size(bs), *[_round(per_drive[d.pk].get(bs), 0) for d in data.drives]] for bs in sizes],
+    )
+
+
+def _compare_throughput(data: CompareData) -> Chart:
+    traces, table_values = [], {}
+    sizes: set[int] = set()
+    for drive in data.drives:
+        cells = window_cells(_drive_rows(data, drive, "tp"))
+        read = {bs: window_mean(c, "read_bw_bytes_per_s") for (p, bs, _), c in cells.items() if p == "tp-read"}
+        write = {bs: window_mean(c, "write_bw_bytes_per_s") for (p, bs, _), c in cells.items() if p == "tp-write"}
+        table_values[drive.pk] = (read, write)
+        sizes |= set(read) | set(write)
+    ordered = sorted(sizes)
+    labels = [units.block_size(bs) for bs in ordered]
+    for i, drive in enumerate(data.drives):
+        read, write = table_values[drive.pk]
+        for direction, values, dash in (("read", read, "solid"), ("write", write, "dash")):
+            traces.append(
+                {"type": "scatter", "mode": "lines+markers", "name": plot_text(f"{drive.name}, {direction}"),
+                 "x": labels, "y": [_round(_scaled(values.get(bs), 1e6)) for bs in ordered],
+                 "line": {"color": PALETTE[i], "dash": dash}}
+            )  # fmt: skip
+    return Chart(
+        key="throughput",
+        title="Sequential throughput by block size",
+        figure={"data": traces, "layout": _layout("Sequential throughput", "Block size", "MB/s (10⁶ bytes/s)")},
+        columns=["Block size", *[f"{d.name} {direction} (MB/s)" for d in data.drives for direction in ("read", "write")]],
+        rows=[
+            [units.block_size(bs), *[_round(_scaled(table_values[d.pk][j].get(bs), 1e6)) for d in data.drives for j in (0, 1)]]
+            for bs in ordered
+        ],
+    )  # fmt: skip
+
+
+def _compare_latency(data: CompareData) -> Chart:
+    per_drive = {}
+    keys: set[tuple[str, int, int]] = set()
+    for drive in data.drives:
+        cells = window_cells(_drive_rows(data, drive, "lat"))
+        per_drive[drive.pk] = {
+            k: (window_mean(c, "lat_mean_ns"), window_mean(c, "lat_p9999_ns")) for k, c in cells.items()
+        }
+        keys |= set(cells)
+    ordered = sorted(keys, key=lambda k: (k[1], -k[2]))
+    labels = [f"{units.block_size(bs)} {units.mix(mix)}" for (_, bs, mix) in ordered]
+    traces = []
+    for i, drive in enumerate(data.drives):
+        for j, (stat, symbol) in enumerate((("mean", "circle"), ("99.99%", "diamond"))):
+            traces.append(
+                {"type": "scatter", "mode": "markers", "name": plot_text(f"{drive.name}, {stat}"), "x": labels,
+                 "y": [_round(_scaled(per_drive[drive.pk].get(k, (None, None))[j], 1e3)) for k in ordered],
+                 "marker": {"color": PALETTE[i], "symbol": symbol, "size": 10}}
+            )  # fmt: skip
+    return Chart(
+        key="latency",
+        title="Latency (mean and 99.99%) by block size and R/W mix",
+        figure={
+            "data": traces,
+            "layout": _layout("Latency", "Block size and R/W mix", "µs", yaxis={"type": "log", "rangemode": "normal"}),
+        },
+        columns=["Block size and mix", *[f"{d.name} {s} (µs)" for d in data.drives for s in ("mean", "99.99%")]],
+        rows=[
+            [label, *[_round(_scaled(per_drive[d.pk].get(k, (None, None))[j], 1e3)) for d in data.drives for j in (0, 1)]]
+            for k, label in zip(ordered, labels, strict=True)
+        ],
+    )  # fmt: skip

@@ -1,0 +1,68 @@
+"""Validation of every query parameter and form of the browse pages (a bad value is a 400 with a message)."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+
+from analysis.models import DriveMetadataProposal
+
+SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,220}$")
+MAX_COMPARED = 4
+
+
+class PageForm(forms.Form):
+    page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+
+
+class RunChoiceForm(forms.Form):
+    """Which submission's runs the drive page charts (default: the representative runs)."""
+
+    submission = forms.UUIDField(required=False)
+
+
+class CompareForm(forms.Form):
+    drives = forms.CharField(
+        max_length=4 * 221, help_text="Two to four drive slugs, comma-separated: ?drives=a,b,c", required=True
+    )
+
+    def clean_drives(self) -> list[str]:
+        slugs = [s.strip() for s in self.cleaned_data["drives"].split(",") if s.strip()]
+        slugs = list(dict.fromkeys(slugs))
+        bad = [s for s in slugs if not SLUG.match(s)]
+        if bad:
+            raise forms.ValidationError(f"Not a drive slug: {bad[0][:60]!r}.")
+        if not 2 <= len(slugs) <= MAX_COMPARED:
+            raise forms.ValidationError(f"Compare two to {MAX_COMPARED} different drives (got {len(slugs)}).")
+        return slugs
+
+
+class MetadataProposalForm(forms.ModelForm):
+    source_url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        label="Source (URL)",
+        help_text="A datasheet, teardown or review that shows these values. Required.",
+    )
+
+    class Meta:
+        model = DriveMetadataProposal
+        fields = ["controller", "nand_type", "dram", "form_factor", "source_url", "note"]
+        labels = {"nand_type": "NAND type", "dram": "DRAM", "source_url": "Source (URL)"}
+        help_texts = {
+            "source_url": "A datasheet, teardown or review that shows these values. Required.",
+            "dram": "e.g. '1 GB LPDDR4' or 'none (HMB)'.",
+        }
+
+    def clean_source_url(self) -> str:
+        url = self.cleaned_data["source_url"]
+        if not url.lower().startswith(("https://", "http://")):
+            raise forms.ValidationError("The source must be an http(s) link.")
+        return url
+
+    def clean(self):
+        cleaned = super().clean()
+        if not any((cleaned.get(name) or "").strip() for name in ("controller", "nand_type", "dram", "form_factor")):
+            raise forms.ValidationError("Propose at least one of controller, NAND type, DRAM or form factor.")
+        return cleaned

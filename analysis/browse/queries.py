@@ -1,0 +1,495 @@
+"""Page data for the browse pages, each loaded in a fixed number of queries whatever the number of submissions.
+
+A drive page leads with statistics over every public run (the aggregates, the per-run headline values) and draws the
+PTS charts of one run per test: the run whose headline value is closest to the drive's median (or the runs of a
+submission the reader picked). Measurements are read only for those runs, so the page costs the same for a drive
+with one submission and for one with a thousand.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from django.core.cache import cache
+from django.db.models import Count, Exists, FloatField, Max, OuterRef, QuerySet, Subquery
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+
+from analysis.browse import units
+from analysis.headline import HEADLINES
+from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, PhysicalUnit, SteadyStateWindow
+from analysis.selectors import public_flags, public_measurements, public_test_runs
+from nvmedb_client.steady_state import WINDOW_ROUNDS
+from submissions.selectors import public_submissions
+
+TEST_ORDER = ("iops", "tp", "lat", "wsat")
+STATISTICS_SECONDS = 24 * 3600
+HOME_COUNTS_KEY = "browse:home-counts:v1"
+HOME_COUNTS_SECONDS = (
+    60  # the home page's totals may lag a minute behind; counting a million rows on every hit does not
+)
+PRIMARY_METRIC = {"iops": "iops_4k_read", "tp": "bw_1m_read", "lat": "lat_4k_mean"}
+RUN_FIELDS = (
+    "id",
+    "test",
+    "submission_id",
+    "submission__published_at",
+    "firmware__revision",
+    "pcie_link__generation",
+    "pcie_link__width",
+    "pcie_link__usable_bandwidth_bytes_per_s",
+    "unit_id",
+    "profile",
+    "edition",
+    "compliant",
+    "source",
+    "steady",
+    "steady_round",
+    "threads",
+    "iodepth",
+    "started_at",
+    "warning_temperature_k",
+    "critical_temperature_k",
+)
+# Every public run of a drive is read for the statistics; only these columns, the metrics extracted by the database.
+LIGHT_RUN_FIELDS = ("id", "test", "submission_id", "submission__published_at", "firmware__revision",
+                    "pcie_link__generation", "unit_id")  # fmt: skip
+CHARTED_METRICS = ("iops_4k_read", "bw_1m_read", "lat_4k_mean")
+
+
+def metric_column(key: str) -> str:
+    return f"m_{key}"
+
+
+def light_runs(queryset: QuerySet, *extra_fields: str) -> QuerySet:
+    """Runs as small dicts with the charted headline metrics as floats (JSON parsed by the database, not Python)."""
+    metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in CHARTED_METRICS}
+    return queryset.annotate(**metrics).values(*LIGHT_RUN_FIELDS, *extra_fields, *metrics)
+
+
+MEASUREMENT_FIELDS = (
+    "id",
+    "test_run_id",
+    "round__phase",
+    "round__series",
+    "round__number",
+    "run_key",
+    "block_size_bytes",
+    "read_pct",
+    "total_iops",
+    "read_iops",
+    "write_iops",
+    "read_bw_bytes_per_s",
+    "write_bw_bytes_per_s",
+    "total_bw_bytes_per_s",
+    "lat_mean_ns",
+    "lat_p9999_ns",
+    "lat_max_ns",
+    "temperature_before_k",
+    "temperature_after_k",
+    "cumulative_write_bytes",
+    "in_steady_window",
+    "started_at",
+    "raw_file",
+)
+
+# what the drive page's charts read (fewer columns: the page reads several hundred rows on every request)
+CHARTED_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "run_key", "block_size_bytes", "read_pct",
+                              "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s", "lat_mean_ns",
+                              "lat_p9999_ns", "lat_max_ns", "temperature_after_k", "cumulative_write_bytes",
+                              "in_steady_window", "started_at")  # fmt: skip
+COMPARED_TESTS = ("iops", "tp", "lat")
+COMPARE_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "block_size_bytes", "read_pct",
+                              "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s", "lat_mean_ns",
+                              "lat_p9999_ns", "in_steady_window")  # fmt: skip
+
+
+def public_drive_models() -> QuerySet[DriveModel]:
+    """Drive models with at least one public run (a model seen only in held or rejected bundles stays unlisted)."""
+    # IN (…) lets PostgreSQL hash the public runs once; a correlated EXISTS hashed them again for every drive model
+    return DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id")).select_related("vendor")
+
+
+# --- home ---------------------------------------------------------------------------------------------------------
+
+
+def home_page() -> dict:
+    runs = public_test_runs()
+    newest = public_submissions().order_by("-published_at", "-created")[:10]
+    first_run = runs.filter(submission=OuterRef("pk")).order_by("test")
+    newest = newest.annotate(
+        drive_name=Subquery(first_run.values("drive_model__name")[:1]),
+        drive_slug=Subquery(first_run.values("drive_model__slug")[:1]),
+    )
+    # refresh_aggregates rewrites aggregate rows whenever public data changes: their newest row versions the totals
+    latest = DriveModelAggregate.objects.aggregate(n=Count("id"), top=Max("id"), at=Max("updated"))
+    key = f"{HOME_COUNTS_KEY}:{latest['n']}:{latest['top']}:{latest['at'].timestamp() if latest['at'] else 0}"
+    counts = cache.get(key)
+    if counts is None:
+        counts = {
+            "n_drives": public_drive_models().count(),
+            "n_units": PhysicalUnit.objects.filter(Exists(runs.filter(unit=OuterRef("pk")))).count(),
+            "n_submissions": public_submissions().count(),
+            "n_measurements": public_measurements().count(),
+        }
+        cache.set(key, counts, HOME_COUNTS_SECONDS)
+    return {**counts, "newest": list(newest.select_related("uploader"))}
+
+
+# --- drive list ---------------------------------------------------------------------------------------------------
+
+
+def ordered_ids(queryset: QuerySet[DriveModel]) -> list[int]:
+    """The ids the filtered, sorted list holds, in one query: the count and the page come from this list, so the
+    filters' semi-joins over every public run run once per request, not twice (COUNT, then the page)."""
+    return list(queryset.values_list("pk", flat=True))
+
+
+def drive_models_in_order(ids: list[int]) -> list[DriveModel]:
+    by_id = DriveModel.objects.select_related("vendor").in_bulk(list(ids))
+    return [by_id[pk] for pk in ids if pk in by_id]
+
+
+def headline_cells(drive_models: list[DriveModel]) -> None:
+    """Attach `headline_cells` (one per headline, aggregate or None) and the numbers of public runs and units behind
+    them to each drive model: one query, four for the drives whose summary is not cached yet."""
+    by_model: dict[int, dict[str, DriveModelAggregate]] = defaultdict(dict)
+    for aggregate in DriveModelAggregate.objects.filter(drive_model__in=drive_models, factor="all"):
+        by_model[aggregate.drive_model_id][aggregate.metric] = aggregate
+    aggregates = defaultdict(list)
+    for by_metric in by_model.values():
+        for aggregate in by_metric.values():
+            aggregates[aggregate.drive_model_id].append(aggregate)
+    summaries, _ = drive_summaries([d.pk for d in drive_models], aggregates)
+    for drive_model in drive_models:
+        drive_model.n_runs = summaries[drive_model.pk].n_runs
+        drive_model.n_units = summaries[drive_model.pk].n_units
+        drive_model.headline_cells = [
+            (h, units.headline_cell(h, by_model[drive_model.pk].get(h.key))) for h in HEADLINES
+        ]
+
+
+# --- drive page ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DriveData:
+    drive: DriveModel
+    aggregates: list[DriveModelAggregate]
+    summary: DriveSummary
+    all_runs: list[dict] | None  # every public run, when the summary had to be computed; else loaded on demand
+    selected: dict[str, dict]  # test -> run row
+    selection_reason: str
+    flags: list[Flag]
+    flag_counts: list[dict]
+    submissions: list[uuid.UUID] = field(default_factory=list)
+    version: str | None = None  # of the drive's public data (dataset_version), for caching what derives from it
+    chosen_submission: uuid.UUID | None = None
+
+    @cached_property
+    def measurements(self) -> dict[int, list[dict]]:
+        """Test run id -> the charted columns of its measurements in round order (read on first use: a page whose
+        charts are cached never reads them)."""
+        measurements: dict[int, list[dict]] = defaultdict(list)
+        rows = (
+            Measurement.objects.filter(test_run_id__in=[run["id"] for run in self.selected.values()])
+            .order_by("test_run_id", "round__phase", "round__series", "round__number", "block_size_bytes", "read_pct")
+            .values(*CHARTED_MEASUREMENT_FIELDS)
+        )
+        for row in rows:
+            measurements[row["test_run_id"]].append(row)
+        return dict(measurements)
+
+    @cached_property
+    def windows(self) -> list[SteadyStateWindow]:
+        run_ids = [run["id"] for run in self.selected.values()]
+        return list(SteadyStateWindow.objects.filter(test_run_id__in=run_ids).order_by("test_run_id", "variable"))
+
+    @property
+    def is_default_selection(self) -> bool:
+        return self.chosen_submission is None
+
+    @property
+    def runs(self) -> list[dict]:
+        if self.all_runs is None:
+            self.all_runs = public_runs_of([self.drive.pk])[self.drive.pk]
+        return self.all_runs
+
+    @property
+    def overall(self) -> dict[str, DriveModelAggregate]:
+        return {a.metric: a for a in self.aggregates if a.factor == "all"}
+
+
+class SubmissionNotOfDrive(LookupError):
+    pass
+
+
+class DriveNotPublic(LookupError):
+    pass
+
+
+def drive_by_slug(slug: str) -> DriveModel:
+    drive = DriveModel.objects.select_related("vendor").filter(slug=slug).first()
+    if drive is None:
+        raise DriveNotPublic(f"No drive {slug!r}.")
+    return drive
+
+
+def dataset_version(aggregates: list[DriveModelAggregate]) -> str | None:
+    """Which state of a drive's public data these aggregates describe. refresh_aggregates rewrites every aggregate
+    row of a drive (new ids, new `updated` times) whenever a submission of it is published, withdrawn, hidden or
+    rejected, so the newest of its all-runs rows changes exactly when its statistics may have."""
+    rows = [a for a in aggregates if a.factor == "all"]
+    if not rows:
+        return None
+    return f"{max(a.pk for a in rows)}-{max(a.updated for a in rows).timestamp()}"
+
+
+@dataclass
+class DriveSummary:
+    """What the pages need from every public run of a drive, small enough to cache and unpickle on each request."""
+
+    n_runs: int
+    n_submissions: int
+    n_units: int
+    representative: dict[str, int]  # test -> id of the run closest to the drive's median
+    newest: list[dict]  # a run (light row) of each of the newest submissions, newest first
+    flag_counts: list[dict]  # {"kind", "n_submissions"}
+
+
+NEWEST_SUBMISSIONS = 15
+
+
+def public_runs_of(drive_ids: list[int]) -> dict[int, list[dict]]:
+    """Every public run of these drives as light rows, newest first, in one query."""
+    runs: dict[int, list[dict]] = {pk: [] for pk in drive_ids}
+    ordered = (
+        public_test_runs().filter(drive_model_id__in=drive_ids).order_by("-submission__published_at", "test", "id")
+    )
+    for run in light_runs(ordered, "drive_model_id"):
+        runs[run["drive_model_id"]].append(run)
+    return runs
+
+
+def drive_summaries(
+    drive_ids: list[int], aggregates: dict[int, list[DriveModelAggregate]]
+) -> tuple[dict[int, DriveSummary], dict[int, list[dict]]]:
+    """Each drive's summary, cached per data version (three queries on a miss whatever the number of drives, none on
+    a hit), and the full run lists of the drives that had to be summarised (empty on a hit)."""
+    versions = {pk: dataset_version(aggregates.get(pk, [])) for pk in drive_ids}
+    keys = {pk: f"browse:drive-summary:v1:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
+    cached = cache.get_many(list(keys.values())) if keys else {}
+    found = {pk: cached[key] for pk, key in keys.items() if key in cached}
+    missing = [pk for pk in drive_ids if pk not in found]
+    if not missing:
+        return found, {}
+    runs = public_runs_of(missing)
+    counted: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in missing}
+    # flags about a whole submission (its link, its source) carry no run: they reach the drive through its runs
+    for drive_field, flags in (
+        ("test_run__drive_model_id", public_flags().filter(test_run__drive_model_id__in=missing)),
+        (
+            "submission__test_runs__drive_model_id",
+            public_flags().filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
+        ),
+    ):
+        for row in flags.values(drive_field, "kind").annotate(n=Count("submission", distinct=True)).order_by():
+            counted[row[drive_field]][row["kind"]] += row["n"]
+    for pk in missing:
+        overall = {a.metric: a for a in aggregates.get(pk, []) if a.factor == "all"}
+        found[pk] = DriveSummary(
+            n_runs=len(runs[pk]),
+            n_submissions=len({r["submission_id"] for r in runs[pk]}),
+            n_units=len({r["unit_id"] for r in runs[pk] if r["unit_id"] is not None}),
+            representative={
+                test: run["id"] for test in TEST_ORDER if (run := representative_run(runs[pk], test, overall))
+            },
+            newest=list({r["submission_id"]: r for r in reversed(runs[pk])}.values())[::-1][:NEWEST_SUBMISSIONS],
+            flag_counts=[{"kind": kind, "n_submissions": n} for kind, n in sorted(counted[pk].items())],
+        )
+    cache.set_many({keys[pk]: found[pk] for pk in missing if pk in keys}, STATISTICS_SECONDS)
+    return found, runs
+
+
+def drive_data(*, drive: DriveModel, submission_id: uuid.UUID | None = None) -> DriveData:
+    """Everything the drive page and its CSVs need: four queries, seven when the drive's summary is not cached yet
+    (one more with `submission_id`); its measurements and windows (two more) are read when the charts need them."""
+    aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive).order_by("metric", "factor", "level"))
+    summaries, all_runs = drive_summaries([drive.pk], {drive.pk: aggregates})
+    summary = summaries[drive.pk]
+    if not summary.n_runs:
+        raise DriveNotPublic(f"{drive.slug} has no public run.")
+    if submission_id is not None:
+        chosen = dict(
+            public_test_runs().filter(drive_model=drive, submission_id=submission_id).values_list("test", "id")
+        )
+        if not chosen:
+            raise SubmissionNotOfDrive(f"Submission {submission_id} has no public run of this drive.")
+        reason = f"Charts show the runs of submission {submission_id}."
+    else:
+        chosen = summary.representative
+        reason = "Charts show, for each test, the public run closest to this drive's median (the most recent on a tie)."
+    run_ids = list(chosen.values())
+    full = {r["id"]: r for r in public_test_runs().filter(id__in=run_ids).values(*RUN_FIELDS)}
+    selected = {test: full[run_id] for test in TEST_ORDER if (run_id := chosen.get(test)) in full}
+    submission_ids = list(dict.fromkeys(run["submission_id"] for run in selected.values()))
+    flags = list(
+        Flag.objects.filter(submission_id__in=submission_ids)
+        .filter(measurement__isnull=True)
+        .order_by("kind", "id")[:200]
+    )
+    measurement_flags = list(
+        Flag.objects.filter(submission_id__in=submission_ids, measurement__isnull=False)
+        .values("kind", "test_run_id")
+        .annotate(n=Count("id"))
+        .order_by("kind")
+    )
+    return DriveData(
+        drive=drive,
+        aggregates=aggregates,
+        summary=summary,
+        all_runs=all_runs.get(drive.pk),
+        selected=selected,
+        selection_reason=reason,
+        flags=flags + [_MeasurementFlagSummary(**row) for row in measurement_flags],
+        flag_counts=[dict(row) for row in summary.flag_counts],  # the page adds labels: keep the cached rows clean
+        submissions=submission_ids,
+        version=dataset_version(aggregates),
+        chosen_submission=submission_id,
+    )
+
+
+@dataclass
+class _MeasurementFlagSummary:
+    """Flags raised on single measurements (bus-bound cells), counted per kind and run instead of listed."""
+
+    kind: str
+    test_run_id: int
+    n: int
+    measurement_level: bool = True
+
+    @property
+    def reason(self) -> str:
+        return f"{self.n} measurement(s) of this run carry this flag (see the submission page for each)."
+
+    def get_kind_display(self) -> str:
+        from analysis.models import FlagKind
+
+        return FlagKind(self.kind).label if self.kind in FlagKind.values else self.kind
+
+
+def representative_run(runs: list[dict], test: str, overall: dict[str, DriveModelAggregate]) -> dict | None:
+    candidates = [r for r in runs if r["test"] == test]  # newest first
+    if not candidates:
+        return None
+    key = PRIMARY_METRIC.get(test)
+    aggregate = overall.get(key) if key else None
+    if aggregate is None:
+        return candidates[0]
+    column = metric_column(key)
+    with_value = [r for r in candidates if r[column] is not None]
+    if not with_value:
+        return candidates[0]
+    return min(with_value, key=lambda r: abs(r[column] - aggregate.median))
+
+
+def window_cells(rows: list[dict]) -> dict[tuple[str, int, int], list[dict]]:
+    """(phase, block size, read %) -> the rows of the measurement window (the steady window, else the last rounds)."""
+    cells: dict[tuple[str, int, int], list[dict]] = defaultdict(list)
+    for row in rows:
+        cells[(row["round__phase"], row["block_size_bytes"], row["read_pct"])].append(row)
+    chosen = {}
+    for key, cell in cells.items():
+        cell.sort(key=lambda r: r["round__number"])
+        chosen[key] = [r for r in cell if r["in_steady_window"]] or cell[-WINDOW_ROUNDS:]
+    return chosen
+
+
+def window_mean(rows: list[dict], column: str) -> float | None:
+    values = [r[column] for r in rows if r[column] is not None]
+    return sum(values) / len(values) if values else None
+
+
+# --- compare ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CompareData:
+    drives: list[DriveModel]
+    overall: dict[int, dict[str, DriveModelAggregate]]
+    selected: dict[int, dict[str, dict]]  # drive id -> test -> run
+    measurements: dict[int, list[dict]]
+    usable_bandwidth: dict[int, float | None] = field(default_factory=dict)
+
+
+def compare_data(*, drives: list[DriveModel]) -> CompareData:
+    """Headline aggregates and one representative run per test of each drive: two queries, five on a cache miss."""
+    ids = [d.pk for d in drives]
+    overall: dict[int, dict[str, DriveModelAggregate]] = defaultdict(dict)
+    for aggregate in DriveModelAggregate.objects.filter(drive_model_id__in=ids, factor="all"):
+        overall[aggregate.drive_model_id][aggregate.metric] = aggregate
+    summaries, _ = drive_summaries(ids, {pk: list(overall[pk].values()) for pk in ids})
+    selected = {pk: {test: {"id": run_id} for test, run_id in summaries[pk].representative.items()} for pk in ids}
+    run_ids = [run["id"] for by_test in selected.values() for test, run in by_test.items() if test in COMPARED_TESTS]
+    measurements: dict[int, list[dict]] = defaultdict(list)
+    rows = (
+        Measurement.objects.filter(test_run_id__in=run_ids)
+        .order_by("test_run_id", "round__number", "block_size_bytes", "read_pct")
+        .values(*COMPARE_MEASUREMENT_FIELDS)
+    )
+    for row in rows:
+        measurements[row["test_run_id"]].append(row)
+    return CompareData(drives=drives, overall=dict(overall), selected=selected, measurements=dict(measurements))
+
+
+# --- submission page ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RoundRows:
+    phase: str
+    series: str
+    number: int
+    measurements: list[dict]
+
+
+def submission_dataset(*, submission, with_files: bool) -> dict:
+    """Runs, rounds (with every measurement), windows and flags of one submission in five queries, plus the raw
+    files its bundle's manifest lists when `with_files` (the bundle is read, not extracted)."""
+    from analysis.browse import raw_files
+    from analysis.models import TestRun
+
+    runs = list(
+        TestRun.objects.filter(submission=submission)
+        .select_related("drive_model", "firmware", "pcie_link", "host")
+        .order_by("test")
+    )
+    rounds: dict[int, list[RoundRows]] = defaultdict(list)
+    rows = (
+        Measurement.objects.filter(test_run__submission=submission)
+        .order_by("test_run_id", "round__phase", "round__series", "round__number", "block_size_bytes", "read_pct")
+        .values(*MEASUREMENT_FIELDS, "link_utilization")
+    )
+    for row in rows:
+        by_run = rounds[row["test_run_id"]]
+        key = (row["round__phase"], row["round__series"], row["round__number"])
+        if not by_run or (by_run[-1].phase, by_run[-1].series, by_run[-1].number) != key:
+            by_run.append(RoundRows(*key, measurements=[]))
+        by_run[-1].measurements.append(row)
+    windows: dict[int, list[SteadyStateWindow]] = defaultdict(list)
+    for window in SteadyStateWindow.objects.filter(test_run__submission=submission).order_by("variable"):
+        windows[window.test_run_id].append(window)
+    flags = list(Flag.objects.filter(submission=submission).select_related("test_run", "measurement"))
+    for run in runs:
+        run.round_rows = rounds.get(run.pk, [])
+        run.window_rows = windows.get(run.pk, [])
+    files, files_error = None, ""
+    if with_files:
+        try:
+            files = raw_files.bundle_files(storage_name=submission.storage_name)
+        except (raw_files.RawFileNotFound, OSError, ValueError) as exc:
+            files_error = f"The stored bundle could not be read: {exc}"
+    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error}

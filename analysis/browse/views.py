@@ -1,0 +1,261 @@
+"""Thin views: validate the request, load the page data (analysis.browse.queries), build charts, render."""
+
+from __future__ import annotations
+
+import csv
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import EmptyPage, Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from analysis import pcie
+from analysis.browse import charts, queries, raw_files, units
+from analysis.browse import metadata as metadata_services
+from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
+from analysis.browse.methodology import methodology_context
+from analysis.filters import DriveFilter
+from analysis.headline import HEADLINES
+from analysis.models import DriveModel, FlagKind
+from submissions.selectors import submission_for_viewer
+
+PER_PAGE = 25
+BUS_BOUND_PCT = round(pcie.BUS_BOUND_UTILIZATION * 100)
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "home.html", queries.home_page())
+
+
+def drive_list(request: HttpRequest) -> HttpResponse:
+    filterset = DriveFilter(request.GET, queryset=DriveModel.objects.all())  # the filter keeps public drives only
+    page_form = PageForm(request.GET)
+    context = {"filter": filterset, "page_form": page_form, "headlines": HEADLINES, "drives": [], "page": None}
+    if not (filterset.is_valid() and page_form.is_valid()):
+        return render(request, "analysis/browse/drive_list.html", context, status=400)
+    paginator = Paginator(queries.ordered_ids(filterset.qs), PER_PAGE)
+    try:
+        page = paginator.page(page_form.cleaned_data["page"] or 1)
+    except EmptyPage:
+        page_form.add_error("page", f"There are only {paginator.num_pages} page(s).")
+        return render(request, "analysis/browse/drive_list.html", context, status=400)
+    drives = queries.drive_models_in_order(page.object_list)
+    queries.headline_cells(drives)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context.update(drives=drives, page=page, query=query.urlencode())
+    return render(request, "analysis/browse/drive_list.html", context)
+
+
+def _public_drive(slug: str):
+    try:
+        return queries.drive_by_slug(slug)
+    except queries.DriveNotPublic as exc:
+        raise Http404(str(exc)) from None
+
+
+def _drive_and_data(request: HttpRequest, slug: str) -> tuple[queries.DriveData | None, str]:
+    drive = _public_drive(slug)
+    form = RunChoiceForm(request.GET)
+    if not form.is_valid():
+        return None, "The submission parameter must be a submission id (a UUID)."
+    try:
+        return queries.drive_data(drive=drive, submission_id=form.cleaned_data["submission"]), ""
+    except (queries.SubmissionNotOfDrive, queries.DriveNotPublic) as exc:
+        raise Http404(str(exc)) from None
+
+
+def _render_drive(
+    request: HttpRequest, data: queries.DriveData, *, proposal_form=None, status: int = 200
+) -> HttpResponse:
+    overall = data.overall
+    for row in data.flag_counts:
+        row["label"] = FlagKind(row["kind"]).label if row["kind"] in FlagKind.values else row["kind"]
+        row["help"] = FLAG_HELP.get(row["kind"], "")
+    by_key = {h.key: h for h in HEADLINES}
+    level_rows = [
+        [
+            a.get_factor_display(),
+            a.level,
+            by_key[a.metric].label,
+            cell["median"],
+            cell["iqr"],
+            cell["n_runs"],
+            cell["n_units"],
+        ]
+        for a in data.aggregates
+        if a.factor != "all" and a.metric in by_key and (cell := units.headline_cell(by_key[a.metric], a))
+    ]
+    context = {
+        "drive": data.drive,
+        "data": data,
+        "headlines": [(h, units.headline_cell(h, overall.get(h.key))) for h in HEADLINES],
+        "level_table": charts.html_table(
+            ["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], level_rows, text_columns=5
+        )
+        if level_rows
+        else "",
+        "charts_html": charts.drive_charts_html(
+            data,
+            csv_link=lambda key: _csv_link(request, "drive-chart-csv", data.drive.slug, key),
+            cacheable=not request.GET,
+        ),
+        "selected": [(test, run) for test, run in data.selected.items()],
+        "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
+        "query": request.GET.urlencode(),
+        "capacity": units.capacity(data.drive.capacity_bytes),
+        "n_runs": data.summary.n_runs,
+        "n_submissions": data.summary.n_submissions,
+        "n_units": data.summary.n_units,
+    }
+    return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    data, error = _drive_and_data(request, slug)
+    if data is None:
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    return _render_drive(request, data)
+
+
+def _csv_link(request: HttpRequest, url_name: str, *args) -> str:
+    query = request.GET.urlencode()
+    return reverse(url_name, args=args) + (f"?{query}" if query else "")
+
+
+def _with_csv_links(found: list[charts.Chart], request: HttpRequest, url_name: str, *args) -> list[charts.Chart]:
+    for chart in found:
+        chart.csv_url = _csv_link(request, url_name, *args, chart.key)
+    return found
+
+
+def _csv_response(chart: charts.Chart, filename: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(chart.columns)
+    for row in chart.rows:
+        writer.writerow(["" if cell is None else _spreadsheet_safe(cell) for cell in row])
+    return response
+
+
+def _spreadsheet_safe(cell):
+    # a text cell starting with = + - @ runs as a formula in spreadsheets (CSV injection); numbers are left alone
+    if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@"):
+        return "'" + cell
+    return cell
+
+
+def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse:
+    data, error = _drive_and_data(request, slug)
+    if data is None:
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    found = next((c for c in charts.drive_charts(data) if c.key == chart), None)
+    if found is None:
+        raise Http404("This drive page has no chart by that name.")
+    return _csv_response(found, f"{data.drive.slug}-{found.key}.csv")
+
+
+@login_required
+@require_POST
+def propose_metadata(request: HttpRequest, slug: str) -> HttpResponse:
+    drive = _public_drive(slug)
+    try:
+        data = queries.drive_data(drive=drive)
+    except queries.DriveNotPublic as exc:
+        raise Http404(str(exc)) from None
+    form = MetadataProposalForm(request.POST)
+    if not form.is_valid():
+        return _render_drive(request, data, proposal_form=form, status=400)
+    values = {name: form.cleaned_data.get(name, "") for name in ("controller", "nand_type", "dram", "form_factor")}
+    metadata_services.proposal_create(
+        drive_model=drive,
+        proposer=request.user,
+        values=values,
+        source_url=form.cleaned_data["source_url"],
+        note=form.cleaned_data.get("note", ""),
+    )
+    messages.success(request, "Thank you: your proposal will appear on this page once a staff member approves it.")
+    return redirect("drive-detail", slug=drive.slug)
+
+
+def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, CompareForm]:
+    # ?drives=a,b,c from a link, or ?drives=a&drives=b from the drive list's checkboxes
+    form = CompareForm({"drives": ",".join(request.GET.getlist("drives"))} if "drives" in request.GET else None)
+    if not form.is_valid():
+        return None, form
+    slugs = form.cleaned_data["drives"]
+    found = {d.slug: d for d in queries.public_drive_models().filter(slug__in=slugs)}
+    unknown = [s for s in slugs if s not in found]
+    if unknown:
+        form.add_error("drives", f"No public drive with the slug {unknown[0]!r}.")
+        return None, form
+    return queries.compare_data(drives=[found[s] for s in slugs]), form
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    data, form = _compare_data(request)
+    if data is None:
+        status = 400 if form.is_bound else 200
+        return render(request, "analysis/browse/compare.html", {"form": form, "data": None}, status=status)
+    headline_rows = [
+        (h, [units.headline_cell(h, data.overall.get(d.pk, {}).get(h.key)) for d in data.drives]) for h in HEADLINES
+    ]
+    context = {
+        "form": form,
+        "data": data,
+        "headline_rows": headline_rows,
+        "charts": _with_csv_links(charts.compare_charts(data), request, "compare-chart-csv"),
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "analysis/browse/compare.html", context)
+
+
+def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
+    data, form = _compare_data(request)
+    if data is None:
+        return HttpResponse(
+            "; ".join(e for errors in form.errors.values() for e in errors),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    found = next((c for c in charts.compare_charts(data) if c.key == chart), None)
+    if found is None:
+        raise Http404("The compare page has no chart by that name.")
+    return _csv_response(found, f"compare-{found.key}.csv")
+
+
+def methodology(request: HttpRequest) -> HttpResponse:
+    return render(request, "analysis/browse/methodology.html", methodology_context())
+
+
+def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpResponse:
+    found = submission_for_viewer(submission_id=submission_id, viewer=request.user)
+    if found is None or found[0].status != "published" or found[0].hidden:
+        raise Http404("No public submission with this id.")
+    try:
+        content = raw_files.read_scrubbed(storage_name=found[0].storage_name, path=path)
+    except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
+        raise Http404(str(exc)) from None
+    response = HttpResponse(content, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = "inline"
+    return response
+
+
+FLAG_HELP = {
+    FlagKind.BUS_BOUND: f"The PCIe link, not the drive, set this number: it moved ≥ {BUS_BOUND_PCT}% of what the link can carry.",
+    FlagKind.LINK_BELOW_CAPABILITY: "The link trained slower or narrower than both ends can do; results may be capped.",
+    FlagKind.THERMAL_THROTTLE: "The drive reached its thermal limit during the test and likely slowed itself down.",
+    FlagKind.UNWRITTEN_DATA: "Reads hit blocks never written since the purge; drives answer those unrealistically fast.",
+    FlagKind.NON_COMPLIANT: "The run departs from the PTS procedure (reasons listed); compare it with care.",
+    FlagKind.IMPORTED: "Imported from another tool's published results, not run by the nvmedb client.",
+    FlagKind.HELD_FOR_REVIEW: "Something unusual was found; a person checks it before it counts.",
+    FlagKind.STEADY_STATE_NOT_REACHED: "No window of 5 rounds met the steady-state rule; the last rounds are shown.",
+    FlagKind.STEADY_STATE_CLAIM_DIFFERS: "The client's steady-state verdict differs from the one re-derived here.",
+    FlagKind.CROSSCHECK: "Numbers in the raw files disagree with each other beyond tolerance.",
+    FlagKind.OUTLIER: "Far from other runs of the same model (robust z-score beyond ±3.5).",
+}

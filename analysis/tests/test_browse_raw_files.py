@@ -1,0 +1,118 @@
+"""Raw files served from stored bundles: scrubbed of serial numbers and host names, listed files only, public only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from analysis.browse import raw_files
+from analysis.tests import bundles, factories
+from analysis.tests.conftest import make_browse_submission
+
+LSHW = "lshw/keithCollins77093__hardInfo__lshw.json"
+NVME_LIST = "nvme-cli/netdata__netdata__src__go__plugin__go.d__collector__nvme__testdata__v2.11__nvme-list.json"
+LSPCI_SERIAL = "lspci/local__lspci-3.9.0__rendered_from_pciutils_tests_cap-phy32.txt"
+SECRETS = ("CNU1172KX0", "keithcollins-hp-probook-6450b", "S43ANA0M405593", "XXX02YYY", "7VS00KNX",
+           "2b-0a-50-31-8c-38-25-00", "e9184000-7983-11ec-8000-d85ed316925c")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Page statistics are cached per data version; each test starts from an empty cache."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_scrub_removes_serials_and_hostnames_from_real_lshw_and_nvme_cli_output(shared_samples):
+    lshw = raw_files.scrub("lshw.json", (shared_samples / LSHW).read_bytes()).decode()
+    document = json.loads(lshw)
+    assert document["id"] == raw_files.SCRUBBED and document["serial"] == raw_files.SCRUBBED
+    assert "HP ProBook 6450b" in lshw  # the product stays: it is the hardware, not the unit
+    id_ctrl = raw_files.scrub("id-ctrl.json", (shared_samples / bundles.ID_CTRL).read_bytes()).decode()
+    assert json.loads(id_ctrl)["sn"] == raw_files.SCRUBBED
+    assert json.loads(id_ctrl)["mn"].strip()  # model number kept
+    nvme_list = raw_files.scrub("nvme-list.json", (shared_samples / NVME_LIST).read_bytes()).decode()
+    lspci = raw_files.scrub("lspci.txt", (shared_samples / LSPCI_SERIAL).read_bytes()).decode()
+    assert "Device Serial Number [scrubbed]" in lspci
+    for text in (lshw, id_ctrl, nvme_list, lspci):
+        for secret in SECRETS:
+            assert secret not in text
+
+
+@pytest.mark.parametrize("sample", ["lshw", "nvme-cli", "lspci"])
+def test_every_shared_sample_keeps_its_size_roughly_and_loses_its_serials(shared_samples, sample):
+    for path in sorted((shared_samples / sample).iterdir()):
+        data = path.read_bytes()
+        cleaned = raw_files.scrub(path.name, data).decode()
+        assert len(cleaned) > 0.5 * len(data.decode("utf-8", "replace"))
+        if path.name.endswith(".json"):
+            json.loads(cleaned)
+        assert "Serial Number 2b-" not in cleaned and '"SerialNumber": "7VS' not in cleaned
+
+
+@pytest.fixture
+def stored_bundle(settings, tmp_path, shared_samples):
+    def extra(run_dir, manifest, files):
+        for name, sample in (("system/lshw.json", LSHW), ("system/nvme-list.json", NVME_LIST),
+                             ("system/lspci-serial.txt", LSPCI_SERIAL)):  # fmt: skip
+            shutil.copyfile(shared_samples / sample, run_dir / name)
+            files.append(name)
+
+    bundle = bundles.verified_bundle(tmp_path / "work", shared_samples, mutate=extra)
+    storage_dir = tmp_path / "storage"
+    (storage_dir / "bundles").mkdir(parents=True)
+    shutil.copyfile(tmp_path / "work" / "b.nvmedb.tar.gz", storage_dir / "bundles" / "b.nvmedb.tar.gz")
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(storage_dir)}},
+    }
+    return bundle
+
+
+@pytest.mark.django_db
+def test_a_public_submission_page_links_scrubbed_raw_files(client, stored_bundle):
+    drive = factories.DriveModelFactory(slug="raw-drive")
+    submission = make_browse_submission(drive_model=drive, storage_name="bundles/b.nvmedb.tar.gz")
+    page = client.get(f"/submissions/{submission.pk}/").content.decode()
+    listed = [entry["path"] for entry in stored_bundle.manifest["files"]]
+    assert f"/submissions/{submission.pk}/files/system/lshw.json" in page
+    assert "Bus-bound" in page and submission.uploader.username in page
+    assert "wsat round 12" in page and "tp-read tp-read.bs1048576 round 5" in page
+    for path in listed:
+        response = client.get(f"/submissions/{submission.pk}/files/{path}")
+        assert response.status_code == 200, path
+        assert response["Content-Type"].startswith("text/plain")
+        body = response.content.decode()
+        for secret in SECRETS:
+            assert secret not in body, (path, secret)
+    fio = next(p for p in listed if p.startswith("fio/"))
+    assert json.loads(client.get(f"/submissions/{submission.pk}/files/{fio}").content)["jobs"]
+    for bad in ("manifest.json", "manifest.sig.json", "../manifest.json", "system/nope.json", "files/system/lshw.json"):
+        assert client.get(f"/submissions/{submission.pk}/files/{bad}").status_code == 404, bad
+
+
+@pytest.mark.django_db
+def test_raw_files_of_a_submission_that_is_not_public_are_not_served(client, stored_bundle):
+    drive = factories.DriveModelFactory()
+    held = make_browse_submission(drive_model=drive, storage_name="bundles/b.nvmedb.tar.gz", status="held")
+    hidden = factories.SubmissionFactory(storage_name="bundles/b.nvmedb.tar.gz", hidden=True)
+    for submission in (held, hidden):
+        assert client.get(f"/submissions/{submission.pk}/files/system/lshw.json").status_code == 404
+    client.force_login(held.uploader)  # even its owner reads raw files from the bundle they hold, not from here
+    assert client.get(f"/submissions/{held.pk}/files/system/lshw.json").status_code == 404
+    page = client.get(f"/submissions/{held.pk}/")
+    assert page.status_code == 200 and "Raw files" not in page.content.decode()
+
+
+def test_fio_output_that_is_not_one_json_document_is_scrubbed_by_pattern(shared_samples):
+    path = shared_samples / "fio" / "local__fio-3.33__client_server_client_stats.json"
+    prefixed = b"fio: note: some warning\n" + path.read_bytes()
+    cleaned = raw_files.scrub("fio/out.json", prefixed).decode()
+    assert '"hostname" : "[scrubbed]"' in cleaned
+    assert '"hostname" : "127.0.0.1"' not in cleaned
+    assert cleaned.count("\n") == prefixed.decode().count("\n")  # everything else untouched

@@ -1,0 +1,23 @@
+"""One table in one format as a stream of bytes: the single entry point for live exports and release files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db import connection
+
+from analysis.datasets import pg_copy, writers
+from analysis.datasets.filters import Filters, rows_queryset
+from analysis.datasets.tables import Table
+
+CHUNK_ROWS = 2000  # rows per server-side cursor fetch
+
+
+def export_stream(table: Table, filters: Filters, fmt: str) -> Iterator[bytes]:
+    """Bytes of `table` in `fmt`, rows fetched lazily: nothing is queried until the first chunk after the header."""
+    if connection.vendor == "postgresql" and fmt == "csv":
+        return pg_copy.stream_csv(table, filters)
+    if connection.vendor == "postgresql" and fmt == "parquet":
+        return pg_copy.stream_parquet(table, filters)
+    rows = rows_queryset(table, filters).iterator(chunk_size=CHUNK_ROWS)
+    return writers.stream(fmt, table.columns, rows)

@@ -1,0 +1,356 @@
+"""Versioned releases: numbered, immutable directories of the public tables, checksummed and citable.
+
+A release N lives in `NVMEDB_RELEASES_DIR/N/`. It is written in full in a temporary sibling directory (".building-…")
+and published by one atomic `os.rename`, so readers see either no release N or all of it; a build that dies midway
+leaves only its temporary directory, which the next build removes. Published files are read-only and never rewritten:
+a new build always takes the next number. Builds run one at a time (an exclusive lock file).
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from analysis.datasets import exports, writers
+from analysis.datasets.filters import Filters, rows_queryset
+from analysis.datasets.tables import TABLES, Table
+from submissions.selectors import withdrawn_submissions
+
+RELEASE_FORMATS = ("csv", "parquet")
+TEMP_PREFIX = ".building-"
+LOCK_NAME = ".lock"
+DATAPACKAGE = "datapackage.json"
+SUMS = "SHA256SUMS"
+CITATION = "CITATION.cff"
+CHANGELOG = "CHANGELOG.md"
+TEXT_FILES = frozenset({SUMS, CITATION, CHANGELOG})
+TITLE = "nvmedb: NVMe SSD performance measured with the SNIA PTS"
+FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
+
+
+@dataclass(frozen=True)
+class ReleaseFile:
+    name: str
+    bytes: int
+    sha256: str
+    rows: int | None  # for table files
+
+
+@dataclass(frozen=True)
+class Release:
+    number: int
+    path: Path
+    created: str
+    files: tuple[ReleaseFile, ...]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.bytes for f in self.files)
+
+    @property
+    def table_rows(self) -> dict[str, int]:
+        return {f.name.rsplit(".", 1)[0]: f.rows for f in self.files if f.name.endswith(".csv") and f.rows is not None}
+
+    def citation_text(self, url: str = "") -> str:
+        year = self.created[:4]
+        where = f" {url}" if url else ""
+        return f"nvmedb contributors ({year}). {TITLE}, release {self.number} [Data set].{where}"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    number: int | None
+    message: str
+
+
+def releases_dir() -> Path:
+    return Path(settings.NVMEDB_RELEASES_DIR)
+
+
+def list_releases() -> list[Release]:
+    """Published releases, newest first."""
+    root = releases_dir()
+    if not root.is_dir():
+        return []
+    numbers = sorted((int(p.name) for p in root.iterdir() if p.is_dir() and p.name.isdigit()), reverse=True)
+    return [release for n in numbers if (release := get_release(n)) is not None]
+
+
+def get_release(number: int) -> Release | None:
+    path = releases_dir() / str(number)
+    try:
+        package = json.loads((path / DATAPACKAGE).read_text())
+        sums = _read_sums(path / SUMS)
+    except (OSError, ValueError):
+        return None
+    rows = {r["path"]: r["rows"] for r in package.get("resources", []) if "rows" in r}
+    files = tuple(
+        ReleaseFile(
+            name=name,
+            bytes=(path / name).stat().st_size,
+            sha256=digest,
+            rows=rows.get(name, rows.get(name.rsplit(".", 1)[0] + ".csv")),
+        )
+        for name, digest in sums.items()
+    )
+    return Release(number=number, path=path, created=package.get("created", ""), files=files)
+
+
+def release_file_path(number: int, name: str) -> Path | None:
+    """The path of file `name` of release `number`, only if the release lists it (or it is the list itself)."""
+    if not FILE_NAME.match(name):
+        return None
+    release = get_release(number)
+    if release is None or (name != SUMS and name not in {f.name for f in release.files}):
+        return None
+    return release.path / name
+
+
+def _read_sums(path: Path) -> dict[str, str]:
+    sums = {}
+    for line in path.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        if name:
+            sums[name] = digest
+    return sums
+
+
+@contextmanager
+def _exclusive_lock(root: Path) -> Iterator[None]:
+    with open(root / LOCK_NAME, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def remove_abandoned_builds(root: Path) -> list[str]:
+    """Remove temporary directories of builds that died (call only while holding the lock)."""
+    removed = []
+    for path in root.iterdir():
+        if path.is_dir() and path.name.startswith(TEMP_PREFIX):
+            _make_writable(path)
+            shutil.rmtree(path)
+            removed.append(path.name)
+    return removed
+
+
+def _make_writable(path: Path) -> None:
+    path.chmod(0o755)
+    for child in path.iterdir():
+        child.chmod(0o644)
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_table_file(table: Table, fmt: str, path: Path) -> int:
+    """Write one table in one format to `path`; returns its row count (from the same snapshot)."""
+    with open(path, "wb") as handle:
+        for chunk in exports.export_stream(table, Filters(), fmt):
+            handle.write(chunk)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return rows_queryset(table, Filters()).count()
+
+
+def table_schema(table: Table) -> dict:
+    return {
+        "fields": [
+            {"name": c.name, "type": c.type, "description": c.description, **({"unit": c.unit} if c.unit else {})}
+            for c in table.columns
+        ],
+        "missingValues": [""],
+    }
+
+
+def _snapshot() -> None:
+    """Read every table from one snapshot of the database, so the files agree with each other."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+
+def build_release(*, now: datetime | None = None, force: bool = False) -> BuildResult:
+    """Build the next release unless nothing changed since the last one (then say so and publish nothing)."""
+    root = releases_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with _exclusive_lock(root):
+        remove_abandoned_builds(root)
+        releases = list_releases()
+        previous = releases[0] if releases else None
+        # Past every numbered directory, even one that is not a readable release: a number is never reused.
+        number = max((int(p.name) for p in root.iterdir() if p.name.isdigit()), default=0) + 1
+        temp = root / f"{TEMP_PREFIX}{number}-{uuid.uuid4().hex[:8]}"
+        temp.mkdir()
+        outer_transaction = connection.in_atomic_block
+        with transaction.atomic():
+            if not outer_transaction:
+                _snapshot()
+            resources = _write_tables(temp)
+        if previous and not force and _same_content(previous, resources):
+            shutil.rmtree(temp)
+            return BuildResult(None, f"Nothing changed since release {previous.number}; no release built.")
+        created = (now or timezone.now()).replace(microsecond=0)
+        _write_metadata(temp, number, created, resources, previous)
+        for child in temp.iterdir():
+            child.chmod(0o444)
+        os.rename(temp, root / str(number))  # atomic publication
+        (root / str(number)).chmod(0o555)
+        _fsync_dir(root)
+        rows = {r["name"]: r["rows"] for r in resources if "rows" in r}
+        return BuildResult(number, f"Built release {number}: " + ", ".join(f"{k} {v} rows" for k, v in rows.items()))
+
+
+def _write_tables(temp: Path) -> list[dict]:
+    resources = []
+    for table in TABLES.values():
+        for fmt in RELEASE_FORMATS:
+            name = f"{table.name}.{fmt}"
+            rows = write_table_file(table, fmt, temp / name)
+            resources.append(
+                {
+                    "name": table.name if fmt == "csv" else f"{table.name}-{fmt}",
+                    # Parquet is the same table in a binary format: a plain file resource here (validators
+                    # check its bytes and hash), described by the schema in its own metadata.
+                    **({"profile": "tabular-data-resource"} if fmt == "csv" else {"type": "file"}),
+                    "path": name,
+                    "format": fmt,
+                    "mediatype": writers.FORMATS[fmt].split(";")[0],
+                    **({"encoding": "utf-8"} if fmt == "csv" else {}),
+                    "bytes": (temp / name).stat().st_size,
+                    "hash": f"sha256:{_hash_file(temp / name)}",
+                    **({"rows": rows} if fmt == "csv" else {}),
+                    "title": table.title,
+                    "description": table.description,
+                    **({"schema": table_schema(table)} if fmt == "csv" else {}),
+                }
+            )
+    return resources
+
+
+def _same_content(previous: Release, resources: list[dict]) -> bool:
+    previous_hashes = {f.name: f.sha256 for f in previous.files if f.name.endswith(".csv")}
+    current = {r["path"]: r["hash"].removeprefix("sha256:") for r in resources if r["format"] == "csv"}
+    if previous_hashes != current:
+        return False
+    return _schemas(previous) == {r["name"]: r["schema"] for r in resources if r["format"] == "csv"}
+
+
+def _schemas(release: Release) -> dict[str, dict]:
+    package = json.loads((release.path / DATAPACKAGE).read_text())
+    return {r["name"]: r.get("schema", {}) for r in package["resources"] if r.get("format") == "csv"}
+
+
+def _submission_ids(path: Path) -> list[str]:
+    with open(path, newline="") as handle:
+        return [row["submission_id"] for row in csv.DictReader(handle)]
+
+
+def _write_metadata(temp: Path, number: int, created: datetime, resources: list[dict], previous: Release | None):
+    package = {
+        "profile": "data-package",
+        "name": "nvmedb",
+        "title": TITLE,
+        "description": "Public NVMe SSD performance results measured with the SNIA Solid State Storage Performance "
+        "Test Specification (PTS). Values are SI base units; the unit is in each column's name.",
+        "version": f"{number}.0.0",
+        "created": created.isoformat().replace("+00:00", "Z"),
+        "resources": resources,
+    }
+    (temp / DATAPACKAGE).write_text(json.dumps(package, indent=2) + "\n")
+    (temp / CITATION).write_text(_citation_cff(number, created))
+    (temp / CHANGELOG).write_text(_changelog(temp, number, created, resources, previous))
+    names = sorted(p.name for p in temp.iterdir())
+    (temp / SUMS).write_text("".join(f"{_hash_file(temp / name)}  {name}\n" for name in names))
+    for name in (*names, SUMS):
+        with open(temp / name, "rb") as handle:
+            os.fsync(handle.fileno())
+
+
+def _citation_cff(number: int, created: datetime) -> str:
+    return (
+        "cff-version: 1.2.0\n"
+        'message: "If you use this data set, please cite it as below."\n'
+        "type: dataset\n"
+        f'title: "{TITLE}"\n'
+        f'version: "{number}"\n'
+        f"date-released: {created.date().isoformat()}\n"
+        "authors:\n"
+        '  - name: "nvmedb contributors"\n'
+        "keywords:\n"
+        "  - NVMe\n"
+        "  - SSD\n"
+        "  - SNIA PTS\n"
+        "  - storage performance\n"
+    )
+
+
+def _changelog(temp: Path, number: int, created: datetime, resources: list[dict], previous: Release | None) -> str:
+    current_ids = _submission_ids(temp / "submissions.csv")
+    lines = [f"# Release {number} ({created.date().isoformat()})", ""]
+    if previous is None:
+        lines += ["First release.", "", f"## Submissions ({len(current_ids)})", ""]
+        lines += [f"- {i}" for i in current_ids] or ["(none)"]
+        return "\n".join(lines) + "\n"
+    previous_ids = _submission_ids(previous.path / "submissions.csv")
+    added = [i for i in current_ids if i not in set(previous_ids)]
+    removed = [i for i in previous_ids if i not in set(current_ids)]
+    withdrawn = {str(i) for i in withdrawn_submissions().filter(pk__in=removed).values_list("pk", flat=True)}
+    lines += [f"Changes since release {previous.number}.", "", f"## Submissions added ({len(added)})", ""]
+    lines += [f"- {i}" for i in added] or ["(none)"]
+    lines += ["", f"## Submissions removed ({len(removed)})", ""]
+    lines += [f"- {i} ({'withdrawn by its contributor' if i in withdrawn else 'no longer public'})" for i in removed]
+    lines += [] if removed else ["(none)"]
+    lines += ["", "## Schema changes", ""]
+    lines += _schema_changes(_schemas(previous), {r["name"]: r["schema"] for r in resources if r["format"] == "csv"})
+    return "\n".join(lines) + "\n"
+
+
+def _schema_changes(before: dict[str, dict], after: dict[str, dict]) -> list[str]:
+    changes = []
+    for table in sorted(set(before) | set(after)):
+        if table not in before:
+            changes.append(f"- New table `{table}`.")
+            continue
+        if table not in after:
+            changes.append(f"- Table `{table}` removed.")
+            continue
+        old = {f["name"]: f for f in before[table]["fields"]}
+        new = {f["name"]: f for f in after[table]["fields"]}
+        changes += [f"- `{table}.{name}` added ({new[name]['type']})." for name in new if name not in old]
+        changes += [f"- `{table}.{name}` removed." for name in old if name not in new]
+        for name in new.keys() & old.keys():
+            for key in ("type", "unit", "description"):
+                if old[name].get(key) != new[name].get(key):
+                    changes.append(f"- `{table}.{name}` {key}: {old[name].get(key)!r} → {new[name].get(key)!r}.")
+    return changes or ["(none)"]
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,298 @@
+"""The published tables: their columns (stable names, types, units, meaning) and the query that yields their rows.
+
+A column's name carries its unit when it has one (`bw_bytes_per_s`, `lat_mean_ns`); values are SI base units
+(bytes, bytes/s, ns, s, kelvin, IOPS). Missing values stay missing (null / empty cell). Names and meanings are part of
+the v1 promise: a documented column is never removed or renamed, only added to.
+
+Types are Frictionless Table Schema types: integer, number, boolean, string, datetime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db.models import BooleanField, CharField, ExpressionWrapper, Func, OuterRef, Q, QuerySet, Subquery
+
+from analysis.models import DriveModel, Flag, SteadyStateWindow
+from analysis.selectors import public_measurements, public_test_runs
+from submissions.models import Submission
+from submissions.selectors import public_submissions
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # Frictionless type
+    description: str
+    source: object  # an ORM lookup (str) or expression the row query selects
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    title: str
+    description: str
+    columns: tuple[Column, ...]
+    base_queryset: Callable[[], QuerySet]
+    # Where the run-level filters (drive, vendor, test, firmware, PCIe generation, compliance) live, relative to
+    # this table's rows; None when the table is filtered through the set of matching runs instead.
+    run_prefix: str | None = None
+    # Filters a table understands beyond the run-level ones.
+    cell_filters: frozenset[str] = field(default_factory=frozenset)
+    ordering: tuple[str, ...] = ("pk",)
+
+    @property
+    def column_names(self) -> list[str]:
+        return [column.name for column in self.columns]
+
+    def column(self, name: str) -> Column:
+        return next(column for column in self.columns if column.name == name)
+
+
+class SemicolonList(Func):
+    """The distinct values of a text column joined with ';' and sorted (PostgreSQL), e.g. flag kinds. An aggregate
+    in SQL, but Django must not group by anything: it is used alone in a scalar subquery."""
+
+    template = "STRING_AGG(DISTINCT %(expressions)s, ';' ORDER BY %(expressions)s)"
+    output_field = CharField()
+    contains_aggregate = False
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return self.as_sql(
+            compiler, connection, template="REPLACE(GROUP_CONCAT(DISTINCT %(expressions)s), ',', ';')", **extra_context
+        )
+
+
+def flag_kinds(condition: Q) -> Subquery:
+    """The kinds of flags matching `condition` (with OuterRef lookups), as one semicolon list; null when none."""
+    return Subquery(
+        Flag.objects.filter(condition).order_by().values(kinds=SemicolonList("kind")), output_field=CharField()
+    )
+
+
+def _c(name, type_, description, source=None, unit=""):
+    return Column(name=name, type=type_, description=description, source=source or name, unit=unit)
+
+
+def _drive_columns(prefix: str) -> tuple[Column, ...]:
+    return (
+        _c("drive_slug", "string", "The drive model's stable identifier (used in URLs).", f"{prefix}slug"),
+        _c("drive_name", "string", "Canonical model name, e.g. 'Samsung SSD 970 EVO Plus 500GB'.", f"{prefix}name"),
+        _c("vendor", "string", "Vendor name.", f"{prefix}vendor__name"),
+    )
+
+
+def _run_columns(run: str) -> tuple[Column, ...]:
+    """Facts about the run, the unit, the host and the PCIe link, as seen from a table whose rows reach the run at
+    lookup prefix `run` ('' for the runs table itself)."""
+    return (
+        _c(
+            "unit_serial_hash",
+            "string",
+            "Keyed hash of the unit's serial number (the serial is never published).",
+            f"{run}unit__serial_hash",
+        ),
+        _c("firmware", "string", "Firmware revision during the run.", f"{run}firmware__revision"),
+        _c(
+            "test", "string", "PTS test: iops, tp (throughput), lat (latency) or wsat (write saturation).", f"{run}test"
+        ),
+        _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
+        _c("profile", "string", "pts (full PTS), quick (shortened, not compliant) or imported.", f"{run}profile"),
+        _c(
+            "compliant",
+            "boolean",
+            "The run followed the PTS exactly (see the run's compliance reasons).",
+            f"{run}compliant",
+        ),
+        _c(
+            "source",
+            "string",
+            "Where the results came from: client (nvmedb client), ssspt or py-sss-pts (imported).",
+            f"{run}source",
+        ),
+        _c("host_cpu_model", "string", "Host CPU model.", f"{run}host__cpu_model"),
+        _c("host_cpu_count", "integer", "Host logical CPU count.", f"{run}host__cpu_count"),
+        _c("host_memory_bytes", "integer", "Host memory.", f"{run}host__memory_bytes", "bytes"),
+        _c("host_os", "string", "Host operating system.", f"{run}host__os_name"),
+        _c("host_kernel", "string", "Host kernel release.", f"{run}host__kernel"),
+        _c(
+            "pcie_generation", "integer", "PCIe generation of the negotiated link speed.", f"{run}pcie_link__generation"
+        ),
+        _c("pcie_width", "integer", "Negotiated PCIe link width (lanes).", f"{run}pcie_link__width"),
+        _c(
+            "pcie_speed_gt_per_s",
+            "number",
+            "Negotiated PCIe link speed per lane.",
+            f"{run}pcie_link__speed_gts",
+            "GT/s",
+        ),
+        _c(
+            "pcie_usable_bw_bytes_per_s",
+            "number",
+            "Link bandwidth left after line encoding and TLP overhead at the negotiated MaxPayload.",
+            f"{run}pcie_link__usable_bandwidth_bytes_per_s",
+            "bytes/s",
+        ),
+    )
+
+
+MEASUREMENT_COLUMNS: tuple[Column, ...] = (
+    _c("measurement_id", "integer", "This row's stable id.", "pk"),
+    _c("submission_id", "string", "The submission (bundle) the row came from (UUID).", "test_run__submission_id"),
+    _c("run_id", "integer", "The test run (see the runs table).", "test_run_id"),
+    *_drive_columns("drive_model__"),
+    *_run_columns("test_run__"),
+    _c("phase", "string", "Test phase: wipc, wdpc, tp-write, tp-read or wsat.", "round__phase"),
+    _c("series", "string", "Rounds that count independently (e.g. a throughput block size); empty when one series.",
+       "round__series"),
+    _c("round", "integer", "Round number within the phase and series, from 1.", "round__number"),
+    _c("block_size_bytes", "integer", "I/O block size.", unit="bytes"),
+    _c("read_pct", "integer", "Read share of the R/W mix, 0..100 (100 = all reads).", unit="%"),
+    _c("threads", "integer", "Thread count (TC)."),
+    _c("iodepth", "integer", "Outstanding I/O per thread (QD)."),
+    _c("read_iops", "number", "Read I/O operations per second.", unit="IOPS"),
+    _c("write_iops", "number", "Write I/O operations per second.", unit="IOPS"),
+    _c("total_iops", "number", "Read + write I/O operations per second.", unit="IOPS"),
+    _c("read_bw_bytes_per_s", "number", "Read bandwidth.", unit="bytes/s"),
+    _c("write_bw_bytes_per_s", "number", "Write bandwidth.", unit="bytes/s"),
+    _c("total_bw_bytes_per_s", "number", "Read + write bandwidth.", unit="bytes/s"),
+    _c("read_bytes", "integer", "Bytes read during the measurement.", unit="bytes"),
+    _c("write_bytes", "integer", "Bytes written during the measurement.", unit="bytes"),
+    _c("lat_mean_ns", "number", "Mean completion latency, all I/O.", unit="ns"),
+    _c("read_lat_mean_ns", "number", "Mean completion latency of reads.", unit="ns"),
+    _c("write_lat_mean_ns", "number", "Mean completion latency of writes.", unit="ns"),
+    _c("lat_max_ns", "number", "Maximum completion latency.", unit="ns"),
+    _c("lat_p99_ns", "number", "99th percentile completion latency, worst direction.", unit="ns"),
+    _c("lat_p9999_ns", "number", "99.99th percentile completion latency, worst direction.", unit="ns"),
+    _c("runtime_s", "number", "Measured run time.", unit="s"),
+    _c("temperature_before_k", "number", "Drive composite temperature before the measurement.", unit="K"),
+    _c("temperature_after_k", "number", "Drive composite temperature after the measurement.", unit="K"),
+    _c("link_utilization", "number", "Measured bandwidth ÷ usable PCIe link bandwidth (0..1; near 1 = bus-bound)."),
+    _c("in_steady_window", "boolean", "The round is inside the PTS steady-state measurement window."),
+    _c("flags", "string", "Kinds of flags on this measurement, ';'-separated and sorted (e.g. bus_bound); "
+       "run-wide flags are in runs.flags.", flag_kinds(Q(measurement=OuterRef("pk")))),
+    _c("started_at", "datetime", "When the measurement started (UTC)."),
+    _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle this row was read from."),
+    _c("json_path", "string", "Provenance: where in raw_file the values were read, e.g. $.jobs[*]."),
+)  # fmt: skip
+
+STEADY_STATE_COLUMNS: tuple[Column, ...] = (
+    _c("run_id", "integer", "The test run (see the runs table).", "test_run_id"),
+    _c("submission_id", "string", "The submission (bundle) the run came from (UUID).", "test_run__submission_id"),
+    *_drive_columns("test_run__drive_model__"),
+    _c("test", "string", "PTS test: iops, tp, lat or wsat.", "test_run__test"),
+    _c("variable", "string", "The tracking variable, e.g. iops.total_iops.rw000.bs4096."),
+    _c("phase", "string", "Test phase of the tracked rounds."),
+    _c("metric", "string", "The tracked measurement column, e.g. total_iops (same unit as that column)."),
+    _c("block_size_bytes", "integer", "Block size of the tracked cell.", unit="bytes"),
+    _c("read_pct", "integer", "Read share of the tracked cell's R/W mix, 0..100.", unit="%"),
+    _c("window_first_round", "integer", "First round of the measurement window.", "first_round"),
+    _c("window_last_round", "integer", "Last round of the measurement window.", "last_round"),
+    _c("average", "number", "Mean of the tracked metric over the window (unit of the metric)."),
+    _c("data_excursion", "number", "Max − min of the tracked metric in the window (unit of the metric)."),
+    _c("data_excursion_limit", "number", "PTS limit for the data excursion: 20 % of the average."),
+    _c("slope", "number", "Least-squares slope of the metric over the window, per round."),
+    _c("slope_excursion", "number", "Slope × window width (unit of the metric)."),
+    _c("slope_excursion_limit", "number", "PTS limit for the slope excursion: 10 % of the average."),
+    _c("steady", "boolean", "Steady state as re-derived by nvmedb from the raw data."),
+    _c("steady_round", "integer", "First round at which the window was steady."),
+    _c("claimed_steady", "boolean", "The client's or imported tool's own verdict; empty when it gave none."),
+    _c("claim_differs", "boolean", "nvmedb's verdict differs from the claimed one."),
+    _c("note", "string", "Why the verdict is what it is, or how it differs from the claim."),
+)  # fmt: skip
+
+RUN_COLUMNS: tuple[Column, ...] = (
+    _c("run_id", "integer", "This run's stable id.", "pk"),
+    _c("submission_id", "string", "The submission (bundle) the run came from (UUID)."),
+    *_drive_columns("drive_model__"),
+    *_run_columns(""),
+    _c("threads", "integer", "Thread count (TC)."),
+    _c("iodepth", "integer", "Outstanding I/O per thread (QD)."),
+    _c("target_kind", "string", "device or file."),
+    _c("active_range_bytes", "integer", "Active range of the test.", unit="bytes"),
+    _c("overprovisioning", "number", "Share of raw capacity not exposed to the host, 0..1."),
+    _c("write_cache", "string", "Volatile write cache during the run: enabled, disabled, or empty if unknown."),
+    _c("purge_method", "string", "How the drive was purged before the test."),
+    _c("fio_version", "string", "fio version."),
+    _c("ioengine", "string", "fio I/O engine."),
+    _c("signed", "boolean", "The bundle was signed with the contributor's key."),
+    _c("steady", "boolean", "Every tracking variable reached steady state (nvmedb's verdict)."),
+    _c("steady_round", "integer", "Round at which steady state was reached."),
+    _c("percentage_used", "integer", "Drive wear before the test (smart-log percentage used).", unit="%"),
+    _c("power_on_hours", "integer", "Drive power-on hours before the test.", unit="h"),
+    _c("data_written_before_bytes", "integer", "Data written to the drive before the test.", unit="bytes"),
+    _c("started_at", "datetime", "When the run started (UTC)."),
+    _c("finished_at", "datetime", "When the run finished (UTC)."),
+    _c("flags", "string", "Kinds of flags on the whole run or its submission (not those on single measurements, "
+       "see measurements.flags), ';'-separated and sorted.",
+       flag_kinds(Q(test_run=OuterRef("pk"), measurement__isnull=True)
+                  | Q(submission=OuterRef("submission_id"), test_run__isnull=True))),
+    _c("source_license", "string", "License of imported results."),
+    _c("source_reference", "string", "Where imported results came from."),
+)  # fmt: skip
+
+DRIVE_COLUMNS: tuple[Column, ...] = (
+    *_drive_columns(""),
+    _c("model_number", "string", "Model number as the drive reports it (id-ctrl mn)."),
+    _c("capacity_bytes", "integer", "Raw capacity (id-ctrl tnvmcap).", unit="bytes"),
+    _c("interface", "string", "nvme, sata, sas or unknown."),
+    _c("form_factor", "string", "Form factor, e.g. M.2 2280."),
+    _c("controller", "string", "Controller."),
+    _c("nand_type", "string", "NAND type."),
+    _c("dram", "string", "DRAM cache."),
+)  # fmt: skip
+
+SUBMISSION_COLUMNS: tuple[Column, ...] = (
+    _c("submission_id", "string", "The submission's stable id (UUID).", "pk"),
+    _c("sha256", "string", "SHA-256 of the bundle as uploaded."),
+    _c("size_bytes", "integer", "Size of the bundle as uploaded (compressed).", "size", "bytes"),
+    _c("published_at", "datetime", "When the submission was published (UTC)."),
+    _c("signed", "boolean", "The bundle was signed with a registered key.",
+       ExpressionWrapper(Q(signing_key__isnull=False), output_field=BooleanField())),
+)  # fmt: skip
+
+
+def _runs() -> QuerySet:
+    return public_test_runs()
+
+
+def _drives() -> QuerySet:
+    return DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id"))
+
+
+def _submissions() -> QuerySet[Submission]:
+    return public_submissions()
+
+
+def _windows() -> QuerySet:
+    return SteadyStateWindow.objects.filter(test_run__in=public_test_runs())
+
+
+TABLES: dict[str, Table] = {
+    table.name: table
+    for table in (
+        Table(
+            "measurements",
+            "Measurements",
+            "One row per cell (block size × R/W mix) per round of every public test run.",
+            MEASUREMENT_COLUMNS,
+            public_measurements,
+            run_prefix="test_run__",
+            cell_filters=frozenset({"block_size_bytes", "read_pct", "in_steady_window"}),
+        ),
+        Table(
+            "steady_state",
+            "Steady state",
+            "One row per tracking variable per run: the PTS steady-state window and its verdicts.",
+            STEADY_STATE_COLUMNS,
+            _windows,
+            run_prefix="test_run__",
+            cell_filters=frozenset({"block_size_bytes", "read_pct"}),
+        ),
+        Table("runs", "Runs", "One row per public PTS test run.", RUN_COLUMNS, _runs, run_prefix=""),
+        Table("drives", "Drives", "Drive models with at least one public run.", DRIVE_COLUMNS, _drives),
+        Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
+    )
+}

@@ -1,0 +1,90 @@
+"""Download pages: the tables and their columns, live filtered exports, and the numbered releases."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.datasets import exports, filters, releases, writers
+from analysis.datasets.tables import TABLES
+
+ATTACHMENT_FORMATS = {"csv", "parquet"}
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    latest = next(iter(releases.list_releases()), None)
+    return render(
+        request,
+        "analysis/datasets/index.html",
+        {
+            "tables": TABLES.values(),
+            "formats": writers.FORMATS,
+            "latest": latest,
+            "latest_citation": _citation(request, latest) if latest else "",
+        },
+    )
+
+
+@require_GET
+def export(request: HttpRequest, table: str, fmt: str) -> HttpResponse:
+    """One table in one format, filtered by the query string, streamed row batch by row batch."""
+    if table not in TABLES or fmt not in writers.FORMATS:
+        raise Http404("No such table or format.")
+    spec = TABLES[table]
+    try:
+        cleaned = filters.parse(spec, request.GET)
+    except filters.FilterError as exc:
+        return HttpResponseBadRequest(f"{exc}\n", content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(exports.export_stream(spec, cleaned, fmt), content_type=writers.FORMATS[fmt])
+    if fmt in ATTACHMENT_FORMATS:
+        response["Content-Disposition"] = f'attachment; filename="{spec.name}.{fmt}"'
+    response["X-Accel-Buffering"] = "no"  # let a proxy pass bytes on as they come
+    return response
+
+
+def _citation(request: HttpRequest, release: releases.Release) -> str:
+    url = request.build_absolute_uri(reverse("datasets:release-file", args=[release.number, releases.DATAPACKAGE]))
+    return release.citation_text(url.removesuffix(releases.DATAPACKAGE))
+
+
+@require_GET
+def release_list(request: HttpRequest) -> HttpResponse:
+    items = [(release, _citation(request, release)) for release in releases.list_releases()]
+    return render(request, "analysis/datasets/releases.html", {"items": items})
+
+
+@require_POST
+def release_build(request: HttpRequest) -> HttpResponse:
+    if not (request.user.is_authenticated and request.user.is_staff):
+        raise PermissionDenied("Only staff can build a release.")
+    from analysis.tasks import build_release
+
+    transaction.on_commit(build_release.delay)
+    messages.success(request, "A release build was queued. It appears here when done (unless nothing changed).")
+    return redirect("datasets:releases")
+
+
+@require_GET
+def release_file(request: HttpRequest, number: int, name: str) -> HttpResponse:
+    path = releases.release_file_path(number, name)
+    if path is None:
+        raise Http404("No such release file.")
+    content_type = "text/plain; charset=utf-8" if name in releases.TEXT_FILES else None
+    return FileResponse(
+        open(path, "rb"),  # noqa: SIM115 — FileResponse closes it
+        as_attachment=name.endswith((".csv", ".parquet")),
+        filename=name,
+        content_type=content_type,
+    )
+
+
+def release_detail(request: HttpRequest, number: int) -> HttpResponse:
+    if releases.get_release(number) is None:
+        raise Http404("No such release.")
+    return redirect(f"{reverse('datasets:releases')}#release-{number}")

@@ -1,0 +1,188 @@
+"""Streaming writers: rows in, bytes out, one batch at a time, so memory stays flat whatever the table's size.
+
+Each writer takes the table's columns and an iterator of row tuples (in column order) and yields bytes. The first
+chunk (CSV header, JSON '[', Parquet magic) is yielded before the first row is asked for, so a client sees bytes
+before the database has finished the query.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from analysis.datasets.tables import Column
+
+BATCH_ROWS = 2000
+PARQUET_ROW_GROUP_ROWS = 8192
+
+
+# Dictionary-encode only text: numbers are mostly distinct, and a dictionary per numeric column would cost memory
+# (up to a page per column) for nothing.
+def parquet_options(columns: Sequence[Column]) -> dict:
+    return {"compression": "zstd", "use_dictionary": [c.name for c in columns if c.type == "string"]}
+
+
+ARROW_TYPES = {
+    "integer": pa.int64(),
+    "number": pa.float64(),
+    "boolean": pa.bool_(),
+    "string": pa.string(),
+    "datetime": pa.timestamp("us", tz="UTC"),
+}
+
+FORMATS = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "ndjson": "application/x-ndjson",
+    "parquet": "application/vnd.apache.parquet",
+}
+
+
+def batches(rows: Iterable[tuple], size: int | None = None) -> Iterator[list[tuple]]:
+    iterator, size = iter(rows), size or BATCH_ROWS
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+CSV_DATETIME = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
+    """Cells that need spelling out: booleans as true/false, datetimes as ISO 8601 in UTC (as pg_copy does)."""
+    converters = []
+    for i, column in enumerate(columns):
+        if column.type == "boolean":
+            converters.append((i, lambda v: None if v is None else ("true" if v else "false")))
+        elif column.type == "datetime":
+            converters.append((i, lambda v: None if v is None else v.astimezone(UTC).strftime(CSV_DATETIME)))
+    return converters
+
+
+def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+    """RFC 4180 CSV with a header row. Empty cell = missing value; booleans true/false; datetimes ISO 8601 UTC."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([column.name for column in columns])
+    yield buffer.getvalue().encode()
+    converters = _csv_converters(columns)
+    for batch in batches(rows):
+        buffer.seek(0)
+        buffer.truncate()
+        if converters:
+            batch = [_convert_row(row, converters) for row in batch]
+        writer.writerows(batch)
+        yield buffer.getvalue().encode()
+
+
+def _convert_row(row: tuple, converters) -> list:
+    row = list(row)
+    for i, convert in converters:
+        row[i] = convert(row[i])
+    return row
+
+
+def write_json(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+    """One JSON array of objects (column name -> value; null = missing)."""
+    names = [column.name for column in columns]
+    yield b"["
+    first = True
+    for batch in batches(rows):
+        parts = [orjson.dumps(dict(zip(names, row, strict=True))) for row in batch]
+        chunk = b",\n".join(parts)
+        yield (b"\n" if first else b",\n") + chunk
+        first = False
+    yield b"\n]\n"
+
+
+def write_ndjson(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+    """Newline-delimited JSON: one object per line."""
+    names = [column.name for column in columns]
+    yield b""
+    for batch in batches(rows):
+        yield b"".join(orjson.dumps(dict(zip(names, row, strict=True))) + b"\n" for row in batch)
+
+
+def arrow_schema(columns: Sequence[Column]) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field(
+                column.name,
+                ARROW_TYPES[column.type],
+                metadata={"description": column.description, "unit": column.unit},
+            )
+            for column in columns
+        ]
+    )
+
+
+class Drain(io.RawIOBase):
+    """A write-only file that keeps what was written until `take()` hands it out."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        data = bytes(data)
+        self._parts.append(data)
+        self._position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._position
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data
+
+
+def _arrow_batch(schema: pa.Schema, columns: Sequence[Column], batch: list[tuple]) -> pa.RecordBatch:
+    arrays = []
+    for column, values, arrow_field in zip(columns, zip(*batch, strict=True), schema, strict=True):
+        if column.type == "string" and any(isinstance(v, uuid.UUID) for v in values[:1]):
+            values = [None if v is None else str(v) for v in values]
+        arrays.append(pa.array(values, type=arrow_field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def write_parquet(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+    """Apache Parquet (zstd), one row group per PARQUET_ROW_GROUP_ROWS rows; column descriptions and units are in
+    each field's metadata."""
+    schema = arrow_schema(columns)
+    sink = Drain()
+    writer = pq.ParquetWriter(sink, schema, **parquet_options(columns))
+    try:
+        yield sink.take()
+        pending: list[pa.RecordBatch] = []
+        pending_rows = 0
+        for batch in batches(rows):
+            pending.append(_arrow_batch(schema, columns, batch))
+            pending_rows += len(batch)
+            if pending_rows >= PARQUET_ROW_GROUP_ROWS:
+                writer.write_table(pa.Table.from_batches(pending, schema=schema))
+                pending, pending_rows = [], 0
+                yield sink.take()
+        if pending:
+            writer.write_table(pa.Table.from_batches(pending, schema=schema))
+    finally:
+        writer.close()
+    yield sink.take()
+
+
+WRITERS = {"csv": write_csv, "json": write_json, "ndjson": write_ndjson, "parquet": write_parquet}
+
+
+def stream(fmt: str, columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+    return WRITERS[fmt](columns, rows)

@@ -1,0 +1,26 @@
+"""Thin Celery tasks for the dataset: they only orchestrate services."""
+
+import logging
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from analysis.datasets import releases
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    acks_late=True,
+    soft_time_limit=3 * 3600,
+    time_limit=3 * 3600 + 300,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=60,
+    max_retries=3,
+)
+def build_release(force: bool = False) -> int | None:
+    """Build the next data set release (weekly from beat, or on demand by staff). Safe to run twice: builds are
+    serialized by a lock, a second one with nothing new publishes nothing, and a killed one leaves no release."""
+    result = releases.build_release(force=force)
+    logger.info(result.message)
+    return result.number

@@ -1,0 +1,28 @@
+"""The data dictionary in docs/datasets.md matches the tables the site publishes."""
+
+from analysis.datasets import docs
+from analysis.datasets.tables import TABLES
+
+
+def test_the_doc_lists_every_column_with_its_type_and_unit():
+    text = docs.doc_path().read_text()
+    for table in TABLES.values():
+        assert f"### {table.name}" in text
+        for column in table.columns:
+            assert f"| `{column.name}` | {column.type} |" in text, f"{table.name}.{column.name} is not documented"
+
+
+def test_the_doc_is_regenerated_from_tables_py():
+    text = docs.doc_path().read_text()
+    assert docs.data_dictionary() in text, (
+        "docs/datasets.md is out of date: "
+        'python manage.py shell -c "from analysis.datasets.docs import update; update()"'
+    )
+
+
+def test_every_column_has_a_description_and_a_known_type_and_unique_name():
+    for table in TABLES.values():
+        assert len(set(table.column_names)) == len(table.columns), table.name
+        for column in table.columns:
+            assert column.description.strip(), f"{table.name}.{column.name}"
+            assert column.type in {"integer", "number", "boolean", "string", "datetime"}

@@ -28,6 +28,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+import _seed  # noqa: E402  (bench/_seed.py: benchmark databases, shared with browse_benchmark.py)
+
 BENCH_DB = "nvmedb_bench_datasets"
 RUNS = 800
 ROUNDS = 25
@@ -35,30 +38,8 @@ SIZES = (100_000, 1_000_000)
 FORMATS = ("csv", "parquet")
 
 
-def bench_url(url: str) -> str:
-    return url.rsplit("/", 1)[0] + f"/{BENCH_DB}"
-
-
-def ensure_database(url: str, reseed: bool) -> bool:
-    """Create the benchmark database if needed; True when it must be seeded."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone()
-        if exists and not reseed:
-            return False
-        if exists:
-            conn.execute(f"DROP DATABASE {BENCH_DB}")
-        conn.execute(f"CREATE DATABASE {BENCH_DB}")
-    return True
-
-
-def setup_django(url: str) -> None:
-    os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nvmedb.settings.test")
-    import django
-
-    django.setup()
+def bench_url() -> str:
+    return _seed.bench_database_url(BENCH_DB)
 
 
 def seed() -> None:
@@ -227,13 +208,13 @@ def main() -> None:
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL", "")
     if args.worker:
-        setup_django(url)
+        _seed.setup_django(url)
         worker(args.worker[0], int(args.worker[1]))
         return
     if not url.startswith("postgres"):
         sys.exit("Set DATABASE_URL to a PostgreSQL server (postgres://user:password@host:port/name).")
-    must_seed = ensure_database(url, args.reseed)
-    setup_django(bench_url(url))
+    must_seed = _seed.ensure_database(bench_url(), reseed=args.reseed)
+    _seed.setup_django(bench_url())
     if must_seed:
         seed()
     from analysis.datasets.filters import Filters, rows_queryset
@@ -241,7 +222,7 @@ def main() -> None:
 
     public_rows = rows_queryset(TABLES["measurements"], Filters()).count()
     print(f"public measurement rows: {public_rows:,}")
-    env = {**os.environ, "DATABASE_URL": bench_url(url), "DJANGO_SETTINGS_MODULE": "nvmedb.settings.test"}
+    env = {**os.environ, "DATABASE_URL": bench_url(), "DJANGO_SETTINGS_MODULE": "nvmedb.settings.test"}
     print(
         f"{'format':<8} {'rows':>9} {'seconds':>8} {'rows/s':>9} {'TTFB ms':>8} {'1st row ms':>10} "
         f"{'RSS before':>10} {'peak RSS':>9} {'MB out':>7} {'COPY s':>7} {'ratio':>6}"

@@ -9,6 +9,19 @@ import pytest
 
 from analysis.tests import bundles
 
+# A drive name that would run script or break attributes if any page or chart failed to escape it.
+HOSTILE_NAME = "Evil \"quoted\" 'drive' <script>alert(1)</script>"
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Page statistics are cached per data version; each test starts from an empty cache."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
 
 @pytest.fixture
 def submission(db, django_user_model):

@@ -13,22 +13,11 @@ import pytest
 
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
-from analysis.tests.conftest import make_browse_submission
+from analysis.tests.conftest import HOSTILE_NAME, make_browse_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-HOSTILE = "Evil \"quoted\" 'drive' <script>alert(1)</script>"
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    """Page statistics are cached per data version; each test starts from an empty cache."""
-    from django.core.cache import cache
-
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +138,7 @@ def test_the_pages_work_in_a_browser(live_server, page):
 
 def test_a_hostile_drive_name_stays_text_in_pages_and_charts(live_server, page):
     first, second, _ = two_drives()
-    first.name = HOSTILE
+    first.name = HOSTILE_NAME
     first.save()
     make_browse_submission(drive_model=first, firmware="<b>FW</b><img src=x onerror=alert(2)>")
     refresh_aggregates(drive_model=first)
@@ -159,7 +148,7 @@ def test_a_hostile_drive_name_stays_text_in_pages_and_charts(live_server, page):
         page.wait_for_load_state("load")
         if path != "/drives/" and path != "/":
             page.wait_for_selector(".js-plotly-plot .main-svg")
-        assert page.get_by_text(HOSTILE).count() >= 1, path
+        assert page.get_by_text(HOSTILE_NAME).count() >= 1, path
     assert page.locator("script:not([src]):not([type='application/json'])").count() == 0
     legend = svg_texts(page, ".js-plotly-plot .legendtext")
     assert any("<script>alert(1)</script>" in text for text in legend)  # shown literally in the chart legend

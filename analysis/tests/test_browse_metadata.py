@@ -13,16 +13,6 @@ PROPOSAL = {"controller": "Phison E18", "nand_type": "Micron 176L TLC", "dram": 
             "source_url": "https://example.org/teardown", "note": ""}  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    """Page statistics are cached per data version; each test starts from an empty cache."""
-    from django.core.cache import cache
-
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def test_anonymous_readers_cannot_propose(client, browse_drive):
     response = client.post("/drives/acme-990-1tb/metadata/", PROPOSAL)
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]

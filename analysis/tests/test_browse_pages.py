@@ -13,21 +13,9 @@ from django.test.utils import CaptureQueriesContext
 
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
-from analysis.tests.conftest import make_browse_submission
+from analysis.tests.conftest import HOSTILE_NAME, make_browse_submission
 
 pytestmark = pytest.mark.django_db
-
-HOSTILE = "Evil \"quoted\" 'drive' <script>alert(1)</script>"
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    """Page statistics are cached per data version; each test starts from an empty cache."""
-    from django.core.cache import cache
-
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def embedded_figures(html: str) -> list[dict]:
@@ -156,7 +144,7 @@ def test_methodology_quotes_the_rule_from_the_code(client):
 
 
 def test_a_hostile_drive_name_is_text_everywhere(client, browse_drive):
-    browse_drive.name = HOSTILE
+    browse_drive.name = HOSTILE_NAME
     browse_drive.save()
     FW = "<img src=x onerror=alert(2)>"
     make_browse_submission(drive_model=browse_drive, firmware=FW)

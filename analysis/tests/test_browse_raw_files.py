@@ -18,16 +18,6 @@ SECRETS = ("CNU1172KX0", "keithcollins-hp-probook-6450b", "S43ANA0M405593", "XXX
            "2b-0a-50-31-8c-38-25-00", "e9184000-7983-11ec-8000-d85ed316925c")  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    """Page statistics are cached per data version; each test starts from an empty cache."""
-    from django.core.cache import cache
-
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def test_scrub_removes_serials_and_hostnames_from_real_lshw_and_nvme_cli_output(shared_samples):
     lshw = raw_files.scrub("lshw.json", (shared_samples / LSHW).read_bytes()).decode()
     document = json.loads(lshw)

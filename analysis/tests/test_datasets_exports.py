@@ -290,27 +290,36 @@ def test_record_blocks_end_only_between_records():
 def test_closing_a_csv_download_early_cancels_the_copy_on_the_server(rf, monkeypatch):
     import psycopg
 
-    from analysis.datasets import views
+    from analysis.datasets import pg_copy, views
 
-    for _ in range(3):
-        iops_run(rounds=25)
+    # Each row costs the server 5 ms, so the COPY is certainly still running after the first rows have arrived,
+    # however fast the machine and however large its socket buffers.
+    real_copy_query = pg_copy.copy_query
+
+    def slow_copy_query(table, filters):
+        sql, params = real_copy_query(table, filters)
+        return f"SELECT slow.*, pg_sleep(0.005) FROM ({sql}) AS slow", params
+
+    monkeypatch.setattr(pg_copy, "copy_query", slow_copy_query)
+    iops_run(rounds=5)
     pid = connection.cursor().connection.info.backend_pid
     response = views.export(rf.get("/datasets/measurements.csv"), "measurements", "csv")
     chunks = iter(response.streaming_content)
-    next(chunks)
-    next(chunks)
-    with psycopg.connect(
-        os.environ["DATABASE_URL"].rsplit("/", 1)[0] + f"/{connection.settings_dict['NAME']}", autocommit=True
-    ) as watcher:
-        query = "SELECT state, query FROM pg_stat_activity WHERE pid = %s"
-        state, sql = watcher.execute(query, [pid]).fetchone()
-        assert state == "active" and sql.startswith("COPY"), "the COPY is still sending rows"
-        request_finished.disconnect(close_old_connections)
-        try:
+    request_finished.disconnect(close_old_connections)
+    try:
+        next(chunks)  # the header
+        next(chunks)  # the first rows
+        with psycopg.connect(
+            os.environ["DATABASE_URL"].rsplit("/", 1)[0] + f"/{connection.settings_dict['NAME']}", autocommit=True
+        ) as watcher:
+            query = "SELECT state, query FROM pg_stat_activity WHERE pid = %s"
+            state, sql = watcher.execute(query, [pid]).fetchone()
+            assert state == "active" and sql.startswith("COPY"), "the COPY is still sending rows"
             response.close()
-        finally:
-            request_finished.connect(close_old_connections)
-        state, _ = watcher.execute(query, [pid]).fetchone()
+            state, _ = watcher.execute(query, [pid]).fetchone()
+    finally:
+        response.close()  # never leave the connection inside a COPY, even when an assertion failed
+        request_finished.connect(close_old_connections)
     assert state == "idle", "the client went away: the query was cancelled, not run to the end"
 
 

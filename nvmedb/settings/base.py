@@ -78,6 +78,10 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Pages and exports run many short or streamed queries; PostgreSQL's JIT spent ~1 s compiling the export query
+    # before its first row (EXPLAIN ANALYZE on 1 M rows) and saves nothing for queries like these.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

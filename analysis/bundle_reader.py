@@ -29,6 +29,7 @@ from analysis.records import (
     TestRunRecord,
     WindowRecord,
 )
+from analysis.values import optional_int
 from analysis.wear import wear_from_smart
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 from nvmedb_client.system import nvme
@@ -72,8 +73,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         compliant=bool((manifest.get("compliance") or {}).get("compliant")),
         compliance_reasons=[str(r) for r in (manifest.get("compliance") or {}).get("reasons") or []],
         target_kind=str(target.get("kind") or ""),
-        target_size_bytes=_int(target.get("size_bytes")),
-        active_range_bytes=_int(target.get("active_range_bytes")),
+        target_size_bytes=optional_int(target.get("size_bytes")),
+        active_range_bytes=optional_int(target.get("active_range_bytes")),
         tool_versions={str(k): v for k, v in (manifest.get("tools") or {}).items()},
         signed=True,
         missing=missing,
@@ -160,7 +161,7 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
             continue
         raw = str(run.get("output_file"))
         failures += crosscheck.check_iops_bandwidth(
-            doc, block_size_bytes=_int(run.get("block_size_bytes")), raw_file=raw
+            doc, block_size_bytes=optional_int(run.get("block_size_bytes")), raw_file=raw
         )
         failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
         options = crosscheck.job_options(doc)
@@ -228,7 +229,7 @@ def _build_test_runs(
         measurement_missing = {}
         if not run.get("smart_before") or not run.get("smart_after"):
             measurement_missing["temperature"] = "no smart-log snapshot around this run (file target or no nvme-cli)"
-        block_size = _int(run.get("block_size_bytes")) or 0
+        block_size = optional_int(run.get("block_size_bytes")) or 0
         series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
         test_run.measurements.append(
             MeasurementRecord(
@@ -236,14 +237,14 @@ def _build_test_runs(
                 test=test,
                 phase=phase,
                 series=series,
-                round_number=_int(run.get("round")) or 0,
+                round_number=optional_int(run.get("round")) or 0,
                 block_size_bytes=block_size,
-                read_pct=_int(run.get("read_pct")) or 0,
+                read_pct=optional_int(run.get("read_pct")) or 0,
                 summary=summary,
                 raw_file=str(run.get("output_file")),
                 json_path="$.jobs[*]" if "jobs" in documents[run_id] else "$.client_stats[*]",
-                threads=_int(run.get("threads")),
-                iodepth=_int(run.get("iodepth")),
+                threads=optional_int(run.get("threads")),
+                iodepth=optional_int(run.get("iodepth")),
                 started_at=parse_time(run.get("started_at")),
                 finished_at=parse_time(run.get("finished_at")),
                 temperature_before_k=thermal.temperature_k(before),
@@ -379,19 +380,10 @@ def _unwritten(runs, summaries, record: SubmissionRecord) -> None:
                 key=str(run.get("id")),
                 block=block,
                 pattern=str(run.get("pattern") or ("write" if run.get("phase") == "wipc" else "")),
-                read_pct=_int(run.get("read_pct")) or 0 if run.get("phase") != "wipc" else 0,
+                read_pct=optional_int(run.get("read_pct")) or 0 if run.get("phase") != "wipc" else 0,
                 write_bytes=(summary.write_bytes or 0) if summary else 0,
             )
         )
     for key, coverage in unwritten.unwritten_reads(ios, active_range_bytes=record.active_range_bytes).items():
         test = next((str(r.get("test")) for r in runs if str(r.get("id")) == key), None)
         record.flags.append(FlagRecord("unwritten_data", unwritten.reason(coverage), run_key=key, test=test))
-
-
-def _int(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from analysis.pcie import LinkEnd, assess_link
 from analysis.records import HostRecord, SubmissionRecord
+from analysis.values import optional_int
 from nvmedb_client.system.lspci import parse_lspci
 
 if TYPE_CHECKING:
@@ -137,8 +138,8 @@ def host_from_facts(facts: dict | None) -> tuple[HostRecord | None, str]:
     host = HostRecord()
     cpu = present(find(facts, "cpu")) or {}
     host.cpu_model = str(present(cpu.get("model")) or "") if isinstance(cpu, Mapping) else ""
-    host.cpu_count = _int(present(cpu.get("logical_cpus"))) if isinstance(cpu, Mapping) else None
-    host.memory_bytes = _int(present(find(facts, "memory_bytes")))
+    host.cpu_count = optional_int(present(cpu.get("logical_cpus"))) if isinstance(cpu, Mapping) else None
+    host.memory_bytes = optional_int(present(find(facts, "memory_bytes")))
     kernel = present(find(facts, "kernel")) or {}
     host.kernel = str(present(kernel.get("release")) or "") if isinstance(kernel, Mapping) else str(kernel)
     distribution = present(find(facts, "distribution")) or {}
@@ -201,12 +202,3 @@ def link_end(device) -> LinkEnd:
         max_payload_bytes=device.max_payload_bytes,
         max_read_request_bytes=device.max_read_request_bytes,
     )
-
-
-def _int(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from django.utils.text import slugify
 
+from analysis.values import optional_int
+
 # PCI-SIG vendor ids of NVMe controller and drive makers (id-ctrl vid / ssvid), as listed in the PCI ID Repository
 # (https://pci-ids.ucw.cz/read/PC/).
 PCI_VENDORS: dict[int, str] = {
@@ -131,10 +133,10 @@ def canonical_name(vendor: str, model_number: str) -> str:
 def identity_from_id_ctrl(id_ctrl: dict, *, capacity_fallback_bytes: int | None = None) -> DriveIdentity:
     """From id-ctrl as parsed by nvmedb_client.system.nvme.parse_id_ctrl."""
     model_number = clean(id_ctrl.get("model"))
-    vid = _int(id_ctrl.get("vid"))
-    ssvid = _int(id_ctrl.get("ssvid"))
+    vid = optional_int(id_ctrl.get("vid"))
+    ssvid = optional_int(id_ctrl.get("ssvid"))
     vendor = vendor_name(model_number=model_number, vid=vid, ssvid=ssvid)
-    capacity = _int(id_ctrl.get("tnvmcap_bytes")) or capacity_fallback_bytes
+    capacity = optional_int(id_ctrl.get("tnvmcap_bytes")) or capacity_fallback_bytes
     return DriveIdentity(
         vendor=vendor,
         pci_vendor_id=vid,
@@ -158,18 +160,3 @@ def serial_hash(serial: str, *, key: str, model_number: str = "") -> str:
     """HMAC-SHA256 of model number and serial with the server's secret: repeat runs match, the serial stays private."""
     message = f"{clean(model_number)}\0{clean(serial)}".encode()
     return hmac.new(key.encode(), message, hashlib.sha256).hexdigest()
-
-
-def _int(value: object) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return int(text, 16) if text.lower().startswith("0x") else int(float(text))
-        except ValueError:
-            return None
-    try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analysis.values import optional_int
+
 # NVMe smart-log "data units" are thousands of 512-byte units (NVMe Base Specification, SMART / Health log, bytes 32-47).
 DATA_UNIT_BYTES = 512 * 1000
 
@@ -22,9 +24,9 @@ def wear_from_smart(smart: dict | None) -> Wear:
         reason = "no smart-log was captured before the test"
         return Wear(None, None, None, {k: reason for k in ("percentage_used", "power_on_hours", "data_written_bytes")})
     missing = {}
-    used = _int(smart.get("percent_used"))
-    hours = _int(smart.get("power_on_hours"))
-    written = _int(smart.get("data_written_bytes"))
+    used = optional_int(smart.get("percent_used"))
+    hours = optional_int(smart.get("power_on_hours"))
+    written = optional_int(smart.get("data_written_bytes"))
     if used is None:
         missing["percentage_used"] = "smart-log has no percentage used"
     if hours is None:
@@ -32,12 +34,3 @@ def wear_from_smart(smart: dict | None) -> Wear:
     if written is None:
         missing["data_written_bytes"] = "smart-log has no data units written"
     return Wear(used, hours, written, missing)
-
-
-def _int(value) -> int | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return None

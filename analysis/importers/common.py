@@ -13,6 +13,7 @@ from django.utils import timezone as dj_timezone
 
 from analysis import crosscheck
 from analysis.records import MeasurementRecord, SubmissionRecord
+from analysis.values import optional_int
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -129,8 +130,8 @@ def measurement_from_fio(
         summary=fio.summary,
         raw_file=fio.path,
         json_path="$.jobs[*]",
-        threads=as_int(options.get("numjobs")),
-        iodepth=as_int(options.get("iodepth")),
+        threads=optional_int(options.get("numjobs")),
+        iodepth=optional_int(options.get("iodepth")),
         started_at=started,
         finished_at=finished,
         pattern=pattern,
@@ -138,13 +139,6 @@ def measurement_from_fio(
         missing=missing,
         **extra,
     )
-
-
-def as_int(value) -> int | None:
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return None
 
 
 def check_fio_file(fio: FioFile, *, declared: Mapping, record: SubmissionRecord) -> None:

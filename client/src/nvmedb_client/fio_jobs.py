@@ -21,6 +21,7 @@ GLOBAL_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("buffer_compress_percentage", "0", "incompressible data, so a compressing controller gains nothing"),
     ("group_reporting", None, "one aggregated result for all the jobs of the run"),
     ("percentile_list", PERCENTILES, "the latency percentiles the PTS reports (json+ also keeps every bin)"),
+    ("lat_percentiles", "1", "percentiles of total latency (submission + completion), the PTS response time"),
     ("allow_file_create", "0", "never create a file: a mistyped device path must fail, not write to /dev"),
 )
 

@@ -48,7 +48,7 @@ def test_the_client_plan_has_one_throughput_size_tc2_qd16_and_75_percent_of_the_
     assert (plan.threads, plan.iodepth) == (2, 16)
     assert plan.edition.write_cache_enabled is True
     assert plan.active_range_bytes == (TB * 75 // 100) // (1024 * KIB) * (1024 * KIB)
-    assert all(s.threads == 2 and s.iodepth == 16 for b in plan.blocks if b.test != "lat" for s in b.series)
+    assert all(s.threads == 2 and s.iodepth == 16 for b in plan.blocks if b.test in ("iops", "wsat") for s in b.series)
 
 
 def test_each_throughput_block_purges_preconditions_then_writes_then_reads_sequentially():
@@ -59,6 +59,15 @@ def test_each_throughput_block_purges_preconditions_then_writes_then_reads_seque
         assert (write.phase, cells(write)) == ("tp-write", [("write", bs, 0)])
         assert (read.phase, cells(read)) == ("tp-read", [("read", bs, 100)])
         assert write.split_range and read.split_range
+        assert (write.threads, write.iodepth) == (read.threads, read.iodepth) == (1, 32)  # one stream, TC 1 / QD 32
+        assert block.wipc_block_size_bytes == bs  # preconditioned with the block size under test
+        assert block.interleaved  # each round: a write segment, then a read segment
+
+
+def test_a_thread_or_depth_override_applies_to_throughput_too_and_is_recorded():
+    plan = p.build_plan(tests=["tp"], capacity_bytes=TB, threads=2, iodepth=8)
+    assert all((s.threads, s.iodepth) == (2, 8) for b in plan.blocks for s in b.series)
+    assert not plan.compliant
 
 
 def test_latency_runs_at_tc1_qd1_over_three_mixes_and_three_small_block_sizes():

@@ -39,6 +39,10 @@ def planned_ids(plan) -> list[str]:
     for block in plan.blocks:
         if block.wipc:
             ids.append(block.wipc_run_id)
+        if block.interleaved:
+            rounds = range(1, block.series[0].max_rounds + 1)
+            ids += [s.run_id(r, c) for r in rounds for s in block.series for c in s.cells]
+            continue
         for series in block.series:
             if series.phase == "wsat":
                 continue
@@ -136,9 +140,9 @@ def test_every_run_keeps_its_job_file_and_json_plus_output_with_the_percentiles(
         assert "direct=1" in job.splitlines()
         doc = parse_fio_output(quick_run.verified.read_bytes(run["output_file"]))
         direction = "read" if run["read_pct"] == 100 else "write"
-        clat = doc["jobs"][0][direction]["clat_ns"]
-        assert "bins" in clat, run["id"]  # json+
-        assert {"99.000000", "99.900000", "99.990000", "99.999000"} <= set(clat["percentile"])
+        total = doc["jobs"][0][direction]["lat_ns"]  # total latency, asked for with lat_percentiles=1
+        assert "bins" in total, run["id"]  # json+
+        assert {"99.000000", "99.900000", "99.990000", "99.999000"} <= set(total["percentile"])
     files = {entry["path"] for entry in quick_run.manifest["files"]}
     assert "system/facts.json" in files
 
@@ -301,3 +305,28 @@ def test_a_series_stops_at_its_first_steady_round_or_runs_to_the_round_limit(tmp
         else:
             assert rounds == list(range(1, 8))
             assert claim["reason"] == "steady state not reached in 7 rounds"
+
+
+def test_throughput_rounds_alternate_write_and_read_and_carry_their_sequential_position(quick_run):
+    from nvmedb_client.fio_jobs import sequential_starts
+
+    runs = [run for run in quick_run.manifest["runs"] if run["test"] == "tp" and run["phase"] != "wipc"]
+    assert [run["phase"] for run in runs[:4]] == ["tp-write", "tp-read", "tp-write", "tp-read"]
+    range_bytes = quick_run.manifest["target"]["active_range_bytes"]
+    for phase, field in (("tp-write", "write_bytes"), ("tp-read", "read_bytes")):
+        for bs in {run["block_size_bytes"] for run in runs}:
+            series = sorted(
+                (r for r in runs if r["phase"] == phase and r["block_size_bytes"] == bs), key=lambda r: r["round"]
+            )
+            moved = [
+                getattr(summarize(parse_fio_output(quick_run.verified.read_bytes(r["output_file"]))), field)
+                for r in series
+            ]
+            starts = sequential_starts(slice_bytes=range_bytes, block_size=bs, moved=[m // bs * bs for m in moved])
+            for run, start in zip(series, starts, strict=False):
+                job = quick_run.verified.read_bytes(run["job_file"]).decode().splitlines()
+                assert f"offset={start}" in job and f"size={range_bytes - start}" in job, run["id"]
+                assert "iodepth=32" in job and "numjobs=1" not in job
+    wipc = {run["id"]: run for run in quick_run.manifest["runs"] if run["phase"] == "wipc"}
+    assert wipc["tp-bs131072-wipc"]["block_size_bytes"] == 131072
+    assert wipc["tp-bs1048576-wipc"]["block_size_bytes"] == 1048576

@@ -35,6 +35,10 @@ IOPS_BLOCK_SIZES = (1024 * KIB, 128 * KIB, 64 * KIB, 32 * KIB, 16 * KIB, 8 * KIB
 LAT_MIXES = (100, 65, 0)
 LAT_BLOCK_SIZES = (512, 4 * KIB, 8 * KIB)
 TP_BLOCK_SIZES = {"enterprise": (1024 * KIB, 128 * KIB), "client": (1024 * KIB,)}
+# Throughput: one sequential stream, TC 1 / QD 32, in both editions. The PTS v2.0.2 text quoted by the public 2.x
+# implementations (the ADATA 2.x port of the SNIA scripts) sets the TP test's TC/QD to 1/32; see docs/methodology.md.
+TP_THREADS = 1
+TP_IODEPTH = 32
 WSAT_BLOCK_SIZE = 4 * KIB
 WIPC_BLOCK_SIZE = 128 * KIB
 WIPC_PASSES = 2
@@ -169,6 +173,9 @@ class Block:
     wipc: bool
     series: tuple[Series, ...]
     wipc_threads: int = 1
+    wipc_block_size_bytes: int = WIPC_BLOCK_SIZE
+    # throughput: each round runs one segment of every series (write, then read) before the round is judged
+    interleaved: bool = False
 
     @property
     def wipc_run_id(self) -> str:
@@ -254,11 +261,23 @@ def build_plan(
             series = Series("iops", "wdpc", cells, tc, qd, cell_s, rounds)
             blocks.append(Block("iops", "iops", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         elif test == "tp":
+            tp_tc = TP_THREADS if threads is None else threads
+            tp_qd = TP_IODEPTH if iodepth is None else iodepth
             for bs in TP_BLOCK_SIZES[ed.name]:
-                write = Series("tp", "tp-write", (Cell("write", bs, 0),), tc, qd, cell_s, rounds, True, bs)
-                read = Series("tp", "tp-read", (Cell("read", bs, 100),), tc, qd, cell_s, rounds, True, bs)
-                label = f"tp-bs{bs}"
-                blocks.append(Block("tp", label, purge=True, wipc=True, series=(write, read), wipc_threads=tc))
+                write = Series("tp", "tp-write", (Cell("write", bs, 0),), tp_tc, tp_qd, cell_s, rounds, True, bs)
+                read = Series("tp", "tp-read", (Cell("read", bs, 100),), tp_tc, tp_qd, cell_s, rounds, True, bs)
+                blocks.append(
+                    Block(
+                        "tp",
+                        f"tp-bs{bs}",
+                        purge=True,
+                        wipc=True,
+                        series=(write, read),
+                        wipc_threads=tc,
+                        wipc_block_size_bytes=bs,  # preconditioned with the block size under test
+                        interleaved=True,
+                    )
+                )
         elif test == "lat":
             cells = tuple(Cell("randrw", bs, mix) for mix in LAT_MIXES for bs in LAT_BLOCK_SIZES)
             series = Series("lat", "wdpc", cells, 1, 1, cell_s, rounds)
@@ -390,7 +409,7 @@ def plan_to_dict(plan: Plan) -> dict:
             "block_size_bytes": WIPC_BLOCK_SIZE,
             "bytes": wipc_bytes(plan),
             "rule": f"{WIPC_PASSES}x the active range, sequential, the range split between the jobs so every LBA "
-            "is written exactly twice",
+            "is written exactly twice; 128 KiB blocks, or the block size under test for a throughput block",
         },
         "steady_state": {
             "window_rounds": WINDOW_ROUNDS,
@@ -416,7 +435,17 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         "test": block.test,
         "label": block.label,
         "purge": block.purge,
-        "wipc": {"run_id": block.wipc_run_id, "threads": block.wipc_threads} if block.wipc else None,
+        "wipc": {
+            "run_id": block.wipc_run_id,
+            "threads": block.wipc_threads,
+            "block_size_bytes": block.wipc_block_size_bytes,
+        }
+        if block.wipc
+        else None,
+        "round": "each round runs one segment of every series in turn (write, then read), sequential positions "
+        "continuing from the previous round"
+        if block.interleaved
+        else "each series runs its rounds to its own stop",
         "series": [_series_to_dict(plan, series) for series in block.series],
     }
 

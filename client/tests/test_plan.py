@@ -4,6 +4,7 @@ import gzip
 import itertools
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -232,3 +233,67 @@ def test_plan_refuses_an_unknown_test_with_the_choices():
     result = CliRunner().invoke(main, ["plan", "--tests", "iops,speed"])
     assert result.exit_code == 2
     assert "speed" in result.output and "iops, tp, lat, wsat" in result.output
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_on_a_4kn_namespace_half_kib_cells_are_planned_as_skipped_with_the_reason():
+    plan = p.build_plan(capacity_bytes=TB, lba_size_bytes=4096)
+    iops = next(b for b in plan.blocks if b.test == "iops").series[0]
+    lat = next(b for b in plan.blocks if b.test == "lat").series[0]
+    assert all(c.block_size_bytes >= 4096 for c in iops.cells + lat.cells)
+    assert len(iops.cells) == 7 * 7 and len(lat.cells) == 3 * 2
+    skipped = {(s.test, s.cell.block_size_bytes, s.cell.read_pct) for s in plan.skipped_cells}
+    assert skipped == {("iops", 512, m) for m in p.IOPS_MIXES} | {("lat", 512, m) for m in p.LAT_MIXES}
+    assert not plan.compliant
+    assert any("LBA is 4096 bytes" in reason and "0.5 KiB" in reason for reason in plan.compliance_reasons)
+    data = p.plan_to_dict(plan)
+    assert data["lba_size_bytes"] == 4096 and len(data["skipped_cells"]) == 10
+
+
+def test_a_512_byte_lba_namespace_runs_every_cell():
+    plan = p.build_plan(capacity_bytes=TB, lba_size_bytes=512)
+    assert plan.skipped_cells == () and plan.compliant
+
+
+def _fake_nvme(monkeypatch, stdout, ok=True):
+    from nvmedb_client.system import commands
+
+    calls = []
+
+    def fake_run_command(args, *, timeout=None, check=False):
+        calls.append(list(args))
+        return commands.CommandResult(
+            args=tuple(args), returncode=0 if ok else 1, stdout=stdout, stderr="" if ok else "No such device",
+            duration_s=0.01,
+        )  # fmt: skip
+
+    monkeypatch.setattr(commands, "run_command", fake_run_command)
+    return calls
+
+
+def test_plan_with_a_device_reads_its_size_and_lba_format_and_shows_the_skipped_cells(monkeypatch):
+    from click.testing import CliRunner
+
+    from nvmedb_client.cli import main
+
+    calls = _fake_nvme(monkeypatch, (FIXTURES / "id-ns-4kn.json").read_text())
+    result = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme0n1"])
+    assert result.exit_code == 0, result.output
+    assert calls == [["nvme", "id-ns", "/dev/nvme0n1", "-o", "json"]]
+    assert "target capacity 894.3 GiB, active range" in result.output  # 234423126 x 4096 bytes, not 1 TB assumed
+    assert "assumed" not in result.output and "LBA 4096 bytes" in result.output
+    assert result.output.count("SKIPPED: randrw") == 10
+    as_json = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme0n1", "--json"])
+    assert json.loads(as_json.output)["capacity_bytes"] == 234423126 * 4096
+
+
+def test_plan_with_a_device_that_cannot_be_read_says_why(monkeypatch):
+    from click.testing import CliRunner
+
+    from nvmedb_client.cli import main
+
+    _fake_nvme(monkeypatch, "", ok=False)
+    result = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme9n1"])
+    assert result.exit_code != 0 and "cannot read the namespace of /dev/nvme9n1" in result.output

@@ -183,6 +183,16 @@ class Block:
 
 
 @dataclass(frozen=True)
+class SkippedCell:
+    """A cell of the PTS matrix this target cannot run, planned as skipped (that cell is not a PTS result)."""
+
+    test: str
+    phase: str
+    cell: Cell
+    reason: str
+
+
+@dataclass(frozen=True)
 class Plan:
     tests: tuple[str, ...]
     edition: Edition
@@ -196,6 +206,8 @@ class Plan:
     wsat_target_bytes: int
     blocks: tuple[Block, ...]
     compliance_reasons: tuple[str, ...] = field(default=())
+    lba_size_bytes: int | None = None
+    skipped_cells: tuple[SkippedCell, ...] = field(default=())
 
     @property
     def compliant(self) -> bool:
@@ -212,8 +224,12 @@ def build_plan(
     threads: int | None = None,
     iodepth: int | None = None,
     max_rounds: int | None = None,
+    lba_size_bytes: int | None = None,
 ) -> Plan:
-    """The plan for the chosen tests (always run in PTS order iops, tp, lat, wsat) on a target of `capacity_bytes`."""
+    """The plan for the chosen tests (always run in PTS order iops, tp, lat, wsat) on a target of `capacity_bytes`.
+
+    `lba_size_bytes` is the namespace's LBA data size when known: with direct I/O no block smaller than one LBA can be
+    issued, so such cells (0.5 KiB on a 4096-byte-LBA namespace) are planned as skipped, each with the reason."""
     unknown = [t for t in tests if t not in TESTS]
     if unknown or not tests:
         raise ValueError(f"unknown test {', '.join(unknown) or '(none)'}: choose from {', '.join(TESTS)}")
@@ -254,11 +270,29 @@ def build_plan(
 
     cell_s = prof.cell_runtime_s
     blocks: list[Block] = []
+    skipped: list[SkippedCell] = []
+
+    def runnable(test: str, phase: str, cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
+        if not lba_size_bytes:
+            return cells
+        kept = []
+        for cell in cells:
+            if cell.block_size_bytes < lba_size_bytes:
+                reason = (
+                    f"{test} {format_block_size(cell.block_size_bytes)} cells skipped: the namespace's LBA is "
+                    f"{lba_size_bytes} bytes, and direct I/O cannot issue a {cell.block_size_bytes}-byte block "
+                    "(this cell is not PTS-compliant on this namespace)"
+                )
+                skipped.append(SkippedCell(test, phase, cell, reason))
+            else:
+                kept.append(cell)
+        return tuple(kept)
+
     selected = [t for t in TESTS if t in tests]
     for test in selected:
         if test == "iops":
             cells = tuple(Cell("randrw", bs, mix) for mix in IOPS_MIXES for bs in IOPS_BLOCK_SIZES)
-            series = Series("iops", "wdpc", cells, tc, qd, cell_s, rounds)
+            series = Series("iops", "wdpc", runnable("iops", "wdpc", cells), tc, qd, cell_s, rounds)
             blocks.append(Block("iops", "iops", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         elif test == "tp":
             tp_tc = TP_THREADS if threads is None else threads
@@ -280,7 +314,7 @@ def build_plan(
                 )
         elif test == "lat":
             cells = tuple(Cell("randrw", bs, mix) for mix in LAT_MIXES for bs in LAT_BLOCK_SIZES)
-            series = Series("lat", "wdpc", cells, 1, 1, cell_s, rounds)
+            series = Series("lat", "wdpc", runnable("lat", "wdpc", cells), 1, 1, cell_s, rounds)
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         else:
             max_samples = max(1, int(prof.wsat_max_s // prof.wsat_sample_s))
@@ -288,6 +322,7 @@ def build_plan(
             series = Series("wsat", "wsat", cells, tc, qd, prof.wsat_sample_s, max_samples)
             blocks.append(Block("wsat", "wsat", purge=True, wipc=False, series=(series,)))
 
+    reasons += list(dict.fromkeys(entry.reason for entry in skipped))
     return Plan(
         tests=tuple(selected),
         edition=ed,
@@ -301,6 +336,8 @@ def build_plan(
         wsat_target_bytes=WSAT_CAPACITY_MULTIPLE * usable,
         blocks=tuple(blocks),
         compliance_reasons=tuple(reasons),
+        lba_size_bytes=lba_size_bytes,
+        skipped_cells=tuple(skipped),
     )
 
 
@@ -419,6 +456,18 @@ def plan_to_dict(plan: Plan) -> dict:
             f"{WINDOW_ROUNDS} rounds; otherwise stop at max rounds and record 'steady state not reached'",
         },
         "compliance": {"compliant": plan.compliant, "reasons": list(plan.compliance_reasons)},
+        "lba_size_bytes": plan.lba_size_bytes,
+        "skipped_cells": [
+            {
+                "test": s.test,
+                "phase": s.phase,
+                "pattern": s.cell.pattern,
+                "block_size_bytes": s.cell.block_size_bytes,
+                "read_pct": s.cell.read_pct,
+                "reason": s.reason,
+            }
+            for s in plan.skipped_cells
+        ],
         "blocks": [_block_to_dict(plan, block) for block in plan.blocks],
         "estimate": {
             "duration_s": {"min": round(duration.min_s, 1), "max": round(duration.max_s, 1)},
@@ -497,6 +546,10 @@ def parse_size(text: str) -> int:
     if value != int(value) or value <= 0:
         raise ValueError(f"the size {text!r} is not a positive whole number of bytes")
     return int(value)
+
+
+def format_block_size(value: int) -> str:
+    return f"{value / KIB:g} KiB"
 
 
 def format_bytes(value: float) -> str:

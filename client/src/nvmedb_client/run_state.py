@@ -44,6 +44,7 @@ class RunConfig:
     iodepth: int | None = None
     max_rounds: int | None = None
     cell_runtime_s: float | None = None  # quick profile only; None = the profile's default
+    lba_size_bytes: int | None = None  # the namespace's LBA data size (device targets): smaller cells are skipped
 
     def build_plan(self) -> Plan:
         profile = quick_profile(self.cell_runtime_s) if self.profile == "quick" else self.profile
@@ -56,6 +57,7 @@ class RunConfig:
             threads=self.threads,
             iodepth=self.iodepth,
             max_rounds=self.max_rounds,
+            lba_size_bytes=self.lba_size_bytes,
         )
 
 

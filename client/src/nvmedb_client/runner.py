@@ -269,9 +269,7 @@ class Runner:
         segment moved (re-derived from their outputs, so a resumed run starts where the original would have)."""
         field_name = "write_bytes" if series.phase == "tp-write" else "read_bytes"
         slices = fio_jobs.split_range(self.plan.active_range_bytes, series.threads, unit=cell.block_size_bytes)
-        moved = [
-            int(getattr(self._summary(series.run_id(r, cell)), field_name) or 0) for r in range(1, round_number)
-        ]
+        moved = [int(getattr(self._summary(series.run_id(r, cell)), field_name) or 0) for r in range(1, round_number)]
         per_job = [m // series.threads // cell.block_size_bytes * cell.block_size_bytes for m in moved]
         return [
             fio_jobs.sequential_starts(slice_bytes=size, block_size=cell.block_size_bytes, moved=per_job)[-1]

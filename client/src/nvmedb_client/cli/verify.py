@@ -125,10 +125,7 @@ def _verdict_table(derived: list[dict]) -> Table:
     for entry in derived:
         window = entry.get("window")
         unit = _UNITS.get(entry["metric"], "")
-        if entry["steady"]:
-            series = f"steady at round {entry['steady_round']}"
-        else:
-            series = "not steady"
+        series = f"steady at round {entry['steady_round']}" if entry["steady"] else "not steady"
         if window is None:
             rounds = entry.get("rounds_measured", 0)
             table.add_row(entry["variable"], f"none ({rounds} of 5 rounds)", "-", "-", "-", "not judged", series)

@@ -164,3 +164,26 @@ def test_rows_without_a_stored_bundle_keep_completion_latency_under_its_own_name
         assert "total latency unknown" in m.missing["lat_mean_ns"]
     lat = TestRun.objects.get(submission=submission, test="lat")
     assert "lat_4k_mean" not in lat.headline and lat.steady is False
+
+
+def test_the_rederive_command_re_reads_the_stored_bundle_and_says_what_it_did(
+    submission, real_bundle, real_bundle_file, tmp_path, settings
+):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    ingest_submission(submission=submission, bundle=real_bundle)
+    fresh = _latency_state(submission)
+    (tmp_path / "store").mkdir()
+    shutil.copy(real_bundle_file, tmp_path / "store" / "stored.nvmedb.tar.gz")
+    submission.storage_name = "stored.nvmedb.tar.gz"
+    submission.save()
+    _old_rows(submission)
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path / "store")}}}  # fmt: skip
+    out = StringIO()
+    call_command("rederive_latency", stdout=out)
+    assert _latency_state(submission) == fresh
+    count = Measurement.objects.filter(test_run__submission=submission).count()
+    assert f"{count} measurements re-read from their raw files, 0 without" in out.getvalue()

@@ -205,7 +205,7 @@ def test_the_bundle_estimate_grows_with_the_number_of_runs():
     runs_low, runs_high = p.count_runs(p.build_plan(capacity_bytes=TB))
     assert low < high
     assert high - low == (runs_high - runs_low) * (
-        p.FIO_OUTPUT_GZIP_BYTES + p.RUN_EXTRA_GZIP_BYTES + p.MANIFEST_BYTES_PER_RUN
+        p.FIO_OUTPUT_GZIP_BYTES + p.RUN_EXTRA_GZIP_BYTES + p.MANIFEST_GZIP_BYTES_PER_RUN
     )
 
 
@@ -282,7 +282,9 @@ def test_plan_with_a_device_reads_its_size_and_lba_format_and_shows_the_skipped_
     result = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme0n1"])
     assert result.exit_code == 0, result.output
     assert calls == [["nvme", "id-ns", "/dev/nvme0n1", "-o", "json"]]
-    assert "target capacity 894.3 GiB, active range" in result.output  # 234423126 x 4096 bytes, not 1 TB assumed
+    assert (
+        "an NVMe namespace, capacity 894.3 GiB, active range" in result.output
+    )  # 234423126 x 4096 bytes, not 1 TB assumed
     assert "assumed" not in result.output and "LBA 4096 bytes" in result.output
     assert result.output.count("SKIPPED: randrw") == 10
     as_json = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme0n1", "--json"])
@@ -297,3 +299,14 @@ def test_plan_with_a_device_that_cannot_be_read_says_why(monkeypatch):
     _fake_nvme(monkeypatch, "", ok=False)
     result = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme9n1"])
     assert result.exit_code != 0 and "cannot read the namespace of /dev/nvme9n1" in result.output
+
+
+def test_a_quick_plan_without_a_device_is_estimated_for_a_file_target():
+    result = CliRunner().invoke(main, ["plan", "--profile", "quick", "--json"])
+    data = json.loads(result.output)
+    assert data["target_kind"] == "file"
+    real_quick_bundle = 0.67 * p.MIB  # 147 runs, all four tests, 256 MiB file (see QUICK_RUN_GZIP_BYTES)
+    low, high = data["estimate"]["bundle_bytes"]["min"], data["estimate"]["bundle_bytes"]["max"]
+    assert abs((low + high) / 2 - real_quick_bundle) <= 0.5 * real_quick_bundle
+    text = CliRunner().invoke(main, ["plan", "--profile", "quick"]).output
+    assert "target: a file, capacity 256.0 MiB" in text

@@ -330,3 +330,14 @@ def test_throughput_rounds_alternate_write_and_read_and_carry_their_sequential_p
     wipc = {run["id"]: run for run in quick_run.manifest["runs"] if run["phase"] == "wipc"}
     assert wipc["tp-bs131072-wipc"]["block_size_bytes"] == 131072
     assert wipc["tp-bs1048576-wipc"]["block_size_bytes"] == 1048576
+
+
+def test_the_quick_bundle_size_estimate_is_within_half_of_the_real_bundle(quick_run):
+    from nvmedb_client.plan import estimate_bundle_bytes
+
+    plan = build_plan(profile=quick_profile(1.0), capacity_bytes=256 * MIB, target_kind="file", edition="enterprise")
+    low, high = estimate_bundle_bytes(plan)
+    actual = quick_run.bundle.stat().st_size
+    print(f"\nquick bundle: {actual / MIB:.2f} MiB; estimated {low / MIB:.2f} to {high / MIB:.2f} MiB")
+    assert abs((low + high) / 2 - actual) <= 0.5 * actual  # the middle of the range is within ±50 %
+    assert low <= 1.5 * actual and high >= 0.5 * actual

@@ -54,16 +54,20 @@ ASSUMED_SEQ_WRITE_BYTES_PER_S = 1_000_000_000
 ASSUMED_RANDOM_WRITE_BYTES_PER_S = 500_000_000
 ASSUMED_RUN_OVERHEAD_S = 0.35  # fio start-up and smart-log snapshots per fio run, measured with fio 3.33 on a 2-core VM
 
-# Bundle size basis: the 391 fio 3.8 json+ outputs of a real PTS IOPS run (60-second cells, shared samples
-# `ssspt-hp-iops-1/`) compress with gzip to 5.5 KB on average and 8.2 KB at most; 8 KiB per fio output is the
-# estimate (tests/test_plan.py re-measures it). A job file, two smart-log JSON files and four tar headers add ~2.5 KiB
-# compressed; the system facts (lspci -vvv, lshw -json, nvme id-ctrl...) are about 256 KiB compressed on a server.
+# Bundle size basis. pts: the 391 fio 3.8 json+ outputs of a real PTS IOPS run (60-second cells, shared samples
+# `ssspt-hp-iops-1/`) compress with gzip to 5.5 KB on average and 8.2 KB at most, with completion-latency bins only;
+# the total-latency bins every job file now asks for (lat_percentiles=1) add about 37 % (measured on a quick run's
+# outputs with and without them), so 8 KiB per fio output. A job file, two smart-log JSON files and their tar headers
+# add ~2.5 KiB; the system facts of a device (lspci -vvv, lshw -json, nvme id-ctrl...) about 256 KiB.
+# quick: a real quick run of all four tests on a 256 MiB file (147 fio runs of 1-second cells) made a 0.67 MiB bundle:
+# 4.5 KiB per run for its fio output and job file (no smart-log on a file), 4 KiB of system facts.
+# The manifest is gzipped in the bundle with the rest: its ~1 KB per run compress to ~150 bytes.
 FIO_OUTPUT_GZIP_BYTES = 8 * KIB
+QUICK_RUN_GZIP_BYTES = 4608
 RUN_EXTRA_GZIP_BYTES = 2560
 SYSTEM_FILES_GZIP_BYTES = 256 * KIB
-MANIFEST_BYTES_PER_RUN = (
-    700  # one runs[] entry plus its four files[] entries, uncompressed JSON (the manifest is stored in clear too)
-)
+FILE_TARGET_SYSTEM_GZIP_BYTES = 4 * KIB
+MANIFEST_GZIP_BYTES_PER_RUN = 150
 
 
 @dataclass(frozen=True)
@@ -408,10 +412,19 @@ def count_runs(plan: Plan) -> tuple[int, int]:
 
 
 def estimate_bundle_bytes(plan: Plan) -> tuple[int, int]:
-    """(fewest, most) bytes of the compressed bundle; see FIO_OUTPUT_GZIP_BYTES for how the per-run size was measured."""
+    """(fewest, most) bytes of the compressed bundle; see FIO_OUTPUT_GZIP_BYTES for how the sizes were measured."""
     low_runs, high_runs = count_runs(plan)
-    per_run = FIO_OUTPUT_GZIP_BYTES + RUN_EXTRA_GZIP_BYTES + MANIFEST_BYTES_PER_RUN
-    return SYSTEM_FILES_GZIP_BYTES + low_runs * per_run, SYSTEM_FILES_GZIP_BYTES + high_runs * per_run
+    per_run = bundle_bytes_per_run(plan)
+    system = SYSTEM_FILES_GZIP_BYTES if plan.target_kind == "device" else FILE_TARGET_SYSTEM_GZIP_BYTES
+    return system + low_runs * per_run, system + high_runs * per_run
+
+
+def bundle_bytes_per_run(plan: Plan) -> int:
+    if plan.profile.name == "quick":
+        run = QUICK_RUN_GZIP_BYTES + (RUN_EXTRA_GZIP_BYTES if plan.target_kind == "device" else 0)
+    else:
+        run = FIO_OUTPUT_GZIP_BYTES + RUN_EXTRA_GZIP_BYTES
+    return run + MANIFEST_GZIP_BYTES_PER_RUN
 
 
 def plan_to_dict(plan: Plan) -> dict:
@@ -474,7 +487,10 @@ def plan_to_dict(plan: Plan) -> dict:
             "fio_runs": {"min": runs_low, "max": runs_high},
             "bundle_bytes": {"min": bundle_low, "max": bundle_high},
             "assumptions": list(duration.assumptions)
-            + [f"{FIO_OUTPUT_GZIP_BYTES} bytes per compressed fio json+ output (measured on a real PTS IOPS run)"],
+            + [
+                f"{bundle_bytes_per_run(plan)} bytes per fio run in the compressed bundle (measured on real "
+                f"{'quick runs' if plan.profile.name == 'quick' else 'PTS IOPS outputs'})"
+            ],
         },
     }
 

@@ -84,12 +84,15 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
         capacity, lba_size = read_namespace(device)
     else:
         capacity = parse_size_option(size) or DEFAULT_PLAN_SIZE[profile]
+    # without a device, a quick plan is for the file target it is made to try (its default size is that file's)
+    target_kind = "device" if device or profile == "pts" else "file"
     try:
         built = plan_module.build_plan(
             tests=parse_tests(tests),
             edition=edition,
             profile=profile,
             capacity_bytes=capacity,
+            target_kind=target_kind,
             threads=threads,
             iodepth=iodepth,
             max_rounds=max_rounds,
@@ -121,7 +124,8 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
         f"{data['specification']}, {ed['name']} edition, profile {data['profile']['name']}",
         f"  write cache {ed['write_cache']}, active range {ed['active_range_pct']}%, TC {data['threads']} / QD "
         f"{data['iodepth']} (edition: TC {ed['threads']} / QD {ed['iodepth']})",
-        f"  target capacity {fmt_b(data['capacity_bytes'])}"
+        f"  target: {'a file' if data['target_kind'] == 'file' else 'an NVMe namespace'}, capacity "
+        f"{fmt_b(data['capacity_bytes'])}"
         + ("" if size_given else " (assumed; pass --size)")
         + f", active range {fmt_b(data['active_range_bytes'])}"
         + (f", LBA {data['lba_size_bytes']} bytes" if data.get("lba_size_bytes") else ""),

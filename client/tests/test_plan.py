@@ -310,3 +310,20 @@ def test_a_quick_plan_without_a_device_is_estimated_for_a_file_target():
     assert abs((low + high) / 2 - real_quick_bundle) <= 0.5 * real_quick_bundle
     text = CliRunner().invoke(main, ["plan", "--profile", "quick"]).output
     assert "target: a file, capacity 256.0 MiB" in text
+
+
+def test_a_run_remembers_the_namespace_lba_size_so_a_resume_plans_the_same_skipped_cells():
+    from dataclasses import asdict
+
+    from nvmedb_client.run_state import RunConfig
+
+    config = RunConfig(target_kind="device", target_path="/dev/nvme0n1", size_bytes=TB, tests=["lat"],
+                       edition="enterprise", profile="pts", lba_size_bytes=4096)  # fmt: skip
+    again = RunConfig(**json.loads(json.dumps(asdict(config))))
+    assert again.build_plan().skipped_cells == config.build_plan().skipped_cells != ()
+
+
+def test_a_namespace_whose_lba_exceeds_a_tracking_cell_tracks_only_the_cells_it_runs():
+    plan = p.build_plan(tests=["lat"], capacity_bytes=TB, lba_size_bytes=8192)
+    (series,) = plan.blocks[0].series
+    assert p.series_tracking(series) == []  # the 4 KiB tracking cell cannot run on 8 KiB LBAs

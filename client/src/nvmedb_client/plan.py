@@ -357,7 +357,9 @@ def series_tracking(series: Series) -> list:
         return []
     block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
     variables = tracking.tracking_variables(series.test, block_sizes=block_sizes)
-    return [v for v in variables if v.phase == series.phase]
+    cells = {(c.block_size_bytes, c.read_pct) for c in series.cells}
+    # a tracking cell skipped on this namespace (LBA larger than its block) cannot be tracked
+    return [v for v in variables if v.phase == series.phase and (v.block_size_bytes, v.read_pct) in cells]
 
 
 @dataclass(frozen=True)

@@ -483,6 +483,17 @@ class Runner:
                 low += wipc_s
                 high += wipc_s
             for si, series in enumerate(block.series):
+                current = bi == ctx.block_index and ctx.round
+                if current and block.interleaved:
+                    # every series of a throughput block advances one round at a time, write then read
+                    per_cell = series.runtime_s + overhead
+                    cells = len(series.cells)
+                    done_rounds = ctx.round
+                    left_in_round = cells if si >= ctx.series_index else 0
+                    minimum = min(steady_state.WINDOW_ROUNDS, series.max_rounds)
+                    low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
+                    high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
+                    continue
                 if bi == ctx.block_index and si < ctx.series_index:
                     continue
                 per_cell = series.runtime_s + overhead

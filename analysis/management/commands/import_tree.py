@@ -81,12 +81,11 @@ def _print_summary(console: Console, summary: TreeSummary, elapsed: float) -> No
     counts = summary.to_dict()
     totals.add_row(*(str(counts[column]) for column in ("imported", "published", "held", "rejected", "skipped")))
     console.print(totals)
-    runs = Table(show_header=True, show_lines=False)
-    for column in ("run", "test", "outcome", "reason"):
-        runs.add_column(column, overflow="fold")
+    # one line per run rather than a table: reasons are long, and a line is easy to grep
     for run in summary.runs:
-        runs.add_row(run.path, run.test, run.status, run.reason)
-    console.print(runs)
+        test = f" [{run.test}]" if run.test else ""
+        reason = f": {run.reason}" if run.reason else ""
+        console.print(f"{run.status:<9} {run.path}{test}{reason}", markup=False)
 
 
 class _Stream:

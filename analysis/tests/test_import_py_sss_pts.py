@@ -162,3 +162,44 @@ def test_nvme_list_picks_the_tested_drive_among_several(db, result_tree, shared_
     capsys.readouterr()
     link = TestRun.objects.get().pcie_link
     assert link.pci_address == "3c:00.0" and (link.generation, link.width) == (3, 4)
+
+
+def _namespace(result_tree, size: int = 800_000_000_000) -> None:
+    (result_tree / "device/nvme-list").mkdir(parents=True, exist_ok=True)
+    device = {"NameSpace": "nvme0n1", "DevicePath": "/dev/nvme0n1", "SerialNumber": "S43ANA0M405593"}
+    device |= {"ModelNumber": "MZ1LB960HAJQ", "Firmware": "EDA76F2Q", "PhysicalSize": size, "SectorSize": 512}
+    (result_tree / "device/nvme-list/stdout.log").write_text(json.dumps({"Devices": [device]}))
+
+
+def test_without_a_purge_record_no_read_is_judged_unwritten(db, result_tree, capsys):
+    _namespace(result_tree)
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    assert json.loads(capsys.readouterr().out)["status"] == "published"
+    run = TestRun.objects.get()
+    assert run.active_range_bytes == 600_000_000_000  # the fio jobs' size=75% of the namespace
+    assert run.purge_method == "" and "not judged for unwritten data" in run.missing["unwritten_data"]
+    assert not Flag.objects.filter(kind="unwritten_data").exists()
+
+
+def test_a_recorded_nvme_format_lets_reads_of_a_mostly_unwritten_range_be_flagged(db, result_tree, capsys):
+    _namespace(result_tree)
+    (result_tree / "purge/nvme-format").mkdir(parents=True)
+    (result_tree / "purge/nvme-format/stdout.log").write_text("Success formatting namespace:1\n")
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    run = TestRun.objects.get()
+    assert run.purge_method == "nvme format" and "purge_method" not in run.missing
+    flagged = Flag.objects.filter(kind="unwritten_data").select_related("measurement")
+    # no wipc, and 15 one-minute cells write far less than the 600 GB range: every read met mostly unwritten blocks
+    assert {f.measurement.raw_file for f in flagged} == {m.raw_file for m in Measurement.objects.filter(read_pct__gt=0)}
+
+
+def test_the_write_cache_is_read_from_the_set_feature_reply(db, result_tree, capsys):
+    (result_tree / "pre-conditioning/nvme-set-feature").mkdir(parents=True)
+    (result_tree / "pre-conditioning/nvme-set-feature/stdout.log").write_text(
+        "set-feature:0x06 (Volatile Write Cache), value:0x00000001, cdw12:0x00000000, save:0\n"
+    )
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    run = TestRun.objects.get()
+    assert run.write_cache == "enabled" and "write_cache" not in run.missing

@@ -104,7 +104,9 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
     missing.update(wear.missing)
     # py-sss-pts writes purge/nvme-format/ only after `nvme format` exited 0 (its run() exits on any failure)
     record.purge_method = "nvme format" if (root / "purge/nvme-format").is_dir() else ""
-    if not record.purge_method:
+    if record.purge_method:
+        record.evidence["purge_method"] = "purge/nvme-format/ (py-sss-pts writes it only after nvme format succeeded)"
+    else:
         missing["purge_method"] = "no purge/nvme-format output: py-sss-pts skips the purge in its test mode"
     _write_cache(root, record)
 
@@ -344,6 +346,7 @@ def _write_cache(root: Path, record: SubmissionRecord) -> None:
     match = SET_WRITE_CACHE.search(text or "")
     if match:
         record.write_cache = "enabled" if int(match["value"], 0) & 1 else "disabled"
+        record.evidence["write_cache"] = f"pre-conditioning/nvme-set-feature/stdout.log: {match[0]}"[:300]
     else:
         record.missing["write_cache"] = (
             "pre-conditioning/nvme-set-feature/stdout.log does not show the write cache (feature 0x06) being set"
@@ -356,6 +359,7 @@ def _active_range(record: SubmissionRecord, sizes: set[str]) -> int | None:
         record.missing["active_range_bytes"] = f"the fio jobs state {len(sizes - {''})} different sizes"
         return None
     size = next(iter(sizes))
+    record.evidence["active_range_bytes"] = f"fio size={size}" + ("" if not size.endswith("%") else " of the namespace")
     if size.endswith("%"):
         if not record.namespace_size_bytes:
             record.missing["active_range_bytes"] = f"fio size={size} and the namespace size is unknown"

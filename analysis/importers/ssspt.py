@@ -75,6 +75,9 @@ def read_ssspt(root: Path, metadata: ImportMetadata | None = None) -> tuple[Subm
     if not readme_path:
         record.missing["identity"] = "the folder has no README.md with SSSPT's drive table"
     record.host = _host(facts, metadata)
+    record.evidence.update({f"host.{name}": where for name, where in facts.evidence.items() if name != "purge_method"})
+    if metadata.kernel:
+        record.evidence["host.kernel"] = "given on the import's command line"
     record.missing["pcie_link"] = "SSSPT does not record the PCIe link (lspci)"
     record.missing["write_cache"] = "the folder records no write cache state"
     record.compliance_reasons.append("the write cache state is not recorded")
@@ -106,6 +109,7 @@ def read_ssspt(root: Path, metadata: ImportMetadata | None = None) -> tuple[Subm
     _note_skipped(record, skipped)
 
     first_options = crosscheck.job_options(next(iter(cells.values()))[0][1].doc)
+    record.evidence["test"] = f"fio rw={first_options.get('rw')}, iodepth={first_options.get('iodepth')}"
     _run_facts(record, first_options, metadata)
     test_run = TestRunRecord(test=spec.test)
     for (block_size, read_pct), rounds in sorted(cells.items()):
@@ -277,10 +281,17 @@ def _window(spec: SssptTest, block_size: int, read_pct: int, rounds: list[tuple[
 def _run_facts(record: SubmissionRecord, options: dict, metadata: ImportMetadata) -> None:
     """Edition, target and active range, from the fio job's own options."""
     size_option = options.get("size", "")
-    record.edition = metadata.edition or edition_from_options(options)
-    if not record.edition and size_option == "75%":
+    evidence = record.evidence
+    by_depth = edition_from_options(options)
+    if metadata.edition:
+        record.edition, evidence["edition"] = metadata.edition, "given on the import's command line"
+    elif by_depth:
+        record.edition = by_depth
+        evidence["edition"] = f"fio numjobs={options.get('numjobs')}, iodepth={options.get('iodepth')}"
+    elif size_option == "75%":
         record.edition = "client"  # 75 % is PTS-C's active range; PTS-E's is 100 %
-    if not record.edition:
+        evidence["edition"] = "fio size=75%: PTS-C's active range"
+    else:
         record.missing["edition"] = (
             "neither the thread count and queue depth nor the active range is PTS-E's or PTS-C's"
         )
@@ -288,10 +299,11 @@ def _run_facts(record: SubmissionRecord, options: dict, metadata: ImportMetadata
     if size_option.endswith("%") and capacity:
         record.active_range_bytes = int(capacity * float(size_option[:-1]) / 100)
         record.target_size_bytes = capacity
+        evidence["active_range_bytes"] = f"fio size={size_option} of the README's capacity ({capacity} bytes)"
     else:
         record.missing["active_range_bytes"] = f"fio size={size_option!r} and the capacity do not give the range"
     if str(options.get("filename", "")).startswith("/dev/"):
-        record.target_kind = "device"
+        record.target_kind, evidence["target_kind"] = "device", f"fio filename={options['filename']}"[:200]
     else:
         record.missing["target_kind"] = f"fio filename={options.get('filename', '')!r} is not a device node"
 
@@ -330,8 +342,10 @@ def _provenance(record, spec: SssptTest, test_run: TestRunRecord, wipc: dict, ou
             "is not recorded"
         )
         record.compliance_reasons.append("no preconditioning is recorded")
+    if wipc:
+        record.evidence["wipc"] = ", ".join(sorted(fio.path for fio in wipc.values()))[:300]
     if facts.purge_method:
-        record.purge_method = facts.purge_method
+        record.purge_method, record.evidence["purge_method"] = facts.purge_method, facts.evidence["purge_method"]
     else:
         reason = "the folder records no purge (its README names no purge command)"
         if test_run.finished_at and test_run.finished_at.date() < PURGE_STEP_ADDED:

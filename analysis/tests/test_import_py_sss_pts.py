@@ -189,6 +189,7 @@ def test_a_recorded_nvme_format_lets_reads_of_a_mostly_unwritten_range_be_flagge
     capsys.readouterr()
     run = TestRun.objects.get()
     assert run.purge_method == "nvme format" and "purge_method" not in run.missing
+    assert run.evidence["purge_method"].startswith("purge/nvme-format/")
     flagged = Flag.objects.filter(kind="unwritten_data").select_related("measurement")
     # no wipc, and 15 one-minute cells write far less than the 600 GB range: every read met mostly unwritten blocks
     assert {f.measurement.raw_file for f in flagged} == {m.raw_file for m in Measurement.objects.filter(read_pct__gt=0)}
@@ -203,3 +204,4 @@ def test_the_write_cache_is_read_from_the_set_feature_reply(db, result_tree, cap
     capsys.readouterr()
     run = TestRun.objects.get()
     assert run.write_cache == "enabled" and "write_cache" not in run.missing
+    assert run.evidence["write_cache"].startswith("pre-conditioning/nvme-set-feature/stdout.log: set-feature:0x06")

@@ -66,6 +66,9 @@ def test_a_documented_purge_with_a_wipc_file_flags_the_reads_that_ran_before_any
     assert import_dir(run_dir, capsys)["status"] == "published"
     run = TestRun.objects.get()
     assert run.purge_method == "ATA secure erase + TRIM" and "purge_method" not in run.missing
+    assert (
+        run.evidence["purge_method"].startswith("README.md line ") and "blkerasediscard" in run.evidence["purge_method"]
+    )
     flagged = Flag.objects.filter(kind="unwritten_data").select_related("measurement")
     # the five 4 KiB reads ran on the purged drive before anything was written; the 8 KiB ones followed the wipc
     assert sorted(f.measurement.raw_file for f in flagged) == [f"wdpc_bs4KB_read100_round{n}.json" for n in range(1, 6)]
@@ -109,6 +112,9 @@ def test_an_imported_host_records_what_the_readme_states_and_why_the_rest_is_unk
     host = TestRun.objects.get().host
     assert (host.kernel, host.architecture) == ("4.4.132-0404132-generic", "x86_64")
     assert "states no CPU model" in host.missing["cpu_model"] and host.missing["os_name"]
+    evidence = TestRun.objects.get().evidence
+    assert "Linux pl2 4.4.132-0404132-generic" in evidence["host.kernel"] and "purge_method" not in evidence
+    assert evidence["target_kind"] == "fio filename=/dev/sda" and evidence["test"] == "fio rw=readwrite, iodepth=1"
 
 
 def test_rounds_left_over_from_an_abandoned_attempt_are_not_imported(db, shared_samples, tmp_path, capsys):

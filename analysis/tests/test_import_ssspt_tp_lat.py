@@ -24,6 +24,8 @@ def test_a_throughput_run_imports_each_block_size_and_direction_as_its_own_serie
     assert (run.test, run.threads, run.iodepth, run.source, run.profile) == ("tp", 1, 32, "ssspt", "imported")
     assert run.host.kernel == "4.4.0-133-generic" and run.edition == "client"
     assert Measurement.objects.filter(round__phase="wipc").count() == 4 and "wipc" not in run.missing
+    assert run.evidence["wipc"].startswith("wipc_bs1024KB_read0.json, wipc_bs1024KB_read100.json")
+    assert run.evidence["edition"] == "fio size=75%: PTS-C's active range"
     windows = {w.variable: w for w in SteadyStateWindow.objects.all()}
     assert set(windows) == {
         "tp.read_bw_bytes_per_s.rw100.bs1048576",

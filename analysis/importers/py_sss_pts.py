@@ -36,6 +36,7 @@ from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRe
 from analysis.wear import wear_from_smart
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 from nvmedb_client.system import nvme
+from nvmedb_client.system.lshw import parse_lshw
 from nvmedb_client.system.lspci import parse_lspci
 from nvmedb_client.tracking import evaluate_runs
 
@@ -121,8 +122,7 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
     if why:
         missing["overprovisioning"] = why
     _link(root, record, namespaces)
-    record.host = HostRecord(kernel=metadata.kernel)
-    record.host.missing = {"cpu_model": "py-sss-pts keeps lshw output only; not read here", "os_name": "not recorded"}
+    record.host = _host(root, record, metadata)
     queue = _text(root, "settings/queue/data.json")
     if queue:
         try:
@@ -338,6 +338,39 @@ def _wipc(root: Path, record: SubmissionRecord, test_run: TestRunRecord) -> None
             missing={"temperature": "py-sss-pts records no smart-log around its preconditioning"},
         ),
     )
+
+
+def _host(root: Path, record: SubmissionRecord, metadata: ImportMetadata) -> HostRecord:
+    """The host as lshw described it (py-sss-pts saves `lshw -json`); the kernel only when the import is told it."""
+    host = HostRecord(kernel=metadata.kernel)
+    if metadata.kernel:
+        record.evidence["host.kernel"] = "given on the import's command line"
+    else:
+        host.missing["kernel"] = "py-sss-pts records no kernel release"
+    host.missing["os_name"] = "py-sss-pts records no operating system release"
+    hardware = _parse(root, "platform/lshw/stdout.log", parse_lshw, host.missing, "lshw")
+    if hardware is None:
+        why = host.missing.pop("lshw")
+        for name in ("cpu_model", "cpu_count", "memory_bytes", "board_vendor", "board_name"):
+            host.missing[name] = why
+        return host
+    host.cpu_model = hardware["cpu_model"] or ""
+    host.cpu_count = hardware["cpu_threads"]  # logical CPUs, as the client records them
+    host.memory_bytes = hardware["memory_bytes"]
+    host.board_vendor = hardware["board_vendor"] or ""
+    host.board_name = hardware["board_product"] or ""
+    for name, key in (
+        ("cpu_model", "cpu_model"),
+        ("cpu_count", "cpu_threads"),
+        ("memory_bytes", "memory_bytes"),
+        ("board_vendor", "board_vendor"),
+        ("board_name", "board_product"),
+    ):
+        if hardware[key] in (None, ""):
+            host.missing[name] = hardware["missing"].get(key, "lshw does not report it")
+        else:
+            record.evidence[f"host.{name}"] = "platform/lshw/stdout.log (lshw -json)"
+    return host
 
 
 def _write_cache(root: Path, record: SubmissionRecord) -> None:

@@ -9,6 +9,7 @@ from django.core.management import call_command
 from analysis.importers.py_sss_pts import tool_rule, tool_value
 from analysis.models import Flag, Measurement, SteadyStateWindow, TestRun
 from nvmedb_client.fio_output import parse_fio_output, summarize
+from nvmedb_client.system.lshw import parse_lshw
 
 CELLS = ((0, "4KB", "4k"), (65, "64KB", "64k"), (100, "1024KB", "1024k"))
 ID_CTRL = (
@@ -205,3 +206,24 @@ def test_the_write_cache_is_read_from_the_set_feature_reply(db, result_tree, cap
     run = TestRun.objects.get()
     assert run.write_cache == "enabled" and "write_cache" not in run.missing
     assert run.evidence["write_cache"].startswith("pre-conditioning/nvme-set-feature/stdout.log: set-feature:0x06")
+
+
+def test_the_host_is_read_from_the_saved_lshw_output(db, result_tree, shared_samples, capsys):
+    (result_tree / "platform/lshw").mkdir(parents=True)
+    sample = shared_samples / "lshw/Manouchehri__dl360p__lshw.json"
+    shutil.copyfile(sample, result_tree / "platform/lshw/stdout.log")
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    run = TestRun.objects.get()
+    expected = parse_lshw(sample.read_text())
+    assert run.host.cpu_model == expected["cpu_model"] and run.host.cpu_model
+    assert run.host.memory_bytes == expected["memory_bytes"] and run.host.cpu_count == expected["cpu_threads"]
+    assert run.evidence["host.cpu_model"] == "platform/lshw/stdout.log (lshw -json)"
+    assert run.host.kernel == "" and "no kernel release" in run.host.missing["kernel"]
+
+
+def test_without_lshw_output_the_host_is_unknown_with_the_reason(db, result_tree, capsys):
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    host = TestRun.objects.get().host
+    assert host.cpu_model == "" and host.missing["cpu_model"] == "platform/lshw/stdout.log is not in the directory"

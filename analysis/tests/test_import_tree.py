@@ -122,3 +122,20 @@ def test_an_imported_drive_page_shows_iops_throughput_and_latency(db, shared_sam
     html = page.content.decode()
     for chart in ("IOPS", "Throughput: sequential read and write", "Latency (mean"):
         assert chart in html
+
+
+def test_a_py_sss_pts_tree_is_one_run_and_its_subfolders_are_not_walked(tmp_path):
+    run = tmp_path / "lab/run-1"
+    (run / "round-1/rr-0/bs-4k/wdpc").mkdir(parents=True)
+    (run / "round-1/rr-0/bs-4k/wdpc/output.json").write_text("{}")
+    (run / "device/nvme-id-ctrl").mkdir(parents=True)
+    (tmp_path / "lab/round-7").mkdir()  # a round-N folder alone is not a py-sss-pts tree
+    runs, passed = find_runs(tmp_path)
+    assert runs == [(run, "py-sss-pts")] and passed == []
+
+
+def test_a_tree_that_is_itself_a_run_is_imported_under_its_own_name(db, shared_samples, tmp_path, capsys):
+    run = tmp_path / "hp-lat-4"
+    shutil.copytree(shared_samples / MORE / "hp/lat/4", run)
+    summary = run_tree(run, capsys)
+    assert [(r["path"], r["status"], r["test"]) for r in summary["runs"]] == [("hp-lat-4", "published", "lat")]

@@ -107,6 +107,9 @@ def read_ssspt(root: Path, metadata: ImportMetadata | None = None) -> tuple[Subm
         own = crosscheck.parse_size(crosscheck.job_options(fio.doc).get("bs", ""))
         check_fio_file(fio, declared={"block_size_bytes": own, "read_pct": 0, "pattern": "write"}, record=record)
     _note_skipped(record, skipped)
+    if not cells:
+        record.reject_reasons.append(f"{root.name}: no cell of SSSPT's {spec.role} test to import")
+        return record, files
 
     first_options = crosscheck.job_options(next(iter(cells.values()))[0][1].doc)
     record.evidence["test"] = f"fio rw={first_options.get('rw')}, iodepth={first_options.get('iodepth')}"

@@ -100,3 +100,16 @@ def test_a_folder_named_for_one_test_holding_anothers_outputs_is_rejected(db, sh
     outcome = json.loads(capsys.readouterr().out)
     assert outcome["status"] == "rejected"
     assert "named for SSSPT's lat test but its fio jobs are those of its tp test" in outcome["reasons"][0]
+
+
+def test_a_throughput_folder_with_only_mixed_cells_is_rejected_with_the_reason(db, shared_samples, tmp_path, capsys):
+    folder = tmp_path / "throughput" / "1"
+    folder.mkdir(parents=True)
+    for n in range(1, 6):  # a sequential QD 32 job at 65 % reads: no cell of SSSPT's throughput test
+        source = shared_samples / MORE / f"hp/throughput/6/wdpc_bs4KB_read0_round{n}.json"
+        doc = json.loads(source.read_text())
+        doc["jobs"][0]["job options"]["rwmixread"] = "65"
+        (folder / f"wdpc_bs4KB_read65_round{n}.json").write_text(json.dumps(doc))
+    call_command("import_results", str(folder), "--format", "ssspt", "--json")
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["status"] == "rejected" and "no cell of SSSPT's throughput test" in outcome["reasons"][0]

@@ -120,7 +120,7 @@ def test_an_imported_drive_page_shows_iops_throughput_and_latency(db, shared_sam
     page = client.get(f"/drives/{drive.slug}/")
     assert page.status_code == 200
     html = page.content.decode()
-    for chart in ("IOPS", "Throughput: sequential read and write", "Latency (mean"):
+    for chart in ("IOPS by block size", "Throughput: sequential read and write", "Latency (mean"):
         assert chart in html
 
 

@@ -339,14 +339,14 @@ def _run_summary(record: SubmissionRecord, test_run: TestRunRecord, options: dic
 
 def _provenance(record, spec: SssptTest, test_run: TestRunRecord, wipc: dict, outputs: list, facts) -> None:
     """Purge, preconditioning and unwritten reads: asserted only where the folder shows them."""
-    if not wipc:
+    if wipc:
+        record.evidence["wipc"] = ", ".join(sorted(fio.path for fio in wipc.values()))[:300]
+    else:
         record.missing["wipc"] = (
             "the folder holds no wipc_* output: whether and how the drive was preconditioned before these rounds "
             "is not recorded"
         )
         record.compliance_reasons.append("no preconditioning is recorded")
-    if wipc:
-        record.evidence["wipc"] = ", ".join(sorted(fio.path for fio in wipc.values()))[:300]
     if facts.purge_method:
         record.purge_method, record.evidence["purge_method"] = facts.purge_method, facts.evidence["purge_method"]
     else:

@@ -157,3 +157,4 @@ class SubmissionRecord:
     reject_reasons: list[str] = field(default_factory=list)
     hold_reasons: list[str] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)  # imports: field -> where the source states it

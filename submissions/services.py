@@ -528,6 +528,22 @@ def submission_approve(*, submission: Submission, by: AbstractBaseUser) -> Submi
     return locked
 
 
+def submission_fingerprint_stored(*, submission: Submission, storage: Storage | None = None) -> int:
+    """Records the fio-output digests of a stored submission validated before digests existed, so content it
+    published is protected too. Returns how many digests it has; raises BundleError when its bundle no longer
+    verifies."""
+    from nvmedb_client.bundle import BundleLimits, verify_bundle
+
+    storage = storage or default_storage
+    with tempfile.TemporaryDirectory(prefix="nvmedb-fingerprint-") as tmp:
+        workdir = Path(tmp)
+        path = _local_copy(storage, submission.storage_name, workdir)
+        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
+        bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
+        record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))
+    return submission.fio_fingerprints.count()
+
+
 def submission_time_out(*, submission_id: uuid.UUID) -> Submission:
     report = _report(outcome="held", rule="timeout", reasons=["Validation took too long; staff will look at it."])
     return _finish(submission_id, status=SubmissionStatus.HELD, report=report)

@@ -7,11 +7,14 @@ NVMEDB_TRUSTED_PROXY_COUNT proxies of our own appended to it, so a client cannot
 from __future__ import annotations
 
 import ipaddress
+import logging
 
 from django.conf import settings
 from django.http import HttpRequest
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
+
+logger = logging.getLogger(__name__)
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -122,8 +125,12 @@ class FailedAuthThrottle(PerAddressThrottle):
             return None, []
         key = self.get_cache_key(request, None)
         now = self.timer()
-        history = [t for t in self.cache.get(key, []) if t > now - self.duration]
-        return key, history
+        try:
+            stored = self.cache.get(key, [])
+        except Exception:  # noqa: BLE001 - the cache is down: valid tokens must keep working (the count fails open)
+            logger.warning("failed-token counter unavailable; not counting", exc_info=True)
+            return None, []
+        return key, [t for t in stored if t > now - self.duration]
 
     def blocked(self, request) -> bool:
         _, history = self._history(request)
@@ -134,7 +141,10 @@ class FailedAuthThrottle(PerAddressThrottle):
         if key is None:
             return
         history.insert(0, self.timer())
-        self.cache.set(key, history, self.duration)
+        try:
+            self.cache.set(key, history, self.duration)
+        except Exception:  # noqa: BLE001 - as above
+            logger.warning("failed-token counter unavailable; not counting", exc_info=True)
 
     def retry_after(self, request) -> float:
         _, history = self._history(request)

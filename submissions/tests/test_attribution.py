@@ -155,3 +155,19 @@ def test_a_stranger_uploading_the_owners_bundle_first_neither_blocks_nor_publish
     assert mine["id"] != theirs["id"]
     assert mine["status"] == "published", mine["report"]
     assert Submission.objects.get(pk=mine["id"]).uploader == owner
+
+
+def test_submissions_published_before_digests_existed_are_fingerprinted_by_a_command(
+    owner, owner_api, stranger, stranger_api, client, publishable_bundle, upload, tmp_path
+):
+    from django.core.management import call_command
+
+    published = upload(owner_api, publishable_bundle(register_key(owner)))
+    FioOutputFingerprint.objects.filter(submission_id=published["id"]).delete()  # as before this rule existed
+    call_command("fingerprint_submissions")
+    assert FioOutputFingerprint.objects.filter(submission_id=published["id"]).exists()
+    call_command("fingerprint_submissions")  # again: nothing to do, nothing doubled
+
+    copies = scrubbed_copies_of_the_public_raw_files(client, published, tmp_path / "downloaded")
+    stolen = upload(stranger_api, publishable_bundle(register_key(stranger), samples=copies))
+    assert stolen["report"]["rule"] == "content_of_another_account"

@@ -168,3 +168,22 @@ def test_valid_tokens_never_count_as_failures(owner_token, rates):
     rates(auth_failed_ip="1/hour", auth_ip="100/minute", auth_user="100/hour")
     for _ in range(3):
         assert api_client(owner_token).get("/api/v1/me/").status_code == 200
+
+
+def test_tokens_are_still_judged_when_the_failure_counter_is_unreachable(owner, owner_token):
+    import io
+    import socket
+
+    from django.test import override_settings
+
+    submission, _ = services.submission_create(uploader=owner, stream=io.BytesIO(gzip.compress(b"s")))
+    with socket.socket() as sock:  # a port nothing listens on: the cache's connections are refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    unreachable = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": f"redis://127.0.0.1:{port}/0"}
+    }
+    url = f"/api/v1/submissions/{submission.pk}/"
+    with override_settings(CACHES=unreachable):
+        assert api_client(owner_token).get(url).json()["status"] == "received"  # the owner's view: token accepted
+        assert api_client("nvmedb_wrong").get(url).status_code == 401

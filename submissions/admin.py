@@ -7,7 +7,7 @@ from django.shortcuts import render
 
 from submissions import services
 from submissions.forms import ReasonForm
-from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent
+from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
 
 
 class SubmissionEventInline(admin.TabularInline):
@@ -66,10 +66,25 @@ def approve_submissions(modeladmin, request, queryset):
         modeladmin.message_user(request, f"Published {approved} submission(s).", messages.SUCCESS)
 
 
+class AwaitingReviewFilter(admin.SimpleListFilter):
+    title = "awaiting review"
+    parameter_name = "awaiting"
+
+    def lookups(self, request, model_admin):
+        return [("review", "New contributor (first submissions)"), ("any", "Any held submission")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "review":
+            return queryset.filter(status=SubmissionStatus.HELD, report__rule="review")
+        if self.value() == "any":
+            return queryset.filter(status=SubmissionStatus.HELD)
+        return queryset
+
+
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = ["id", "uploader", "status", "hidden", "created", "size"]
-    list_filter = ["status", "hidden"]
+    list_filter = [AwaitingReviewFilter, "status", "hidden"]
     search_fields = ["id", "sha256", "uploader__username"]
     actions = [approve_submissions, hide_submissions, reject_submissions]
     inlines = [SubmissionEventInline]

@@ -48,6 +48,8 @@ def test_a_new_contributors_first_submissions_wait_for_staff_then_publish_direct
         in (first["report"]["reasons"][-1])
     )
     assert anonymous_api.get(first["url"]).status_code == 404, "a held submission is not public"
+    waiting = staff_client(staff).get(CHANGELIST, {"awaiting": "review"})
+    assert [str(i) for i in waiting.context["cl"].queryset.values_list("id", flat=True)] == [first["id"]]
     assert aggregates_counting(first["id"]) == [], "a held submission is in no aggregate"
 
     response = approve(staff, first["id"])

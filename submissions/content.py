@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
@@ -105,6 +107,22 @@ def bundle_fingerprints(bundle: VerifiedBundle) -> list[Fingerprint]:
             continue  # not a fio result: its bytes identify nobody either (an error message is the same for all)
         found.append(Fingerprint(BYTES, hashes[path], path))
         found.append(Fingerprint(MEASUREMENTS, digest, path))
+    return found
+
+
+def file_fingerprints(root: Path, files: Iterable[Path]) -> list[Fingerprint]:
+    """Digests of the fio results among `files` (results imported from other tools, which have no manifest)."""
+    found: list[Fingerprint] = []
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        digest = measurement_digest(data)
+        if digest is not None:
+            relative = str(path.relative_to(root))
+            found.append(Fingerprint(BYTES, hashlib.sha256(data).hexdigest(), relative))
+            found.append(Fingerprint(MEASUREMENTS, digest, relative))
     return found
 
 

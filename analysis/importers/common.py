@@ -177,6 +177,7 @@ def importer_user():
 def store_import(*, record: SubmissionRecord, root: Path, files: list[Path], uploader=None):
     """Create (or find, for a re-import of the same files) the submission and store the record in one transaction."""
     from analysis.services import store_submission
+    from submissions.content import file_fingerprints, record_fingerprints
     from submissions.models import Submission, SubmissionEvent
 
     digest, size = directory_digest(root, files)
@@ -192,6 +193,8 @@ def store_import(*, record: SubmissionRecord, root: Path, files: list[Path], upl
             },
         )
         result = store_submission(submission=submission, record=record)
+        # published here, so nobody can publish these fio outputs again as their own run
+        record_fingerprints(submission=submission, fingerprints=file_fingerprints(root, files))
         now = dj_timezone.now()
         SubmissionEvent.objects.create(
             submission=submission,

@@ -171,3 +171,18 @@ def test_submissions_published_before_digests_existed_are_fingerprinted_by_a_com
     copies = scrubbed_copies_of_the_public_raw_files(client, published, tmp_path / "downloaded")
     stolen = upload(stranger_api, publishable_bundle(register_key(stranger), samples=copies))
     assert stolen["report"]["rule"] == "content_of_another_account"
+
+
+def test_fio_outputs_imported_from_another_tool_cannot_be_published_as_a_contributors_own(
+    owner, owner_api, shared_samples, publishable_bundle, upload
+):
+    """The bundle factory's runs are the very SSSPT outputs of ../shared/samples/ssspt-hp-iops-1, imported here."""
+    from django.core.management import call_command
+
+    call_command("import_results", str(shared_samples / "ssspt-hp-iops-1"), "--format", "ssspt")
+    imported = Submission.objects.get(uploader__username="nvmedb-import")
+    assert imported.status == "published"
+
+    claimed = upload(owner_api, publishable_bundle(register_key(owner)))
+    assert claimed["report"]["rule"] == "content_of_another_account"
+    assert str(imported.pk) in claimed["report"]["detail"]

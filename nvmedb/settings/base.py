@@ -187,6 +187,8 @@ REST_FRAMEWORK = {
         "submissions.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # DRF's own throttles, if any view uses them, read the client address the way submissions.throttles.client_ip does.
+    "NUM_PROXIES": NVMEDB_TRUSTED_PROXY_COUNT,
     # Per token (or signed-in user) and per client address; the scopes are used by the intake endpoints.
     "DEFAULT_THROTTLE_RATES": {
         "upload_user": env_str("NVMEDB_RATE_UPLOAD_USER", "60/hour"),

@@ -406,12 +406,20 @@ def _link_row(record: SubmissionRecord) -> PcieLink | None:
 
 
 def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
-    """Results far from the published runs of the same model, test, profile and edition (one query for all)."""
+    """Results far from the published runs of the same model, test, profile and edition (one query for all).
+
+    One vote per independent contributor and unit: the peers are the medians of each (contributor, unit) pair's
+    published runs, counting only contributors past review (submissions.review) and never the submitter
+    themselves, so a handful of fresh accounts cannot make an established result look like an outlier.
+    """
+    from submissions.review import established_uploader_ids
+
     runs = [run for run in test_runs if run.headline]
     if not runs:
         return []
     first = runs[0]
-    peers = (
+    uploader_id = first.submission.uploader_id
+    peers = list(
         TestRun.objects.filter(
             drive_model_id=first.drive_model_id,
             test__in=[run.test for run in runs],
@@ -421,20 +429,34 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
             submission__hidden=False,
         )
         .exclude(submission_id=first.submission_id)
-        .values_list("test", "headline")
+        .exclude(submission__uploader_id=uploader_id)
+        .values_list("test", "headline", "submission__uploader_id", "unit_id")
     )
-    peer_values: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for test, headline in peers:
+    established = established_uploader_ids({peer[2] for peer in peers})
+    votes: dict[tuple[str, str], dict[tuple[int, int | None], list[float]]] = defaultdict(lambda: defaultdict(list))
+    for test, headline, contributor, unit in peers:
+        if contributor not in established:
+            continue
         for key, value in (headline or {}).items():
             if value is not None:
-                peer_values[(test, key)].append(float(value))
+                votes[(test, key)][(contributor, unit)].append(float(value))
+    peer_values = {metric: [aggregates.median(v) for v in by_voter.values()] for metric, by_voter in votes.items()}
     found = []
     for run in runs:
         for key, value in run.headline.items():
-            reason = aggregates.outlier_reason(BY_KEY[key].label, float(value), peer_values.get((run.test, key), []))
-            if reason:
-                found.append((run, reason))
+            voters = peer_values.get((run.test, key), [])
+            z = aggregates.robust_z(float(value), voters) if value is not None else None
+            if z is not None and abs(z) > aggregates.OUTLIER_Z:
+                found.append((run, _outlier_sentence(BY_KEY[key].label, float(value), voters, z)))
     return found
+
+
+def _outlier_sentence(label: str, value: float, voters: list[float], z: float) -> str:
+    return (
+        f"{label} of {value:.4g} is far from the median {aggregates.median(voters):.4g} of {len(voters)} independent "
+        f"results of the same drive model (one per contributor and unit; robust z-score {z:+.1f}, threshold "
+        f"±{aggregates.OUTLIER_Z})"
+    )
 
 
 def refresh_aggregates_for_submission(*, submission) -> int:

@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from submissions.views import RateLimitedLoginView
+from submissions.views import RateLimitedLoginView, admin_login
 
 urlpatterns = [
+    path("admin/login/", admin_login, name="admin-login"),  # rate-limited; the admin's other pages follow
     path("admin/", admin.site.urls),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),

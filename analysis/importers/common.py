@@ -190,6 +190,7 @@ def store_import(
     the caller has already computed it.
     """
     from analysis.services import store_submission
+    from submissions.content import file_fingerprints, record_fingerprints
     from submissions.models import Submission, SubmissionEvent
 
     digest, size = digest or directory_digest(root, files)
@@ -205,6 +206,8 @@ def store_import(
             },
         )
         result = store_submission(submission=submission, record=record)
+        # published here, so nobody can publish these fio outputs again as their own run
+        record_fingerprints(submission=submission, fingerprints=file_fingerprints(root, files))
         now = dj_timezone.now()
         SubmissionEvent.objects.create(
             submission=submission,

@@ -173,6 +173,11 @@ NVMEDB_VALIDATION_TIME_LIMIT_S = env_int("NVMEDB_VALIDATION_TIME_LIMIT_S", 1800)
 NVMEDB_REQUEUE_RECEIVED_AFTER_S = env_int("NVMEDB_REQUEUE_RECEIVED_AFTER_S", 120)
 NVMEDB_REQUEUE_WORKING_AFTER_S = env_int("NVMEDB_REQUEUE_WORKING_AFTER_S", NVMEDB_VALIDATION_TIME_LIMIT_S + 120)
 NVMEDB_MAX_VALIDATION_ATTEMPTS = env_int("NVMEDB_MAX_VALIDATION_ATTEMPTS", 5)
+# A contributor's first N submissions wait for staff review (admin action "Approve and publish"); 0 turns review off.
+NVMEDB_REVIEW_FIRST_N = env_int("NVMEDB_REVIEW_FIRST_N", 3)
+# How many reverse proxies in front of the site append to X-Forwarded-For. 0: the client is REMOTE_ADDR and the header
+# is ignored; N: the client is the N-th address from the right (what the outermost trusted proxy saw).
+NVMEDB_TRUSTED_PROXY_COUNT = env_int("NVMEDB_TRUSTED_PROXY_COUNT", 0)
 # Test-only: makes validation sleep so a test can kill a worker mid-task. Zero everywhere else.
 NVMEDB_TEST_VALIDATION_DELAY_S = float(env_str("NVMEDB_TEST_VALIDATION_DELAY_S", "0") or 0)
 
@@ -182,12 +187,16 @@ REST_FRAMEWORK = {
         "submissions.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # DRF's own throttles, if any view uses them, read the client address the way submissions.throttles.client_ip does.
+    "NUM_PROXIES": NVMEDB_TRUSTED_PROXY_COUNT,
     # Per token (or signed-in user) and per client address; the scopes are used by the intake endpoints.
     "DEFAULT_THROTTLE_RATES": {
         "upload_user": env_str("NVMEDB_RATE_UPLOAD_USER", "60/hour"),
         "upload_ip": env_str("NVMEDB_RATE_UPLOAD_IP", "120/hour"),
         "auth_user": env_str("NVMEDB_RATE_AUTH_USER", "60/hour"),
         "auth_ip": env_str("NVMEDB_RATE_AUTH_IP", "30/minute"),
+        "auth_failed_ip": env_str("NVMEDB_RATE_AUTH_FAILED_IP", "20/hour"),
+        "signup_ip": env_str("NVMEDB_RATE_SIGNUP_IP", "10/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",

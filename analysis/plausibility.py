@@ -118,7 +118,7 @@ def _against_link(rule: str, what: str, value: float, bounds: LinkBounds, allowe
             GateFailure(
                 rule,
                 HOLD,
-                f"{what} is {share:.0%} of what {bounds.label} lspci reported can carry; only a link that retrained "
+                f"{what}: {share:.0%} of what {bounds.label} lspci reported can carry; only a link that retrained "
                 "faster after lspci ran could explain it",
             )
         ]
@@ -126,7 +126,7 @@ def _against_link(rule: str, what: str, value: float, bounds: LinkBounds, allowe
         GateFailure(
             rule,
             REJECT,
-            f"{what} is more than {bounds.label if bounds.negotiated is None else 'this drive’s link'} can carry "
+            f"{what}: more than {bounds.label if bounds.negotiated is None else 'the link of this drive'} can carry "
             f"({_fmt(bounds.capability * allowed)} B/s with a {LINK_MARGIN:.0%} margin)",
         )
     ]

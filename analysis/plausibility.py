@@ -204,6 +204,42 @@ def check_link_iops(m: MeasurementRecord, bounds: LinkBounds) -> list[GateFailur
     return failures
 
 
+def check_transfer_size(m: MeasurementRecord, *, device: bool) -> list[GateFailure]:
+    """Bandwidth ÷ IOPS, the mean transfer size, is the block size (fio's rounding allowed: 1 % or 2 KiB/s), or with
+    a mix of block sizes at least one 512-byte block on a device. Catches IOPS inflated where crosscheck cannot
+    compare them with a block size (a bssplit, a unified total)."""
+    if m.summary is None:
+        return []
+    failures = []
+    size = m.block_size_bytes or 0
+    for direction, iops, bw in _directions(m):
+        if not (_finite(iops) and _finite(bw)) or iops <= 0:
+            continue
+        mean = bw / iops
+        where = f"{m.raw_file}: {direction} {_fmt(bw)} B/s ÷ {_fmt(iops)} IOPS = {_fmt(mean)} B per I/O"
+        if size:
+            if abs(mean - size) > max(crosscheck.ARITHMETIC_TOLERANCE * size, 2048 / iops):
+                failures.append(GateFailure("transfer_size", REJECT, f"{where}, but the block size is {size} B"))
+        elif device and mean < MIN_TRANSFER_BYTES * (1 - crosscheck.ARITHMETIC_TOLERANCE):
+            failures.append(
+                GateFailure("transfer_size", REJECT, f"{where}, less than one {MIN_TRANSFER_BYTES}-byte block")
+            )
+    return failures
+
+
+def check_sizes(record: SubmissionRecord) -> list[GateFailure]:
+    """The target's size and active range are finite, ≥ 0, and the active range lies inside the target."""
+    size, active = record.target_size_bytes, record.active_range_bytes
+    failures = [
+        GateFailure("sizes", REJECT, f"the target's {name} is {value!r}, not a finite number ≥ 0")
+        for name, value in (("size_bytes", size), ("active_range_bytes", active))
+        if value is not None and (not _finite(value) or value < 0)
+    ]
+    if not failures and size is not None and active is not None and active > size:
+        failures.append(GateFailure("sizes", REJECT, f"the active range ({active} B) exceeds the target ({size} B)"))
+    return failures
+
+
 def check_latency_floor(m: MeasurementRecord, bounds: LinkBounds, *, device: bool) -> list[GateFailure]:
     """A mean latency is > 0, ≤ the maximum, no shorter than moving one block over the fastest link the drive could
     have, and (on a device) no shorter than one NVMe command can take."""
@@ -533,6 +569,8 @@ RULES = {
     "finite_non_negative": "every fio figure is a finite number ≥ 0",
     "link_bandwidth": f"bandwidth per direction ≤ the link's usable bandwidth × {1 + LINK_MARGIN:g}",
     "link_iops": f"IOPS × block size (≥ {MIN_TRANSFER_BYTES} B) ≤ the link's usable bandwidth × {1 + LINK_MARGIN:g}",
+    "transfer_size": "bandwidth ÷ IOPS is the block size (a mix: at least 512 B on a device)",
+    "sizes": "the target's size and active range are finite, ≥ 0, and the range lies inside the target",
     "latency_floor": "mean latency > 0, ≤ its maximum, ≥ one block's transfer time; ≥ 1 µs on a device",
     "littles_law": f"IOPS × mean latency ≤ threads × iodepth × {1 + LITTLE_MARGIN:g}",
     "cell_runtime": f"fio ran each cell at least the planned time × {1 - RUNTIME_TOLERANCE:g}",
@@ -552,6 +590,7 @@ def measurement_failures(m: MeasurementRecord, record: SubmissionRecord, bounds:
         return failures  # the other bounds would only repeat the same broken number
     failures += check_link_bandwidth(m, bounds)
     failures += check_link_iops(m, bounds)
+    failures += check_transfer_size(m, device=record.target_kind == "device")
     failures += check_latency_floor(m, bounds, device=record.target_kind == "device")
     failures += check_littles_law(m)
     if record.source == "client":
@@ -569,7 +608,7 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
     """Every gate over every measurement and the submission's evidence, in a stable order."""
     bounds = link_bounds(record)
     measurements = [m for tr in record.test_runs for m in tr.measurements]
-    failures: list[GateFailure] = []
+    failures = check_sizes(record)
     for m in measurements:
         failures += measurement_failures(m, record, bounds)
     ordered = sorted(

@@ -412,3 +412,32 @@ def test_every_rule_is_listed_for_the_methodology_page():
 
     checks = {name for name, _ in inspect.getmembers(plausibility, inspect.isfunction) if name.startswith("check_")}
     assert len(plausibility.RULES) >= len(checks) - 1  # check_power_on_clock and check_smart_progress share a rule
+
+
+# --- transfer size and sizes ---------------------------------------------------------------------------------------
+
+
+def test_bandwidth_over_iops_is_the_block_size_within_fios_rounding(m):
+    iops = m.summary.read_iops
+    assert plausibility.check_transfer_size(m, device=True) == []
+    off = _summary(m, read_iops=iops * 1.02, read_bw_bytes_per_s=m.summary.read_bw_bytes_per_s)
+    assert _severities(plausibility.check_transfer_size(off, device=True), "transfer_size") == [REJECT]
+    near = _summary(m, read_iops=iops * 1.009)
+    assert plausibility.check_transfer_size(near, device=True) == []
+
+
+def test_a_mix_of_block_sizes_moves_at_least_512_bytes_per_io_on_a_device(m):
+    mixed = dataclasses.replace(m, block_size_bytes=0)
+    bw = m.summary.read_bw_bytes_per_s
+    at_floor = _summary(mixed, read_iops=bw / (512 * (1 - crosscheck.ARITHMETIC_TOLERANCE)) * (1 - JUST))
+    assert plausibility.check_transfer_size(at_floor, device=True) == []
+    below = _summary(mixed, read_iops=bw / (512 * (1 - crosscheck.ARITHMETIC_TOLERANCE)) * (1 + JUST))
+    assert _severities(plausibility.check_transfer_size(below, device=True), "transfer_size") == [REJECT]
+    assert plausibility.check_transfer_size(below, device=False) == []
+
+
+def test_the_active_range_lies_inside_the_target(m):
+    assert plausibility.check_sizes(_record(m, target_size_bytes=2**30, active_range_bytes=2**30)) == []
+    over = plausibility.check_sizes(_record(m, target_size_bytes=2**30, active_range_bytes=2**30 + 1))
+    assert _severities(over, "sizes") == [REJECT]
+    assert _severities(plausibility.check_sizes(_record(m, target_size_bytes=-1)), "sizes") == [REJECT]

@@ -82,11 +82,31 @@ class LinkBounds:
 
 
 def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
 
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+def _show(value) -> str:
+    """A value for a reason: ints too long to print (10**5000) are described, not printed."""
+    if isinstance(value, int) and not isinstance(value, bool) and not _finite(value):
+        return "an integer beyond any float"
+    return repr(value)[:60]
+
+
+def _epoch(moment) -> float | None:
+    """Seconds since the epoch of a datetime (naive ones as local time), None for anything else."""
+    try:
+        return moment.timestamp()
+    except (AttributeError, OverflowError, ValueError, OSError):
+        return None
 
 
 def link_bounds(record: SubmissionRecord) -> LinkBounds:
@@ -153,6 +173,8 @@ def check_finite_non_negative(m: MeasurementRecord) -> list[GateFailure]:
             values[f"{direction} p{key}"] = value
     values["measured runtime"] = m.runtime_s
     values["declared runtime_s"] = m.declared_runtime_s
+    values["block size"] = m.block_size_bytes
+    values["threads × iodepth"] = (m.threads or 0) * (m.iodepth or 0)
     failures = []
     for name, value in values.items():
         if value is None:
@@ -160,7 +182,7 @@ def check_finite_non_negative(m: MeasurementRecord) -> list[GateFailure]:
         if not _finite(value) or value < 0:
             failures.append(
                 GateFailure(
-                    "finite_non_negative", REJECT, f"{m.raw_file}: {name} is {value!r}, not a finite number ≥ 0"
+                    "finite_non_negative", REJECT, f"{m.raw_file}: {name} is {_show(value)}, not a finite number ≥ 0"
                 )
             )
     return failures
@@ -231,7 +253,7 @@ def check_sizes(record: SubmissionRecord) -> list[GateFailure]:
     """The target's size and active range are finite, ≥ 0, and the active range lies inside the target."""
     size, active = record.target_size_bytes, record.active_range_bytes
     failures = [
-        GateFailure("sizes", REJECT, f"the target's {name} is {value!r}, not a finite number ≥ 0")
+        GateFailure("sizes", REJECT, f"the target's {name} is {_show(value)}, not a finite number ≥ 0")
         for name, value in (("size_bytes", size), ("active_range_bytes", active))
         if value is not None and (not _finite(value) or value < 0)
     ]
@@ -337,15 +359,19 @@ def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None) -> list[GateF
         return []  # preconditioning is sized in bytes, not seconds
     measured = m.runtime_s
     if not _finite(measured) or measured <= 0:
-        return [GateFailure("cell_runtime", REJECT, f"{m.raw_file}: fio reported no finite runtime ({measured!r})")]
+        return [
+            GateFailure("cell_runtime", REJECT, f"{m.raw_file}: fio reported no finite runtime ({_show(measured)})")
+        ]
     declared = m.declared_runtime_s
     if declared is not None and (not _finite(declared) or declared <= 0):
         return [
-            GateFailure("cell_runtime", REJECT, f"run {m.run_key}: runtime_s is {declared!r}, not a positive number")
+            GateFailure(
+                "cell_runtime", REJECT, f"run {m.run_key}: runtime_s is {_show(declared)}, not a positive number"
+            )
         ]
     planned = planned_runtime_s(plan, m)
     if planned is not None and (not _finite(planned) or planned <= 0):
-        return [GateFailure("cell_runtime", REJECT, f"run {m.run_key}: the plan's cell time is {planned!r}")]
+        return [GateFailure("cell_runtime", REJECT, f"run {m.run_key}: the plan's cell time is {_show(planned)}")]
     expected = planned if planned is not None else declared
     if expected is None:
         return [
@@ -368,9 +394,11 @@ def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None) -> list[GateF
 
 
 def _window_s(m: MeasurementRecord) -> float | None:
-    if m.started_at is None or m.finished_at is None:
-        return None
-    return (m.finished_at - m.started_at).total_seconds()
+    try:
+        return (m.finished_at - m.started_at).total_seconds()
+    except TypeError:  # one missing, or one naive beside one aware
+        start, end = _epoch(m.started_at), _epoch(m.finished_at)
+        return None if start is None or end is None else end - start
 
 
 def check_run_window(m: MeasurementRecord) -> list[GateFailure]:
@@ -401,18 +429,18 @@ def check_smart_values(smart: Mapping | None, label: str) -> list[GateFailure]:
     for key in SMART_COUNTERS:
         value = smart.get(key)
         if value is not None and (not _finite(value) or value < 0):
-            failures.append(GateFailure("smart_values", REJECT, f"{label}: {key} is {value!r}"))
+            failures.append(GateFailure("smart_values", REJECT, f"{label}: {key} is {_show(value)}"))
     for key, top in SMART_BYTE_FIELDS.items():
         value = smart.get(key)
         if value is not None and (not _finite(value) or not 0 <= value <= top):
-            failures.append(GateFailure("smart_values", REJECT, f"{label}: {key} is {value!r}, outside 0-{top}"))
+            failures.append(GateFailure("smart_values", REJECT, f"{label}: {key} is {_show(value)}, outside 0-{top}"))
     kelvin = smart.get("temperature_k")
     if kelvin is not None and (not _finite(kelvin) or not MIN_TEMPERATURE_K <= kelvin <= MAX_TEMPERATURE_K):
         failures.append(
             GateFailure(
                 "smart_values",
                 HOLD,
-                f"{label}: composite temperature {kelvin!r} K is outside {MIN_TEMPERATURE_K}-{MAX_TEMPERATURE_K} K",
+                f"{label}: composite temperature {_show(kelvin)} K is outside {MIN_TEMPERATURE_K}-{MAX_TEMPERATURE_K} K",
             )
         )
     return failures
@@ -464,11 +492,11 @@ def check_smart_progress(
 def check_power_on_clock(snapshots: list[tuple[object, Mapping]]) -> list[GateFailure]:
     """Over the whole bundle, the drive's power-on hours advanced as much as the wall clock between the first and the
     last snapshot (the drive was powered throughout), give or take an hour of counter granularity each end."""
-    timed = [(t, s) for t, s in snapshots if t is not None and _finite(s.get("power_on_hours"))]
+    timed = [(_epoch(t), s) for t, s in snapshots if _epoch(t) is not None and _finite(s.get("power_on_hours"))]
     if len(timed) < 2:
         return []
     (first_t, first), (last_t, last) = min(timed, key=lambda p: p[0]), max(timed, key=lambda p: p[0])
-    elapsed_h = (last_t - first_t).total_seconds() / 3600
+    elapsed_h = (last_t - first_t) / 3600
     advanced = float(last["power_on_hours"]) - float(first["power_on_hours"])
     if elapsed_h - 2 * POWER_ON_HOURS_SLACK <= advanced <= elapsed_h + 2 * POWER_ON_HOURS_SLACK:
         return []
@@ -613,7 +641,7 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
         failures += measurement_failures(m, record, bounds)
     ordered = sorted(
         (m for m in measurements if m.smart_before or m.smart_after),
-        key=lambda m: (m.started_at is None, m.started_at or 0),
+        key=lambda m: (_epoch(m.started_at) is None, _epoch(m.started_at) or 0.0),
     )
     snapshots = [(t, s) for m in ordered for t, s in ((m.started_at, m.smart_before), (m.finished_at, m.smart_after))]
     snapshots = [(t, s) for t, s in snapshots if s]

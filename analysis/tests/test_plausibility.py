@@ -441,3 +441,34 @@ def test_the_active_range_lies_inside_the_target(m):
     over = plausibility.check_sizes(_record(m, target_size_bytes=2**30, active_range_bytes=2**30 + 1))
     assert _severities(over, "sizes") == [REJECT]
     assert _severities(plausibility.check_sizes(_record(m, target_size_bytes=-1)), "sizes") == [REJECT]
+
+
+def test_every_real_smart_log_sample_is_plausible(shared_samples):
+    from nvmedb_client.system.nvme import parse_smart_log
+
+    paths = sorted((shared_samples / "nvme-cli").glob("*smart*"))
+    for path in paths:
+        assert plausibility.check_smart_values(parse_smart_log(path.read_bytes()), path.name) == [], path.name
+    assert len(paths) >= 4
+
+
+@pytest.mark.parametrize(
+    "huge", [10**400, -(10**5000), math.inf, -math.inf, math.nan], ids=["1e400", "-1e5000", "inf", "-inf", "nan"]
+)
+def test_values_beyond_any_float_fail_a_gate_and_crash_nothing(m, smart, huge):
+    big_int = isinstance(huge, int)
+    hostile = dataclasses.replace(
+        _summary(m, read_iops=huge, lat_mean_ns=huge),
+        block_size_bytes=huge if big_int else m.block_size_bytes,
+        iodepth=huge if big_int else m.iodepth,
+    )
+    hostile_smart = dataclasses.replace(
+        m,
+        smart_before=smart | {"data_units_written": huge, "temperature_k": huge, "power_on_hours": huge},
+        smart_after=smart,
+        started_at=datetime(2026, 11, 22, 9, 0),  # naive, beside an aware finish
+    )
+    record = _record(hostile, hostile_smart, target_size_bytes=huge, active_range_bytes=1)
+    failures = plausibility.apply(record)
+    assert record.reject_reasons and all(len(reason) <= 300 for reason in record.reject_reasons)
+    assert {"finite_non_negative", "smart_values", "sizes"} <= plausibility.rule_names(failures)

@@ -472,3 +472,13 @@ def test_values_beyond_any_float_fail_a_gate_and_crash_nothing(m, smart, huge):
     failures = plausibility.apply(record)
     assert record.reject_reasons and all(len(reason) <= 300 for reason in record.reject_reasons)
     assert {"finite_non_negative", "smart_values", "sizes"} <= plausibility.rule_names(failures)
+
+
+def test_a_rule_failed_by_many_runs_is_reported_five_times_and_counted(m):
+    negative = _summary(m, read_iops=-1.0)
+    runs = [dataclasses.replace(negative, run_key=f"r{i}", raw_file=f"fio/r{i}.json") for i in range(7)]
+    record = _record(*runs, target_kind="file")
+    failures = plausibility.apply(record)
+    assert len(failures) == 7 and plausibility.rule_names(failures) == {"finite_non_negative"}
+    assert len(record.reject_reasons) == plausibility.REASONS_PER_RULE + 1
+    assert record.reject_reasons[-1] == "finite_non_negative: and 2 more like the above"

@@ -154,7 +154,8 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
         failures += check_smart_progress(
             earlier, later, window_s=None, bounds=bounds, label="from one smart-log to the next"
         )
-    failures += check_power_on_clock(snapshots)
+    busy_s = sum(w for w in (run_window_s(m) for m in ordered) if w is not None and w > 0)
+    failures += check_power_on_clock(snapshots, busy_s=busy_s)
     failures += check_smart_logs_present(record)
     failures += check_compliance_claim(record)
     return list(dict.fromkeys(failures))

@@ -113,23 +113,24 @@ def check_smart_progress(
     return failures
 
 
-def check_power_on_clock(snapshots: list[tuple[object, Mapping]]) -> list[GateFailure]:
-    """Over the whole bundle, the drive's power-on hours advanced as much as the wall clock between the first and the
-    last snapshot (the drive was powered throughout), give or take an hour of counter granularity each end."""
+def check_power_on_clock(snapshots: list[tuple[object, Mapping]], *, busy_s: float) -> list[GateFailure]:
+    """Over the whole bundle, the drive's power-on hours advanced no more than the wall clock between the first and
+    the last snapshot, and at least the `busy_s` seconds the runs themselves lasted (the drive was powered while it
+    ran; between sessions of a resumed run the host may have been off), give or take an hour at each end."""
     timed = [(epoch(t), s) for t, s in snapshots if epoch(t) is not None and finite(s.get("power_on_hours"))]
     if len(timed) < 2:
         return []
     (first_t, first), (last_t, last) = min(timed, key=lambda p: p[0]), max(timed, key=lambda p: p[0])
-    elapsed_h = (last_t - first_t) / 3600
+    elapsed_h, busy_h = (last_t - first_t) / 3600, max(busy_s, 0.0) / 3600
     advanced = float(last["power_on_hours"]) - float(first["power_on_hours"])
-    if elapsed_h - 2 * POWER_ON_HOURS_SLACK <= advanced <= elapsed_h + 2 * POWER_ON_HOURS_SLACK:
+    if busy_h - 2 * POWER_ON_HOURS_SLACK <= advanced <= elapsed_h + 2 * POWER_ON_HOURS_SLACK:
         return []
     return [
         GateFailure(
             "power_on_clock",
             HOLD,
-            f"power_on_hours advanced {advanced:g} h over {elapsed_h:.2f} h of runs: the smart-logs and the run "
-            "timestamps do not describe the same time",
+            f"power_on_hours advanced {advanced:g} h while the runs lasted {busy_h:.2f} h within {elapsed_h:.2f} h "
+            "of wall clock: the smart-logs and the run timestamps do not describe the same time",
         )
     ]
 

@@ -337,12 +337,16 @@ def test_power_on_hours_advance_no_faster_than_the_wall_clock(smart):
 
 
 def test_power_on_hours_follow_the_clock_over_the_whole_bundle(smart):
-    hours = smart["power_on_hours"]
-    later = START + timedelta(hours=10)
-    assert plausibility.check_power_on_clock([(START, smart), (later, smart | {"power_on_hours": hours + 8})]) == []
-    assert plausibility.check_power_on_clock([(START, smart), (later, smart | {"power_on_hours": hours + 12})]) == []
-    copied = plausibility.check_power_on_clock([(START, smart), (later, smart | {"power_on_hours": hours + 7})])
-    assert _severities(copied, "power_on_clock") == [HOLD]
+    hours, later, busy = smart["power_on_hours"], START + timedelta(hours=10), 10 * 3600
+
+    def check(advanced, busy_s=busy):
+        snapshots = [(START, smart), (later, smart | {"power_on_hours": hours + advanced})]
+        return plausibility.check_power_on_clock(snapshots, busy_s=busy_s)
+
+    assert check(8) == [] and check(12) == []  # one hour of granularity at each end
+    assert _severities(check(7), "power_on_clock") == [HOLD]  # a smart-log copied from an earlier session
+    assert _severities(check(13), "power_on_clock") == [HOLD]  # faster than the clock
+    assert check(0, busy_s=2 * 3600) == []  # a resumed run: the host was off between its sessions
 
 
 # --- evidence ------------------------------------------------------------------------------------------------------

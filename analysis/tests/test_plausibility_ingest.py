@@ -202,3 +202,15 @@ def test_a_pts_claim_with_five_second_cells_is_held(submission, make_verified, s
 
     outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=mutate))
     _assert_not_published(submission, outcome, "held", "compliance_evidence")
+
+
+def test_a_file_target_row_marked_compliant_is_not_listed_as_pts(client, db):
+    """Rows stored before these gates may say compliant for a file target; neither PTS filter believes them."""
+    from analysis.tests.factories import iops_run
+    from analysis.tests.test_datasets_exports import ids
+
+    shape = {"rounds": 1, "mixes": (0,), "block_sizes": (4096,), "profile": "pts", "compliant": True}
+    device, file = iops_run(**shape), iops_run(**shape, target_kind="file")
+    listed = DriveFilter({"compliance": "pts"}, queryset=DriveModel.objects.all()).qs
+    assert device.drive_model in listed and file.drive_model not in listed
+    assert ids(client, "runs", compliance="pts") == [device.id]

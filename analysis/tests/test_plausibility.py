@@ -486,3 +486,9 @@ def test_a_rule_failed_by_many_runs_is_reported_five_times_and_counted(m):
     assert len(failures) == 7 and plausibility.rule_names(failures) == {"finite_non_negative"}
     assert len(record.reject_reasons) == plausibility.REASONS_PER_RULE + 1
     assert record.reject_reasons[-1] == "finite_non_negative: and 2 more like the above"
+
+
+def test_the_methodology_page_lists_every_gate(client, db):
+    html = client.get("/methodology/").content.decode()
+    for rule in plausibility.RULES:
+        assert f"<code>{rule}</code>" in html

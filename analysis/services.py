@@ -212,6 +212,7 @@ def _test_run_row(submission, record, test_record, drive_model, firmware, unit, 
         critical_temperature_k=record.critical_temperature_k,
         max_temperature_k=test_record.max_temperature_k,
         missing={**record.missing, **test_record.missing},
+        evidence=record.evidence,
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from analysis import crosscheck, thermal, unwritten
+from analysis import crosscheck, plausibility, thermal, unwritten
 from analysis.bundle_system import (
     ListedFiles,
     host_from_facts,
@@ -112,6 +112,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     record.power_on_hours = wear.power_on_hours
     record.data_written_before_bytes = wear.data_written_bytes
     missing.update(wear.missing)
+    record.plan = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
+    plausibility.apply(record)
     if not record.compliant:
         reasons = "; ".join(record.compliance_reasons) or "the client did not declare it compliant"
         record.flags.append(FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300]))

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
-from analysis import aggregates, pcie
+from analysis import aggregates, pcie, plausibility
 from analysis.bulk import insert_rows
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value, worst_percentile
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
@@ -63,6 +63,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     previous_models = set(TestRun.objects.filter(submission=submission).values_list("drive_model_id", flat=True))
     if previous_models or Flag.objects.filter(submission=submission).exists():
         delete_submission_rows(submission=submission)
+    plausibility.apply(record)  # every reader's record passes the same gates (a no-op when its reader ran them)
     if record.reject_reasons:
         for model in DriveModel.objects.filter(id__in=previous_models):
             refresh_aggregates(drive_model=model)
@@ -127,7 +128,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     measurement_rows = insert_rows(measurement_rows)
     by_key = {(row.test_run_id, row.run_key): row for row in measurement_rows}
     for row in measurement_rows:
-        if pcie.is_bus_bound(row.link_utilization) and record.link is not None:
+        if plausibility.bus_bound_is_plausible(row.link_utilization) and record.link is not None:
             flags.append(
                 Flag(
                     submission=submission,

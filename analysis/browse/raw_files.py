@@ -1,61 +1,33 @@
-"""Raw files of a stored bundle, as the public may see them: serial numbers, unit identifiers and hostnames scrubbed.
+"""Raw files of a stored bundle, as the public may see them: every identifier found anywhere in the bundle removed.
 
 The bundle is read as a stream (tar members in order), never extracted: the manifest comes first and lists every file
-that may be served; nothing outside that list is ever opened.
+that may be served; nothing outside that list is ever opened. Which identifiers to remove is decided once per bundle
+over all of its files (analysis.privacy) and cached; a file is then scrubbed with that union as it is read. Files up
+to NVMEDB_RAW_FILE_RENDER_MAX_BYTES are shown; larger ones are offered as a streamed download, up to
+NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES.
 """
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import json
-import re
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.files.storage import Storage, default_storage
 
-SCRUBBED = "[scrubbed]"
+from analysis import privacy
+
+SCRUBBED = privacy.SCRUBBED
 MANIFEST_NAME = "manifest.json"
 FILES_PREFIX = "files/"
 MAX_MANIFEST_BYTES = 16 * 1024**2
-MAX_SERVED_BYTES = 64 * 1024**2
-
-# JSON keys (compared lowercased, without "_" "-" " ") whose values identify one unit or one machine.
-IDENTIFYING_KEYS = frozenset(
-    {
-        "sn",
-        "serial",
-        "serialnumber",
-        "serialno",
-        "subnqn",
-        "nguid",
-        "eui64",
-        "wwn",
-        "uuid",
-        "hostname",
-        "nodename",
-        "hostnqn",
-        "hostid",
-        "host",
-    }
-)
-# Text lines: "<label> <separator> <value>" where the label names a serial number or a host.
-TEXT_PATTERNS = (
-    re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
-    re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
-    re.compile(
-        r"^(\s*(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)\s*[:=]\s*)(\S.*)$", re.I
-    ),
-)
-
-
-# "key": "value" pairs in text that is not one JSON document (fio output with a prefix, concatenated documents)
-JSONISH_PAIR = re.compile(r'("([A-Za-z_ -]{2,20})"\s*:\s*)"(?:[^"\\]|\\.)*"')
-
-
-def _scrub_pair(match: re.Match) -> str:
-    if _key(match.group(2)) in IDENTIFYING_KEYS:
-        return f'{match.group(1)}"{SCRUBBED}"'
-    return match.group(0)
+READ_BYTES = 256 * 1024
+CACHE_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -69,73 +41,25 @@ class RawFileNotFound(LookupError):
     pass
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[\s_\-]", "", name).lower()
+class RawFileTooLarge(RawFileNotFound):
+    pass
 
 
-def scrub_json(document):
-    """A copy of `document` with identifying values replaced, and the replaced strings (to scrub elsewhere)."""
-    found: set[str] = set()
-
-    def walk(node, *, root: bool = False):
-        if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                identifying = _key(str(key)) in IDENTIFYING_KEYS
-                # lshw's top node is the machine: its id is the hostname
-                if root and key == "id" and node.get("class") == "system":
-                    identifying = True
-                if identifying and isinstance(value, (str, int)) and str(value).strip():
-                    found.add(str(value).strip())
-                    out[key] = SCRUBBED
-                else:
-                    out[key] = walk(value)
-            return out
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        return node
-
-    cleaned = walk(document, root=True)
-    # the same values inside other strings (a description naming the host): replaced there too, longest first
-    needles = sorted((v for v in found if len(v) >= 4 and v != SCRUBBED), key=len, reverse=True)
-
-    def replace_inside(node):
-        if isinstance(node, dict):
-            return {key: replace_inside(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [replace_inside(item) for item in node]
-        if isinstance(node, str):
-            for needle in needles:
-                node = node.replace(needle, SCRUBBED)
-        return node
-
-    return replace_inside(cleaned) if needles else cleaned, found
+def render_max_bytes() -> int:
+    return int(getattr(settings, "NVMEDB_RAW_FILE_RENDER_MAX_BYTES", 2 * 1024**2))
 
 
-def scrub_text(text: str) -> str:
-    lines = []
-    for line in text.splitlines(keepends=True):
-        ending = line[len(line.rstrip("\r\n")) :]
-        body = line[: len(line) - len(ending)]
-        for pattern in TEXT_PATTERNS:
-            body = pattern.sub(lambda m: m.group(1) + SCRUBBED, body)
-        body = JSONISH_PAIR.sub(_scrub_pair, body)
-        lines.append(body + ending)
-    return "".join(lines)
+def download_max_bytes() -> int:
+    return int(getattr(settings, "NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES", 64 * 1024**2))
 
 
-def scrub(name: str, data: bytes) -> bytes:
-    """The public form of raw file `name`: JSON scrubbed by key, anything else by line patterns."""
-    text = data.decode("utf-8", errors="replace")
+def scrub(name: str, data: bytes, identifiers: set[str] | None = None) -> bytes:
+    """The public form of one file on its own (plus `identifiers` found elsewhere in its bundle)."""
+    found = privacy.identifiers_in_file(name, data) | set(identifiers or ())
+    text = privacy.Scrubber(found).text(data.decode("utf-8", errors="replace"))
     if name.endswith(".json"):
-        try:
-            document = json.loads(text)
-        except ValueError:
-            document = None
-        if document is not None:
-            cleaned, _ = scrub_json(document)
-            return (json.dumps(cleaned, indent=2, ensure_ascii=False) + "\n").encode()
-    return scrub_text(text).encode()
+        text = privacy.pretty_json(text)
+    return text.encode()
 
 
 def _open_archive(storage: Storage, storage_name: str):
@@ -143,39 +67,124 @@ def _open_archive(storage: Storage, storage_name: str):
     return handle, tarfile.open(fileobj=handle, mode="r|gz")
 
 
+def _read_manifest(archive: tarfile.TarFile, member: tarfile.TarInfo | None) -> dict:
+    if member is None or member.name != MANIFEST_NAME or not member.isfile() or member.size > MAX_MANIFEST_BYTES:
+        raise RawFileNotFound("the bundle does not start with its manifest")
+    try:
+        manifest = json.loads(archive.extractfile(member).read())
+    except (ValueError, RecursionError):
+        raise RawFileNotFound("the bundle's manifest is not readable JSON") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files", []), list):
+        raise RawFileNotFound("the bundle's manifest lists no files")
+    return manifest
+
+
+def _listed(manifest: dict) -> set[str]:
+    return {str(entry["path"]) for entry in manifest["files"] if isinstance(entry, dict) and "path" in entry}
+
+
 def bundle_files(*, storage_name: str, storage: Storage | None = None) -> list[RawFile]:
     """The files the bundle's manifest lists (read from its first member)."""
-    manifest = _manifest(storage or default_storage, storage_name)
-    return [RawFile(e["path"], int(e["size"]), e["sha256"]) for e in manifest.get("files", [])]
-
-
-def _manifest(storage: Storage, storage_name: str) -> dict:
-    handle, archive = _open_archive(storage, storage_name)
+    handle, archive = _open_archive(storage or default_storage, storage_name)
     with handle, archive:
-        for member in archive:
-            if member.name == MANIFEST_NAME and member.isfile() and member.size <= MAX_MANIFEST_BYTES:
-                return json.loads(archive.extractfile(member).read())
-            break
-    raise RawFileNotFound("the bundle does not start with its manifest")
+        manifest = _read_manifest(archive, next(iter(archive), None))
+    return [RawFile(e["path"], int(e["size"]), e["sha256"]) for e in manifest["files"]]
 
 
-def read_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> bytes:
-    """The scrubbed bytes of `path` (relative to files/), which must be listed in the bundle's manifest."""
-    storage = storage or default_storage
-    handle, archive = _open_archive(storage, storage_name)
+def _text_pieces(stream) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while block := stream.read(READ_BYTES):
+        yield decoder.decode(block)
+    yield decoder.decode(b"", final=True)
+
+
+def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
+    """The union of the identifiers in the manifest and every listed file of the bundle."""
+    handle, archive = _open_archive(storage or default_storage, storage_name)
+    found: set[str] = set()
     with handle, archive:
         listed: set[str] | None = None
         for member in archive:
             if listed is None:
-                if member.name != MANIFEST_NAME or member.size > MAX_MANIFEST_BYTES:
-                    raise RawFileNotFound("the bundle does not start with its manifest")
-                manifest = json.loads(archive.extractfile(member).read())
-                listed = {entry["path"] for entry in manifest.get("files", [])}
+                manifest = _read_manifest(archive, member)
+                listed = _listed(manifest)
+                found |= privacy.identifiers_in_text(json.dumps(manifest, ensure_ascii=False))
+                continue
+            path = member.name.removeprefix(FILES_PREFIX)
+            if not member.isfile() or not member.name.startswith(FILES_PREFIX) or path not in listed:
+                continue
+            stream = archive.extractfile(member)
+            if member.size <= privacy.MAX_PARSED_BYTES:
+                found |= privacy.identifiers_in_file(path, stream.read())
+            else:
+                found |= privacy.identifiers_in_chunks(_text_pieces(stream))
+    return found
+
+
+def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
+    """collect_bundle_identifiers, kept in the cache (a stored bundle never changes)."""
+    key = "raw-ids:" + hashlib.sha256(storage_name.encode()).hexdigest()
+    try:
+        cached = cache.get(key)
+    except Exception:  # noqa: BLE001 - a cache outage only costs a re-read of the bundle
+        cached = None
+    if cached is not None:
+        return set(cached)
+    found = collect_bundle_identifiers(storage_name=storage_name, storage=storage)
+    try:
+        cache.set(key, sorted(found), CACHE_SECONDS)
+    except Exception:  # noqa: BLE001
+        pass
+    return found
+
+
+class ScrubbedFile:
+    """One listed file of a bundle, scrubbed as it is read: iterate `chunks()` once, or `close()` it."""
+
+    def __init__(self, path: str, size: int, handle, archive, member, scrubber: privacy.Scrubber):
+        self.path, self.size = path, size  # size: bytes in the bundle, before scrubbing
+        self._handle, self._archive, self._member, self._scrubber = handle, archive, member, scrubber
+
+    def chunks(self) -> Iterator[str]:
+        try:
+            yield from self._scrubber.chunks(_text_pieces(self._archive.extractfile(self._member)))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._archive.close()
+        self._handle.close()
+
+
+def open_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> ScrubbedFile:
+    """`path` (relative to files/, listed in the manifest) scrubbed with its bundle's identifiers, as a stream."""
+    storage = storage or default_storage
+    scrubber = privacy.Scrubber(bundle_identifiers(storage_name=storage_name, storage=storage))
+    handle, archive = _open_archive(storage, storage_name)
+    try:
+        listed: set[str] | None = None
+        for member in archive:
+            if listed is None:
+                listed = _listed(_read_manifest(archive, member))
                 if path not in listed:
                     raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
                 continue
             if member.name == FILES_PREFIX + path and member.isfile():
-                if member.size > MAX_SERVED_BYTES:
-                    raise RawFileNotFound(f"{path!r} is too large to show here; download the bundle instead")
-                return scrub(path, archive.extractfile(member).read())
-    raise RawFileNotFound(f"{path!r} is not in the bundle")
+                if member.size > download_max_bytes():
+                    raise RawFileTooLarge(f"{path!r} ({member.size} bytes) is larger than the site serves")
+                return ScrubbedFile(path, member.size, handle, archive, member, scrubber)
+        raise RawFileNotFound(f"{path!r} is not in the bundle")
+    except BaseException:
+        archive.close()
+        handle.close()
+        raise
+
+
+def read_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> bytes:
+    """The whole scrubbed file, for files up to the render limit (RawFileTooLarge above it)."""
+    found = open_scrubbed(storage_name=storage_name, path=path, storage=storage)
+    if found.size > render_max_bytes():
+        found.close()
+        raise RawFileTooLarge(f"{path!r} ({found.size} bytes) is too large to show here; download it instead")
+    text = "".join(found.chunks())
+    return (privacy.pretty_json(text) if path.endswith(".json") else text).encode()

@@ -8,12 +8,12 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import EmptyPage, Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analysis import pcie
+from analysis import pcie, privacy
 from analysis.browse import charts, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
@@ -234,14 +234,30 @@ def methodology(request: HttpRequest) -> HttpResponse:
 
 
 def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpResponse:
+    """A scrubbed raw file: shown as text up to the render limit, otherwise (or with ?download=1) streamed as a
+    download; a file above the render limit first gets a page that says so."""
     found = submission_for_viewer(submission_id=submission_id, viewer=request.user)
     if found is None or found[0].status != "published" or found[0].hidden:
         raise Http404("No public submission with this id.")
     try:
-        content = raw_files.read_scrubbed(storage_name=found[0].storage_name, path=path)
+        scrubbed = raw_files.open_scrubbed(storage_name=found[0].storage_name, path=path)
     except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
         raise Http404(str(exc)) from None
-    response = HttpResponse(content, content_type="text/plain; charset=utf-8")
+    download = request.GET.get("download") == "1"
+    if not download and scrubbed.size > raw_files.render_max_bytes():
+        scrubbed.close()
+        context = {"submission": found[0], "path": path, "size": scrubbed.size, "limit": raw_files.render_max_bytes()}
+        return render(request, "analysis/browse/raw_file_large.html", context)
+    if download:
+        response = StreamingHttpResponse(
+            (chunk.encode() for chunk in scrubbed.chunks()), content_type="text/plain; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{path.rsplit("/", 1)[-1]}"'
+        return response
+    text = "".join(scrubbed.chunks())
+    response = HttpResponse(
+        privacy.pretty_json(text) if path.endswith(".json") else text, content_type="text/plain; charset=utf-8"
+    )
     response["Content-Disposition"] = "inline"
     return response
 

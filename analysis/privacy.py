@@ -1,0 +1,315 @@
+"""What in a bundle identifies a person, a machine or one drive unit, and how it is taken out of what the public sees.
+
+Scrubbing is two passes over a bundle. `collect_identifiers` reads every file (JSON by key, any text by pattern) and
+gathers the union of the literal identifiers it finds: serial numbers, host names, user names, the serial tail of
+`/dev/disk/by-id/` names. `Scrubber` then removes that union from every file, plus whatever the patterns match there
+(IPv4/IPv6 and MAC addresses, UUIDs, by-id paths, `/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in
+id-ctrl is also removed from a fio job file that names the drive by its by-id path.
+
+Everything works on text, never on a parsed tree: a 10,000-deep JSON document is scanned like any other, and the
+served file keeps its layout (its JSON stays valid: replacements never touch quotes or escapes).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Iterable, Iterator
+
+SCRUBBED = "[scrubbed]"
+MAX_PARSED_BYTES = 16 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
+MIN_NEEDLE_CHARS = 3
+CHUNK_CHARS = 1024**2
+
+# JSON keys (compared lowercased, without "_" "-" " ") whose values identify one unit, one machine or one network.
+IDENTIFYING_KEYS = frozenset(
+    {
+        "sn",
+        "serial",
+        "serialnumber",
+        "serialno",
+        "subnqn",
+        "subsystemnqn",
+        "nqn",
+        "nguid",
+        "eui64",
+        "wwn",
+        "wwid",
+        "uuid",
+        "hostname",
+        "nodename",
+        "hostnqn",
+        "hostid",
+        "host",
+        "ip",
+        "ipaddress",
+        "ipv4",
+        "ipv6",
+        "mac",
+        "macaddress",
+        "hwaddr",
+        "user",
+        "username",
+        "login",
+    }
+)
+# Values that name nothing in particular (vendor placeholders, lshw -sanitize output): never used as needles.
+PLACEHOLDERS = frozenset(
+    v.lower()
+    for v in (
+        SCRUBBED,
+        "[REMOVED]",
+        "computer",
+        "localhost",
+        "localhost.localdomain",
+        "To Be Filled By O.E.M.",
+        "Default string",
+        "System Serial Number",
+        "Not Specified",
+        "None",
+        "N/A",
+        "Unknown",
+        "0123456789",
+        "true",
+        "false",
+        "root",
+    )
+)
+
+_NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
+_NOT_ALNUM_AFTER = r"(?![A-Za-z0-9])"
+BY_ID_PATH = re.compile(r"(/dev/disk/by-(?:id|uuid|partuuid|path|label|partlabel|diskseq)/)([^\s\"',;:]+)")
+HOME_PATH = re.compile(r"(/(?:home|Users)/)([^/\s\"',;:]+)")
+UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+MAC = re.compile(
+    r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}(?:(?:[0-9A-Fa-f]{2}\1){2})?[0-9A-Fa-f]{2}(?![0-9A-Fa-f:-])"
+)
+IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+IPV6_CANDIDATE = re.compile(r"(?<![0-9A-Fa-f:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.-]+)?(?![0-9A-Fa-f:])")
+# Text lines "<label> <separator> <value>" where the label names a serial number or a host.
+TEXT_PATTERNS = (
+    re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
+    re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
+    re.compile(
+        r"^(\s*(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)\s*[:=]\s*)(\S.*)$",
+        re.IGNORECASE | re.MULTILINE,
+    ),
+)
+# "key": "value" pairs, found in the text whether or not it is one JSON document
+JSON_STRING_PAIR = re.compile(r'("([A-Za-z_ -]{1,24})"\s*:\s*)"((?:[^"\\\n]|\\.){0,512})"')
+JSON_NUMBER_PAIR = re.compile(r'("([A-Za-z_ -]{1,24})"\s*:\s*)(\d{4,40})(?![\d.eE])')
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+def _usable(value: str) -> bool:
+    value = value.strip()
+    return len(value) >= MIN_NEEDLE_CHARS and value.lower() not in PLACEHOLDERS and not set(value) <= set("0 -_.:")
+
+
+def _by_id_identifiers(name: str) -> set[str]:
+    """The unit-identifying part of a by-id name: the serial after the last "_", or the eui/wwn/nvme-uuid value."""
+    found = {name}
+    tail = re.sub(r"-part\d+$", "", name)
+    if "_" in tail:
+        found.add(tail.rsplit("_", 1)[1])
+    for prefix in ("nvme-eui.", "wwn-0x", "wwn-", "nvme-uuid.", "nvme-nvme."):
+        if tail.startswith(prefix):
+            found.add(tail[len(prefix) :])
+    return {value for value in found if len(value) >= 6}
+
+
+def _is_ipv4(text: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified)
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        address = ipaddress.IPv6Address(text.split("%", 1)[0])
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified)
+
+
+def identifiers_in_text(text: str) -> set[str]:
+    """Literal identifiers a text names by context: key/value pairs, labelled lines, by-id and /home paths."""
+    found: set[str] = set()
+    for match in JSON_STRING_PAIR.finditer(text):
+        if _key(match.group(2)) in IDENTIFYING_KEYS:
+            try:
+                found.add(json.loads(f'"{match.group(3)}"'))
+            except ValueError:
+                found.add(match.group(3))
+    for match in JSON_NUMBER_PAIR.finditer(text):
+        if _key(match.group(2)) in IDENTIFYING_KEYS:
+            found.add(match.group(3))
+    for pattern in TEXT_PATTERNS:
+        found.update(match.group(2).strip() for match in pattern.finditer(text))
+    for match in BY_ID_PATH.finditer(text):
+        found |= _by_id_identifiers(match.group(2))
+    found.update(match.group(2) for match in HOME_PATH.finditer(text))
+    found.update(m.group(0) for m in IPV4.finditer(text) if _is_ipv4(m.group(0)))
+    found.update(m.group(0) for m in IPV6_CANDIDATE.finditer(text) if _is_ipv6(m.group(0)))
+    found.update(m.group(0) for m in MAC.finditer(text))
+    found.update(m.group(0) for m in UUID.finditer(text))
+    return found
+
+
+def identifiers_in_json(document) -> set[str]:
+    """Identifiers a parsed document names by key, walked without recursion. lshw's machine node (`"class":
+    "system"` with an `id`, also inside an array) is named by the host name."""
+    found: set[str] = set()
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("class") == "system" and isinstance(node.get("id"), str):
+                found.add(node["id"])
+            for key, value in node.items():
+                if _key(str(key)) in IDENTIFYING_KEYS and isinstance(value, (str, int)) and not isinstance(value, bool):
+                    found.add(str(value).strip())
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def identifiers_in_file(name: str, data: bytes) -> set[str]:
+    text = data.decode("utf-8", errors="replace")
+    found = identifiers_in_text(text)
+    if len(data) <= MAX_PARSED_BYTES and text.lstrip()[:1] in ("{", "["):
+        try:
+            found |= identifiers_in_json(json.loads(text))
+        except (ValueError, RecursionError):
+            pass  # not one JSON document, or deeper than the parser goes: the text patterns above still ran
+    return found
+
+
+def identifiers_in_chunks(chunks: Iterable[str], *, overlap: int = 4096) -> set[str]:
+    """`identifiers_in_text` over a long text given in pieces (a large fio output), overlapping so none is cut."""
+    found: set[str] = set()
+    tail = ""
+    for chunk in chunks:
+        window = tail + chunk
+        found |= identifiers_in_text(window)
+        tail = window[-overlap:]
+    return found
+
+
+def needles(identifiers: Iterable[str]) -> list[str]:
+    """The identifiers worth replacing everywhere, longest first, with their JSON-escaped spellings."""
+    out: set[str] = set()
+    for value in identifiers:
+        value = value.strip()
+        if not _usable(value):
+            continue
+        out.add(value)
+        out.add(json.dumps(value, ensure_ascii=True)[1:-1])
+        out.add(json.dumps(value, ensure_ascii=False)[1:-1])
+    return sorted((n for n in out if _usable(n)), key=lambda n: (-len(n), n))
+
+
+class Scrubber:
+    """Removes a bundle's identifiers (and anything the patterns match) from any text of that bundle."""
+
+    def __init__(self, identifiers: Iterable[str]):
+        found = needles(identifiers)
+        self.needle_count = len(found)
+        self._needles = (
+            re.compile(_NOT_ALNUM_BEFORE + "(?:" + "|".join(re.escape(n) for n in found) + ")" + _NOT_ALNUM_AFTER)
+            if found
+            else None
+        )
+
+    def text(self, text: str) -> str:
+        for pattern in TEXT_PATTERNS:
+            text = pattern.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = JSON_STRING_PAIR.sub(_scrub_string_pair, text)
+        text = JSON_NUMBER_PAIR.sub(_scrub_number_pair, text)
+        text = BY_ID_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = HOME_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = UUID.sub(SCRUBBED, text)
+        text = MAC.sub(SCRUBBED, text)
+        text = IPV4.sub(lambda m: SCRUBBED if _is_ipv4(m.group(0)) else m.group(0), text)
+        text = IPV6_CANDIDATE.sub(lambda m: SCRUBBED if _is_ipv6(m.group(0)) else m.group(0), text)
+        if self._needles is not None:
+            text = self._needles.sub(SCRUBBED, text)
+        return text
+
+    def chunks(self, pieces: Iterable[str]) -> Iterator[str]:
+        """Scrub a long text given in pieces, cutting it only at line ends (or, in a line longer than a chunk, after
+        a comma), so no pattern or identifier is split between two pieces."""
+        pending = ""
+        for piece in pieces:
+            pending += piece
+            if len(pending) < CHUNK_CHARS:
+                continue
+            cut = pending.rfind("\n") + 1 or pending.rfind(",") + 1
+            if cut == 0:
+                continue
+            yield self.text(pending[:cut])
+            pending = pending[cut:]
+        if pending:
+            yield self.text(pending)
+
+
+def _scrub_string_pair(match: re.Match) -> str:
+    if _key(match.group(2)) in IDENTIFYING_KEYS and match.group(3).strip():
+        return f'{match.group(1)}"{SCRUBBED}"'
+    return match.group(0)
+
+
+def _scrub_number_pair(match: re.Match) -> str:
+    if _key(match.group(2)) in IDENTIFYING_KEYS:
+        return f'{match.group(1)}"{SCRUBBED}"'
+    return match.group(0)
+
+
+def pretty_json(text: str, *, max_levels: int = 32) -> str:
+    """A one-line JSON document laid out one value a line, without parsing it into a tree (so depth costs nothing)
+    and with indentation that stops growing after `max_levels`. Other text comes back unchanged."""
+    if "\n" in text.strip() or text.lstrip()[:1] not in ("{", "["):
+        return text
+    out: list[str] = []
+    depth = 0
+    in_string = escaped = False
+
+    def newline() -> None:
+        out.append("\n" + "  " * min(depth, max_levels))
+
+    for char in text.strip():
+        if in_string:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+            out.append(char)
+        elif char in "{[":
+            depth += 1
+            out.append(char)
+            newline()
+        elif char in "}]":
+            depth = max(0, depth - 1)
+            newline()
+            out.append(char)
+        elif char == ",":
+            out.append(char)
+            newline()
+        elif char == ":":
+            out.append(": ")
+        elif not char.isspace():
+            out.append(char)
+    return "".join(out) + "\n"

@@ -12,6 +12,7 @@ served file keeps its layout (its JSON stays valid: replacements never touch quo
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import re
@@ -186,10 +187,9 @@ def identifiers_in_file(name: str, data: bytes) -> set[str]:
     text = data.decode("utf-8", errors="replace")
     found = identifiers_in_text(text)
     if len(data) <= MAX_PARSED_BYTES and text.lstrip()[:1] in ("{", "["):
-        try:
+        # not one JSON document, or deeper than the parser goes: the text patterns above still ran
+        with contextlib.suppress(ValueError, RecursionError):
             found |= identifiers_in_json(json.loads(text))
-        except (ValueError, RecursionError):
-            pass  # not one JSON document, or deeper than the parser goes: the text patterns above still ran
     return found
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import logging
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from django.core.files.storage import Storage, default_storage
 
 from analysis import privacy
 
+logger = logging.getLogger(__name__)
 SCRUBBED = privacy.SCRUBBED
 MANIFEST_NAME = "manifest.json"
 FILES_PREFIX = "files/"
@@ -134,7 +136,7 @@ def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> 
     try:
         cache.set(key, sorted(found), CACHE_SECONDS)
     except Exception:  # noqa: BLE001
-        pass
+        logger.warning("raw-file identifiers of %s not cached", storage_name, exc_info=True)
     return found
 
 

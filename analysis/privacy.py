@@ -87,6 +87,7 @@ MAC = re.compile(
     r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}(?:(?:[0-9A-Fa-f]{2}\1){2})?[0-9A-Fa-f]{2}(?![0-9A-Fa-f:-])"
 )
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"$', re.IGNORECASE)
 IPV6_CANDIDATE = re.compile(r"(?<![0-9A-Fa-f:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.-]+)?(?![0-9A-Fa-f:])")
 # Text lines "<label> <separator> <value>" where the label names a serial number or a host.
 TEXT_PATTERNS = (
@@ -123,6 +124,11 @@ def _by_id_identifiers(name: str) -> set[str]:
     return {value for value in found if len(value) >= 6}
 
 
+def _version_like(match: re.Match) -> bool:
+    """A dotted quad that is the value of a version key (lshw's `"firmware" : "18.168.6.1"`), not an address."""
+    return bool(VERSION_KEY_BEFORE.search(match.string, max(0, match.start() - 40), match.start()))
+
+
 def _is_ipv4(text: str) -> bool:
     try:
         address = ipaddress.IPv4Address(text)
@@ -156,7 +162,7 @@ def identifiers_in_text(text: str) -> set[str]:
     for match in BY_ID_PATH.finditer(text):
         found |= _by_id_identifiers(match.group(2))
     found.update(match.group(2) for match in HOME_PATH.finditer(text))
-    found.update(m.group(0) for m in IPV4.finditer(text) if _is_ipv4(m.group(0)))
+    found.update(m.group(0) for m in IPV4.finditer(text) if _is_ipv4(m.group(0)) and not _version_like(m))
     found.update(m.group(0) for m in IPV6_CANDIDATE.finditer(text) if _is_ipv6(m.group(0)))
     found.update(m.group(0) for m in MAC.finditer(text))
     found.update(m.group(0) for m in UUID.finditer(text))
@@ -238,7 +244,7 @@ class Scrubber:
         text = HOME_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = UUID.sub(SCRUBBED, text)
         text = MAC.sub(SCRUBBED, text)
-        text = IPV4.sub(lambda m: SCRUBBED if _is_ipv4(m.group(0)) else m.group(0), text)
+        text = IPV4.sub(lambda m: SCRUBBED if _is_ipv4(m.group(0)) and not _version_like(m) else m.group(0), text)
         text = IPV6_CANDIDATE.sub(lambda m: SCRUBBED if _is_ipv6(m.group(0)) else m.group(0), text)
         if self._needles is not None:
             text = self._needles.sub(SCRUBBED, text)

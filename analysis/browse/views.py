@@ -241,6 +241,8 @@ def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpR
         raise Http404("No public submission with this id.")
     try:
         scrubbed = raw_files.open_scrubbed(storage_name=found[0].storage_name, path=path)
+    except raw_files.RawFileTooLarge as exc:
+        return HttpResponse(f"{exc}.\n", status=404, content_type="text/plain; charset=utf-8")
     except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
         raise Http404(str(exc)) from None
     download = request.GET.get("download") == "1"

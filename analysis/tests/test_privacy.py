@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
+from analysis import privacy
 from analysis.browse import raw_files
 from analysis.datasets.tables import TABLES
 from analysis.ingest import ingest_submission
-from analysis import privacy
 from analysis.privacy import Scrubber, identifiers_in_file, pretty_json
 from analysis.tests import bundles
 

@@ -78,29 +78,41 @@ PLACEHOLDERS = frozenset(
     )
 )
 
-_NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
-_NOT_ALNUM_AFTER = r"(?![A-Za-z0-9])"
 BY_ID_PATH = re.compile(r"(/dev/disk/by-(?:id|uuid|partuuid|path|label|partlabel|diskseq)/)([^\s\"',;:]+)")
 HOME_PATH = re.compile(r"(/(?:home|Users)/)([^/\s\"',;:]+)")
 UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 MAC = re.compile(
-    r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}(?:(?:[0-9A-Fa-f]{2}\1){2})?[0-9A-Fa-f]{2}(?![0-9A-Fa-f:-])"
+    r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}(?:(?:[0-9A-Fa-f]{2}\1){2})?[0-9A-Fa-f]{2}"
+    r"(?![0-9A-Fa-f:-])"
 )
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"$', re.IGNORECASE)
-IPV6_CANDIDATE = re.compile(r"(?<![0-9A-Fa-f:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w.-]+)?(?![0-9A-Fa-f:])")
+IPV6 = re.compile(r"(?<![0-9A-Fa-f:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![0-9A-Fa-f:])")
+# Every address above holds two separators with only hex digits between them: finding those first (they are rare in
+# fio's numbers) and looking at the run of address characters around each keeps a 60 MB output to one fast pass.
+ADDRESS_SEED = re.compile(r"[:.\-][0-9A-Fa-f]*[:.\-]")
+ADDRESS_RUN = re.compile(r"[0-9A-Fa-f:.\-]*")
+ADDRESS_RUN_BEFORE = re.compile(r"[0-9A-Fa-f:.\-]*\Z")
+VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"\Z', re.IGNORECASE)
 # Text lines "<label> <separator> <value>" where the label names a serial number or a host.
 TEXT_PATTERNS = (
     re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
     re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
     re.compile(
-        r"^(\s*(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)\s*[:=]\s*)(\S.*)$",
+        r"^([ \t]*+(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)[ \t]*[:=][ \t]*)(\S.*)$",
         re.IGNORECASE | re.MULTILINE,
     ),
 )
-# "key": "value" pairs, found in the text whether or not it is one JSON document
-JSON_STRING_PAIR = re.compile(r'("([A-Za-z_ -]{1,24})"\s*:\s*)"((?:[^"\\\n]|\\.){0,512})"')
-JSON_NUMBER_PAIR = re.compile(r'("([A-Za-z_ -]{1,24})"\s*:\s*)(\d{4,40})(?![\d.eE])')
+# "key": value pairs whose key is identifying ("Serial_Number", "serial-number" and "SerialNumber" alike), found in
+# the text whether or not it is one JSON document
+_KEY = (
+    "(?i:" + "|".join("[_ -]?".join(map(re.escape, k)) for k in sorted(IDENTIFYING_KEYS, key=len, reverse=True)) + ")"
+)
+# the lookahead on the key's first letter lets the engine skip most quotes without trying every key
+_KEY = (
+    "(?=[" + "".join(sorted({k[0] for k in IDENTIFYING_KEYS} | {k[0].upper() for k in IDENTIFYING_KEYS})) + "])" + _KEY
+)
+JSON_STRING_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)"((?:[^"\\\n]|\\.){0,512})"')
+JSON_NUMBER_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)(\d{4,40})(?![\d.eE])')
 
 
 def _key(name: str) -> str:
@@ -124,9 +136,9 @@ def _by_id_identifiers(name: str) -> set[str]:
     return {value for value in found if len(value) >= 6}
 
 
-def _version_like(match: re.Match) -> bool:
+def _version_before(text: str, position: int) -> bool:
     """A dotted quad that is the value of a version key (lshw's `"firmware" : "18.168.6.1"`), not an address."""
-    return bool(VERSION_KEY_BEFORE.search(match.string, max(0, match.start() - 40), match.start()))
+    return bool(VERSION_KEY_BEFORE.search(text, max(0, position - 40), position))
 
 
 def _is_ipv4(text: str) -> bool:
@@ -149,23 +161,17 @@ def identifiers_in_text(text: str) -> set[str]:
     """Literal identifiers a text names by context: key/value pairs, labelled lines, by-id and /home paths."""
     found: set[str] = set()
     for match in JSON_STRING_PAIR.finditer(text):
-        if _key(match.group(2)) in IDENTIFYING_KEYS:
-            try:
-                found.add(json.loads(f'"{match.group(3)}"'))
-            except ValueError:
-                found.add(match.group(3))
-    for match in JSON_NUMBER_PAIR.finditer(text):
-        if _key(match.group(2)) in IDENTIFYING_KEYS:
-            found.add(match.group(3))
+        try:
+            found.add(json.loads(f'"{match.group(2)}"'))
+        except ValueError:
+            found.add(match.group(2))
+    found.update(match.group(2) for match in JSON_NUMBER_PAIR.finditer(text))
     for pattern in TEXT_PATTERNS:
         found.update(match.group(2).strip() for match in pattern.finditer(text))
     for match in BY_ID_PATH.finditer(text):
         found |= _by_id_identifiers(match.group(2))
     found.update(match.group(2) for match in HOME_PATH.finditer(text))
-    found.update(m.group(0) for m in IPV4.finditer(text) if _is_ipv4(m.group(0)) and not _version_like(m))
-    found.update(m.group(0) for m in IPV6_CANDIDATE.finditer(text) if _is_ipv6(m.group(0)))
-    found.update(m.group(0) for m in MAC.finditer(text))
-    found.update(m.group(0) for m in UUID.finditer(text))
+    found.update(text[start:end] for start, end in address_spans(text))
     return found
 
 
@@ -229,11 +235,8 @@ class Scrubber:
     def __init__(self, identifiers: Iterable[str]):
         found = needles(identifiers)
         self.needle_count = len(found)
-        self._needles = (
-            re.compile(_NOT_ALNUM_BEFORE + "(?:" + "|".join(re.escape(n) for n in found) + ")" + _NOT_ALNUM_AFTER)
-            if found
-            else None
-        )
+        # the boundaries are checked in _needle, not as a lookbehind, which would cost a test at every position
+        self._needles = re.compile("|".join(re.escape(n) for n in found)) if found else None
 
     def text(self, text: str) -> str:
         for pattern in TEXT_PATTERNS:
@@ -242,12 +245,9 @@ class Scrubber:
         text = JSON_NUMBER_PAIR.sub(_scrub_number_pair, text)
         text = BY_ID_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = HOME_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
-        text = UUID.sub(SCRUBBED, text)
-        text = MAC.sub(SCRUBBED, text)
-        text = IPV4.sub(lambda m: SCRUBBED if _is_ipv4(m.group(0)) and not _version_like(m) else m.group(0), text)
-        text = IPV6_CANDIDATE.sub(lambda m: SCRUBBED if _is_ipv6(m.group(0)) else m.group(0), text)
+        text = _replace_spans(text, address_spans(text))
         if self._needles is not None:
-            text = self._needles.sub(SCRUBBED, text)
+            text = self._needles.sub(_needle, text)
         return text
 
     def chunks(self, pieces: Iterable[str]) -> Iterator[str]:
@@ -267,16 +267,58 @@ class Scrubber:
             yield self.text(pending)
 
 
+def _needle(match: re.Match) -> str:
+    """An identifier standing alone (not the middle of a longer word or number) is replaced."""
+    text, start, end = match.string, match.start(), match.end()
+    if (start > 0 and text[start - 1].isascii() and text[start - 1].isalnum()) or (
+        end < len(text) and text[end].isascii() and text[end].isalnum()
+    ):
+        return match.group(0)
+    return SCRUBBED
+
+
 def _scrub_string_pair(match: re.Match) -> str:
-    if _key(match.group(2)) in IDENTIFYING_KEYS and match.group(3).strip():
-        return f'{match.group(1)}"{SCRUBBED}"'
-    return match.group(0)
+    return f'{match.group(1)}"{SCRUBBED}"' if match.group(2).strip() else match.group(0)
 
 
 def _scrub_number_pair(match: re.Match) -> str:
-    if _key(match.group(2)) in IDENTIFYING_KEYS:
-        return f'{match.group(1)}"{SCRUBBED}"'
-    return match.group(0)
+    return f'{match.group(1)}"{SCRUBBED}"'
+
+
+def address_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a UUID, a MAC or EUI-64, or an IPv4/IPv6 address (not loopback, not a version number)."""
+    spans: list[tuple[int, int]] = []
+    covered = 0
+    for seed in ADDRESS_SEED.finditer(text):
+        if seed.start() < covered:
+            continue
+        begin = seed.start() - len(ADDRESS_RUN_BEFORE.search(text, max(0, seed.start() - 64), seed.start()).group(0))
+        end = ADDRESS_RUN.match(text, seed.start()).end()
+        covered = end
+        run = text[begin:end]
+        for pattern in (UUID, MAC, IPV4, IPV6):
+            for found in pattern.finditer(run):
+                value = found.group(0)
+                if pattern is IPV4 and (not _is_ipv4(value) or _version_before(text, begin + found.start())):
+                    continue
+                if pattern is IPV6 and not _is_ipv6(value):
+                    continue
+                spans.append((begin + found.start(), begin + found.end()))
+    return spans
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    out, position = [], 0
+    for start, end in sorted(spans):
+        if end <= position:
+            continue
+        out.append(text[position : max(position, start)])
+        out.append(SCRUBBED)
+        position = end
+    out.append(text[position:])
+    return "".join(out)
 
 
 def pretty_json(text: str, *, max_levels: int = 32) -> str:

@@ -251,14 +251,15 @@ class Scrubber:
         return text
 
     def chunks(self, pieces: Iterable[str]) -> Iterator[str]:
-        """Scrub a long text given in pieces, cutting it only at line ends (or, in a line longer than a chunk, after
-        a comma), so no pattern or identifier is split between two pieces."""
+        """Scrub a long text given in pieces, cut only at line ends (in a line longer than a chunk, after a comma),
+        so no pattern or identifier is split between two pieces."""
         pending = ""
         for piece in pieces:
             pending += piece
             if len(pending) < CHUNK_CHARS:
                 continue
-            cut = pending.rfind("\n") + 1 or pending.rfind(",") + 1
+            # a line end, else (one-line JSON) the comma before a key, so no "key": "value" pair is cut in two
+            cut = pending.rfind("\n") + 1 or pending.rfind(',"') + 1 or pending.rfind(",") + 1
             if cut == 0:
                 continue
             yield self.text(pending[:cut])

@@ -100,8 +100,18 @@ def _text_pieces(stream) -> Iterator[str]:
     yield decoder.decode(b"", final=True)
 
 
+def _identifiers_of(path: str, size: int, stream) -> set[str]:
+    if size <= privacy.MAX_PARSED_BYTES:
+        return privacy.identifiers_in_file(path, stream.read())
+    return privacy.identifiers_in_chunks(_text_pieces(stream))
+
+
+def _manifest_identifiers(manifest: dict) -> set[str]:
+    return privacy.identifiers_in_text(json.dumps(manifest, ensure_ascii=False))
+
+
 def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
-    """The union of the identifiers in the manifest and every listed file of the bundle."""
+    """The union of the identifiers in the manifest and every listed file of the stored bundle."""
     handle, archive = _open_archive(storage or default_storage, storage_name)
     found: set[str] = set()
     with handle, archive:
@@ -110,34 +120,47 @@ def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = N
             if listed is None:
                 manifest = _read_manifest(archive, member)
                 listed = _listed(manifest)
-                found |= privacy.identifiers_in_text(json.dumps(manifest, ensure_ascii=False))
+                found |= _manifest_identifiers(manifest)
                 continue
             path = member.name.removeprefix(FILES_PREFIX)
-            if not member.isfile() or not member.name.startswith(FILES_PREFIX) or path not in listed:
-                continue
-            stream = archive.extractfile(member)
-            if member.size <= privacy.MAX_PARSED_BYTES:
-                found |= privacy.identifiers_in_file(path, stream.read())
-            else:
-                found |= privacy.identifiers_in_chunks(_text_pieces(stream))
+            if member.isfile() and member.name.startswith(FILES_PREFIX) and path in listed:
+                found |= _identifiers_of(path, member.size, archive.extractfile(member))
     return found
+
+
+def _cache_key(storage_name: str) -> str:
+    return "raw-ids:" + hashlib.sha256(storage_name.encode()).hexdigest()
+
+
+def _remember(storage_name: str, found: set[str]) -> None:
+    try:
+        cache.set(_cache_key(storage_name), sorted(found), CACHE_SECONDS)
+    except Exception:  # noqa: BLE001 - a cache outage only costs a re-read of the bundle
+        logger.warning("raw-file identifiers of %s not cached", storage_name, exc_info=True)
 
 
 def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
     """collect_bundle_identifiers, kept in the cache (a stored bundle never changes)."""
-    key = "raw-ids:" + hashlib.sha256(storage_name.encode()).hexdigest()
     try:
-        cached = cache.get(key)
-    except Exception:  # noqa: BLE001 - a cache outage only costs a re-read of the bundle
+        cached = cache.get(_cache_key(storage_name))
+    except Exception:  # noqa: BLE001
         cached = None
     if cached is not None:
         return set(cached)
     found = collect_bundle_identifiers(storage_name=storage_name, storage=storage)
-    try:
-        cache.set(key, sorted(found), CACHE_SECONDS)
-    except Exception:  # noqa: BLE001
-        logger.warning("raw-file identifiers of %s not cached", storage_name, exc_info=True)
+    _remember(storage_name, found)
     return found
+
+
+def warm_identifiers(*, storage_name: str, bundle) -> None:
+    """Collect a just-verified bundle's identifiers from its extracted files (ingest calls this in the worker), so
+    the first visitor of a raw file does not wait for the whole bundle to be read."""
+    found = _manifest_identifiers(bundle.manifest)
+    for entry in bundle.manifest.get("files", []):
+        path = bundle.root / "files" / entry["path"]
+        with open(path, "rb") as stream:
+            found |= _identifiers_of(entry["path"], path.stat().st_size, stream)
+    _remember(storage_name, found)
 
 
 class ScrubbedFile:

@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from analysis import privacy
@@ -142,9 +143,13 @@ def test_no_identifier_survives_on_any_public_surface(client, submission, shared
     raw_text = "\n".join(bundle.read_bytes(e["path"]).decode("utf-8", "replace") for e in bundle.manifest["files"])
     assert all(secret in raw_text for secret in secrets), "the corpus lost a leak"
     shutil.copyfile(tmp_path / "work" / "b.nvmedb.tar.gz", storage / "bundles" / "leaky.nvmedb.tar.gz")
+    submission.storage_name = "bundles/leaky.nvmedb.tar.gz"
     outcome = ingest_submission(submission=submission, bundle=bundle)
     assert outcome.status in ("published", "held"), outcome.reasons
-    submission.storage_name = "bundles/leaky.nvmedb.tar.gz"
+    # ingest left the bundle's identifiers in the cache, the same as reading the stored bundle finds
+    warmed = set(cache.get(raw_files._cache_key(submission.storage_name)))
+    assert warmed == raw_files.collect_bundle_identifiers(storage_name=submission.storage_name)
+    assert {"ip-172-31-35-167", "wuffinotebook", USER} <= warmed
     submission.status, submission.published_at = "published", timezone.now()
     submission.save()
     slug = submission.test_runs.first().drive_model.slug
@@ -200,3 +205,12 @@ def test_chunked_scrubbing_equals_whole_file_scrubbing(shared_samples, monkeypat
     pieces = [text[i : i + 777] for i in range(0, len(text), 777)]
     assert "".join(scrubber.chunks(pieces)) == scrubber.text(text)
     assert raw_files.SCRUBBED in scrubber.text(text)
+
+
+def test_a_one_line_document_longer_than_a_chunk_is_cut_between_pairs(monkeypatch):
+    monkeypatch.setattr(privacy, "CHUNK_CHARS", 4096)
+    pairs = ",".join(f'"k{i}": "v{i}", "serial": "SER,{i:05d}"' for i in range(2000))
+    text = "{" + pairs + "}"
+    scrubbed = "".join(Scrubber(set()).chunks([text[i : i + 1000] for i in range(0, len(text), 1000)]))
+    assert "SER," not in scrubbed and scrubbed.count('"serial": "[scrubbed]"') == 2000
+    assert json.loads(scrubbed)["k1999"] == "v1999"

@@ -34,6 +34,7 @@ IDENTIFYING_KEYS = frozenset(
         "subsystemnqn",
         "nqn",
         "nguid",
+        "fguid",
         "eui64",
         "wwn",
         "wwid",
@@ -86,7 +87,7 @@ MAC = re.compile(
     r"(?![0-9A-Fa-f:-])"
 )
 IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
-IPV6 = re.compile(r"(?<![0-9A-Fa-f:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![0-9A-Fa-f:])")
+IPV6 = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{1,4}|(?=::))(?::[0-9A-Fa-f]{0,4}){2,7}(?![0-9A-Fa-f])")
 # Every address above holds two separators with only hex digits between them: finding those first (they are rare in
 # fio's numbers) and looking at the run of address characters around each keeps a 60 MB output to one fast pass.
 ADDRESS_SEED = re.compile(r"[:.\-][0-9A-Fa-f]*[:.\-]")
@@ -299,13 +300,22 @@ def address_spans(text: str) -> list[tuple[int, int]]:
         run = text[begin:end]
         for pattern in (UUID, MAC, IPV4, IPV6):
             for found in pattern.finditer(run):
-                value = found.group(0)
-                if pattern is IPV4 and (not _is_ipv4(value) or _version_before(text, begin + found.start())):
+                start, stop = begin + found.start(), begin + found.end()
+                if pattern is IPV6 and text[stop - 1] == ":" and text[stop - 2] != ":":
+                    stop -= 1  # "fe80::1: link up"
+                value = text[start:stop]
+                if pattern is IPV4 and (not _is_ipv4(value) or _version_before(text, start)):
                     continue
                 if pattern is IPV6 and not _is_ipv6(value):
                     continue
-                spans.append((begin + found.start(), begin + found.end()))
+                if _alnum(text, start - 1) or _alnum(text, stop):
+                    continue  # part of a longer word: "std::vector" holds "d::ec"
+                spans.append((start, stop))
     return spans
+
+
+def _alnum(text: str, index: int) -> bool:
+    return 0 <= index < len(text) and text[index].isascii() and text[index].isalnum()
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
@@ -322,43 +332,28 @@ def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\],:]|[^"{}\[\],:\s]+')
+
+
 def pretty_json(text: str, *, max_levels: int = 32) -> str:
-    """A one-line JSON document laid out one value a line, without parsing it into a tree (so depth costs nothing)
-    and with indentation that stops growing after `max_levels`. Other text comes back unchanged."""
-    if "\n" in text.strip() or text.lstrip()[:1] not in ("{", "["):
+    """A one-line JSON document laid out one value a line, token by token without parsing it into a tree (so depth
+    costs nothing), with indentation that stops growing after `max_levels`. Other text comes back unchanged."""
+    stripped = text.strip()
+    if "\n" in stripped or stripped[:1] not in ("{", "["):
         return text
     out: list[str] = []
     depth = 0
-    in_string = escaped = False
-
-    def newline() -> None:
-        out.append("\n" + "  " * min(depth, max_levels))
-
-    for char in text.strip():
-        if in_string:
-            out.append(char)
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-            out.append(char)
-        elif char in "{[":
+    for token in JSON_TOKEN.findall(stripped):
+        if token in ("{", "["):
             depth += 1
-            out.append(char)
-            newline()
-        elif char in "}]":
+            out.append(token + "\n" + "  " * min(depth, max_levels))
+        elif token in ("}", "]"):
             depth = max(0, depth - 1)
-            newline()
-            out.append(char)
-        elif char == ",":
-            out.append(char)
-            newline()
-        elif char == ":":
+            out.append("\n" + "  " * min(depth, max_levels) + token)
+        elif token == ",":
+            out.append(",\n" + "  " * min(depth, max_levels))
+        elif token == ":":
             out.append(": ")
-        elif not char.isspace():
-            out.append(char)
+        else:
+            out.append(token)
     return "".join(out) + "\n"

@@ -214,3 +214,35 @@ def test_a_one_line_document_longer_than_a_chunk_is_cut_between_pairs(monkeypatc
     scrubbed = "".join(Scrubber(set()).chunks([text[i : i + 1000] for i in range(0, len(text), 1000)]))
     assert "SER," not in scrubbed and scrubbed.count('"serial": "[scrubbed]"') == 2000
     assert json.loads(scrubbed)["k1999"] == "v1999"
+
+
+@pytest.mark.parametrize(
+    "text, address",
+    [
+        ("inet 192.168.0.120/24 brd", "192.168.0.120"),
+        ("eth0:10.20.30.40", "10.20.30.40"),
+        ('"ip" : "172.31.35.167"', "172.31.35.167"),
+        ("inet6 addr:fe80::9e5c:8eff:fe1a:2b3c/64", "fe80::9e5c:8eff:fe1a:2b3c"),
+        ("via 2001:db8:85a3::8a2e:370:7334: link up", "2001:db8:85a3::8a2e:370:7334"),
+        ("HWaddr 3C:22:FB:9A:41:0E", "3C:22:FB:9A:41:0E"),
+        ("Device Serial Number 2b-0a-50-31-8c-38-25-00", "2b-0a-50-31-8c-38-25-00"),
+        ("machine-id 4c4c4544-0038-3510-8052-b4c04f4d4d32.", "4c4c4544-0038-3510-8052-b4c04f4d4d32"),
+    ],
+)
+def test_addresses_are_scrubbed_wherever_they_stand(text, address):
+    scrubbed = Scrubber(set()).text(text)
+    assert address not in scrubbed and privacy.SCRUBBED in scrubbed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "listening on 127.0.0.1 and ::1",  # loopback names no machine
+        '"firmware" : "18.168.6.1"',  # a version that looks like an address
+        "PCI 0000:3b:00.0 at 2026-11-22T10:00:00Z",
+        "std::vector<int> and 1.5e-05 s and 99.000000",
+        '"lat_ns" : {"min" : 1234567, "max" : 12345678}',
+    ],
+)
+def test_things_that_only_look_like_addresses_are_kept(text):
+    assert Scrubber(set()).text(text) == text

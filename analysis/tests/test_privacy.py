@@ -15,12 +15,14 @@ import re
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
 from analysis import privacy
 from analysis.browse import raw_files
+from analysis.datasets.releases import build_release
 from analysis.datasets.tables import TABLES
 from analysis.ingest import ingest_submission
 from analysis.privacy import Scrubber, identifiers_in_file, pretty_json
@@ -137,7 +139,9 @@ def test_the_inputs_really_hold_every_leak_class(shared_samples):
 
 
 @pytest.mark.django_db
-def test_no_identifier_survives_on_any_public_surface(client, submission, shared_samples, storage, tmp_path):
+def test_no_identifier_survives_on_any_public_surface(
+    client, submission, shared_samples, storage, releases_dir, tmp_path
+):
     secrets = identifiers_of_inputs(shared_samples)
     bundle = bundles.verified_bundle(tmp_path / "work", shared_samples, mutate=plant(shared_samples))
     raw_text = "\n".join(bundle.read_bytes(e["path"]).decode("utf-8", "replace") for e in bundle.manifest["files"])
@@ -167,6 +171,15 @@ def test_no_identifier_survives_on_any_public_surface(client, submission, shared
         body = _body(response)
         leaked = sorted(secret for secret in secrets if secret in body)
         assert not leaked, (url, leaked)
+    assert build_release().number == 1
+    for path in sorted((releases_dir / "1").iterdir()):
+        if path.suffix == ".parquet":
+            body = json.dumps(pq.read_table(path).to_pylist(), default=str)
+        else:
+            body = path.read_text()
+        leaked = sorted(secret for secret in secrets if secret in body)
+        assert not leaked, (path.name, leaked)
+        assert client.get(f"/datasets/releases/1/{path.name}").status_code == 200
     job = _body(client.get(f"/submissions/{submission.pk}/files/{bundle.manifest['runs'][0]['job_file']}"))
     assert "filename=/dev/disk/by-id/[scrubbed]" in job.splitlines()  # what was there stays legible
     lshw = json.loads(_body(client.get(f"/submissions/{submission.pk}/files/system/lshw-laptop.json")))

@@ -10,10 +10,12 @@ NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
 import json
 import logging
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -64,9 +66,26 @@ def scrub(name: str, data: bytes, identifiers: set[str] | None = None) -> bytes:
     return text.encode()
 
 
+UNREADABLE = (tarfile.TarError, EOFError, zlib.error, UnicodeDecodeError)
+
+
+@contextlib.contextmanager
+def _readable(storage_name: str) -> Iterator[None]:
+    """A stored bundle that is not the gzip tar it should be is not found, never a server error."""
+    try:
+        yield
+    except UNREADABLE as exc:
+        raise RawFileNotFound(f"the stored bundle cannot be read ({type(exc).__name__}: {exc})") from None
+
+
 def _open_archive(storage: Storage, storage_name: str):
     handle = storage.open(storage_name, "rb")
-    return handle, tarfile.open(fileobj=handle, mode="r|gz")
+    try:
+        with _readable(storage_name):
+            return handle, tarfile.open(fileobj=handle, mode="r|gz")
+    except BaseException:
+        handle.close()
+        raise
 
 
 def _read_manifest(archive: tarfile.TarFile, member: tarfile.TarInfo | None) -> dict:
@@ -88,9 +107,12 @@ def _listed(manifest: dict) -> set[str]:
 def bundle_files(*, storage_name: str, storage: Storage | None = None) -> list[RawFile]:
     """The files the bundle's manifest lists (read from its first member)."""
     handle, archive = _open_archive(storage or default_storage, storage_name)
-    with handle, archive:
+    with handle, archive, _readable(storage_name):
         manifest = _read_manifest(archive, next(iter(archive), None))
-    return [RawFile(e["path"], int(e["size"]), e["sha256"]) for e in manifest["files"]]
+    try:
+        return [RawFile(str(e["path"]), int(e["size"]), str(e["sha256"])) for e in manifest["files"]]
+    except (KeyError, TypeError, ValueError):
+        raise RawFileNotFound("the bundle's manifest lists a file without its path, size or hash") from None
 
 
 def _text_pieces(stream) -> Iterator[str]:
@@ -114,7 +136,7 @@ def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = N
     """The union of the identifiers in the manifest and every listed file of the stored bundle."""
     handle, archive = _open_archive(storage or default_storage, storage_name)
     found: set[str] = set()
-    with handle, archive:
+    with handle, archive, _readable(storage_name):
         listed: set[str] | None = None
         for member in archive:
             if listed is None:
@@ -173,6 +195,9 @@ class ScrubbedFile:
     def chunks(self) -> Iterator[str]:
         try:
             yield from self._scrubber.chunks(_text_pieces(self._archive.extractfile(self._member)))
+        except UNREADABLE as exc:
+            logger.warning("stored bundle unreadable while serving %s", self.path, exc_info=True)
+            yield f"\n[the stored bundle could not be read past this point: {type(exc).__name__}]\n"
         finally:
             self.close()
 
@@ -187,22 +212,27 @@ def open_scrubbed(*, storage_name: str, path: str, storage: Storage | None = Non
     scrubber = privacy.Scrubber(bundle_identifiers(storage_name=storage_name, storage=storage))
     handle, archive = _open_archive(storage, storage_name)
     try:
-        listed: set[str] | None = None
-        for member in archive:
-            if listed is None:
-                listed = _listed(_read_manifest(archive, member))
-                if path not in listed:
-                    raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
-                continue
-            if member.name == FILES_PREFIX + path and member.isfile():
-                if member.size > download_max_bytes():
-                    raise RawFileTooLarge(f"{path!r} ({member.size} bytes) is larger than the site serves")
-                return ScrubbedFile(path, member.size, handle, archive, member, scrubber)
-        raise RawFileNotFound(f"{path!r} is not in the bundle")
+        with _readable(storage_name):
+            return _find_member(path, handle, archive, scrubber)
     except BaseException:
         archive.close()
         handle.close()
         raise
+
+
+def _find_member(path: str, handle, archive: tarfile.TarFile, scrubber: privacy.Scrubber) -> ScrubbedFile:
+    listed: set[str] | None = None
+    for member in archive:
+        if listed is None:
+            listed = _listed(_read_manifest(archive, member))
+            if path not in listed:
+                raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
+            continue
+        if member.name == FILES_PREFIX + path and member.isfile():
+            if member.size > download_max_bytes():
+                raise RawFileTooLarge(f"{path!r} ({member.size} bytes) is larger than the site serves")
+            return ScrubbedFile(path, member.size, handle, archive, member, scrubber)
+    raise RawFileNotFound(f"{path!r} is not in the bundle")
 
 
 def read_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> bytes:

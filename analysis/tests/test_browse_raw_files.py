@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,22 @@ def test_a_file_above_the_download_limit_is_not_served(client, settings, odd_bun
     for suffix in ("", "?download=1"):
         response = client.get(f"/submissions/{submission.pk}/files/system/big.txt{suffix}")
         assert response.status_code == 404 and b"larger than the site serves" in response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("damage", ["not_gzip", "truncated", "empty"])
+def test_a_damaged_stored_bundle_gives_a_not_found_never_a_server_error(client, stored_bundle, settings, damage):
+    location = settings.STORAGES["default"]["OPTIONS"]["location"]
+    path = Path(location) / "bundles" / "b.nvmedb.tar.gz"
+    data = path.read_bytes()
+    damaged = {"not_gzip": b"PK\x03\x04 not a tar.gz" * 10, "truncated": data[: len(data) // 2], "empty": b""}[damage]
+    path.write_bytes(damaged)
+    submission = make_browse_submission(
+        drive_model=factories.DriveModelFactory(), storage_name="bundles/b.nvmedb.tar.gz"
+    )
+    assert client.get(f"/submissions/{submission.pk}/").status_code == 200
+    for entry in stored_bundle.manifest["files"]:
+        response = client.get(f"/submissions/{submission.pk}/files/{entry['path']}")
+        assert response.status_code in (200, 404), (entry["path"], response.status_code)
+        if response.status_code == 200:  # the part before the damage, and a sentence saying where it stops
+            assert b"could not be read past this point" in response.content

@@ -115,6 +115,14 @@ def bundle_files(*, storage_name: str, storage: Storage | None = None) -> list[R
         raise RawFileNotFound("the bundle's manifest lists a file without its path, size or hash") from None
 
 
+def listed_file(*, storage_name: str, path: str, storage: Storage | None = None) -> RawFile:
+    """The manifest's entry for `path` (its size was checked against the file when the bundle was verified)."""
+    found = next((f for f in bundle_files(storage_name=storage_name, storage=storage) if f.path == path), None)
+    if found is None:
+        raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
+    return found
+
+
 def _text_pieces(stream) -> Iterator[str]:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while block := stream.read(READ_BYTES):

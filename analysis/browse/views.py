@@ -234,22 +234,23 @@ def methodology(request: HttpRequest) -> HttpResponse:
 
 
 def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpResponse:
-    """A scrubbed raw file: shown as text up to the render limit, otherwise (or with ?download=1) streamed as a
-    download; a file above the render limit first gets a page that says so."""
+    """A scrubbed raw file: shown as text up to the render limit; above it a page offers it as a download
+    (?download=1), streamed; above the download limit, a 404 that says so."""
     found = submission_for_viewer(submission_id=submission_id, viewer=request.user)
     if found is None or found[0].status != "published" or found[0].hidden:
         raise Http404("No public submission with this id.")
+    storage_name, download = found[0].storage_name, request.GET.get("download") == "1"
     try:
-        scrubbed = raw_files.open_scrubbed(storage_name=found[0].storage_name, path=path)
-    except raw_files.RawFileTooLarge as exc:
-        return HttpResponse(f"{exc}.\n", status=404, content_type="text/plain; charset=utf-8")
+        listed = raw_files.listed_file(storage_name=storage_name, path=path)  # the manifest only: cheap
+        if listed.size > raw_files.download_max_bytes():
+            message = f"{path} ({listed.size} bytes) is larger than the site serves.\n"
+            return HttpResponse(message, status=404, content_type="text/plain; charset=utf-8")
+        if not download and listed.size > raw_files.render_max_bytes():
+            context = {"submission": found[0], "path": path, "size": listed.size, "limit": raw_files.render_max_bytes()}
+            return render(request, "analysis/browse/raw_file_large.html", context)
+        scrubbed = raw_files.open_scrubbed(storage_name=storage_name, path=path)
     except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
         raise Http404(str(exc)) from None
-    download = request.GET.get("download") == "1"
-    if not download and scrubbed.size > raw_files.render_max_bytes():
-        scrubbed.close()
-        context = {"submission": found[0], "path": path, "size": scrubbed.size, "limit": raw_files.render_max_bytes()}
-        return render(request, "analysis/browse/raw_file_large.html", context)
     if download:
         response = StreamingHttpResponse(
             (chunk.encode() for chunk in scrubbed.chunks()), content_type="text/plain; charset=utf-8"

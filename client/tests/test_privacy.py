@@ -2,11 +2,15 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from nvmedb_client import privacy, runner
+from nvmedb_client.fio_process import FioResult
 from nvmedb_client.run_state import RunConfig, create_run_dir
+from nvmedb_client.system import commands
+from nvmedb_client.system.commands import CommandResult
 from nvmedb_client.system.lshw import parse_lshw
 
 BY_ID = "nvme-Samsung_SSD_970_EVO_Plus_1TB_S4EWNX0R123456"
@@ -74,3 +78,51 @@ def test_lshw_output_keeps_its_facts_and_loses_host_name_ip_and_mac(shared_sampl
 
 def test_lshw_output_that_is_not_json_is_left_for_the_parser_to_reject():
     assert privacy.sanitize_lshw("lshw: not json") == "lshw: not json"
+
+
+def run_one_cell(run, shared_samples, monkeypatch):
+    """One measurement cell through the runner, with fio and nvme-cli replaced at their boundaries."""
+    fio_calls, commands_run = [], []
+
+    def fake_fio(args, *, cwd=None):
+        fio_calls.append((list(args), cwd))
+        output = next(a for a in args if a.startswith("--output="))[len("--output=") :]
+        Path(output).write_bytes((shared_samples / "fio" / "local__fio-3.33__single_randread_json.json").read_bytes())
+        return FioResult(tuple(args), 0, "", "", 1.0)
+
+    def fake_command(args, *, timeout=None, check=False):
+        commands_run.append(list(args))
+        return CommandResult(tuple(args), None, "", "", 0.0, error="nvme is not installed", tool_absent=True)
+
+    monkeypatch.setattr(run.fio_process, "run", fake_fio)
+    monkeypatch.setattr(commands, "run_command", fake_command)
+    for sub in ("jobs", "fio", "smart"):
+        (run.files / sub).mkdir(exist_ok=True)
+    run.state["ioengine"] = {"engine": "libaio", "note": None}
+    series = run.plan.blocks[0].series[0]
+    cell = series.cells[0]
+    run._run_series_cell(series, 1, cell, series.run_id(1, cell))
+    job = (run.files / run.state["runs"][-1]["job_file"]).read_text()
+    return job, fio_calls, commands_run
+
+
+def test_a_device_cell_names_the_kernel_device_in_its_job_file_and_commands(
+    tmp_path, by_id_device, shared_samples, monkeypatch
+):
+    run = make_runner(tmp_path, "device", by_id_device)
+    job, fio_calls, commands_run = run_one_cell(run, shared_samples, monkeypatch)
+    kernel = str(by_id_device.resolve())
+    assert f"filename={kernel}" in job.splitlines() and "by-id" not in job
+    assert fio_calls[0][1] is None  # fio is given the job file naming the kernel device: the same drive
+    assert commands_run and all(kernel in args and str(by_id_device) not in args for args in commands_run)
+
+
+def test_a_file_cell_runs_fio_in_the_files_directory_and_names_only_the_file(tmp_path, shared_samples, monkeypatch):
+    target = tmp_path / "home" / "mariadelgado" / "try.img"
+    target.parent.mkdir(parents=True)
+    run = make_runner(tmp_path, "file", target)
+    job, fio_calls, commands_run = run_one_cell(run, shared_samples, monkeypatch)
+    assert "filename=try.img" in job.splitlines() and "mariadelgado" not in job
+    args, cwd = fio_calls[0]
+    assert cwd == str(target.parent) and all(Path(a.removeprefix("--output=")).is_absolute() for a in args[2:3])
+    assert commands_run == []  # no device: nothing to ask nvme-cli

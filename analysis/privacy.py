@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 SCRUBBED = "[scrubbed]"
 MAX_PARSED_BYTES = 16 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
 MIN_NEEDLE_CHARS = 3
+MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down
+MAX_TRIE_CHARS = 128  # longer identifiers (rare) are replaced with str.replace
 CHUNK_CHARS = 1024**2
 
 # JSON keys (compared lowercased, without "_" "-" " ") whose values identify one unit, one machine or one network.
@@ -230,14 +232,42 @@ def needles(identifiers: Iterable[str]) -> list[str]:
     return sorted((n for n in out if _usable(n)), key=lambda n: (-len(n), n))
 
 
+def _trie_pattern(words: list[str]) -> str:
+    """A regex matching any of `words`, longest first, built from their prefix tree (depth <= MAX_TRIE_CHARS)."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def follow(node: dict) -> str:
+        branches = []
+        for char in sorted(key for key in node if key):
+            chain, child = re.escape(char), node[char]
+            while len(child) == 1 and "" not in child:  # a run with no fork: one literal
+                ((char, child),) = child.items()
+                chain += re.escape(char)
+            branches.append(chain + follow(child))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return follow(trie)
+
+
 class Scrubber:
     """Removes a bundle's identifiers (and anything the patterns match) from any text of that bundle."""
 
     def __init__(self, identifiers: Iterable[str]):
         found = needles(identifiers)
         self.needle_count = len(found)
-        # the boundaries are checked in _needle, not as a lookbehind, which would cost a test at every position
-        self._needles = re.compile("|".join(re.escape(n) for n in found)) if found else None
+        # One pattern shaped as a trie, so each position costs one step per character whatever the number of
+        # identifiers; the boundaries are checked in _needle, not as a lookbehind that would cost a test everywhere.
+        short = [n for n in found if len(n) <= MAX_TRIE_CHARS]
+        self._long = [n for n in found if len(n) > MAX_TRIE_CHARS]
+        self._needles = re.compile(_trie_pattern(short)) if short else None
 
     def text(self, text: str) -> str:
         for pattern in TEXT_PATTERNS:
@@ -247,6 +277,8 @@ class Scrubber:
         text = BY_ID_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = HOME_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = _replace_spans(text, address_spans(text))
+        for long_needle in self._long:
+            text = text.replace(long_needle, SCRUBBED)
         if self._needles is not None:
             text = self._needles.sub(_needle, text)
         return text

@@ -217,7 +217,13 @@ class ScrubbedFile:
 def open_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> ScrubbedFile:
     """`path` (relative to files/, listed in the manifest) scrubbed with its bundle's identifiers, as a stream."""
     storage = storage or default_storage
-    scrubber = privacy.Scrubber(bundle_identifiers(storage_name=storage_name, storage=storage))
+    identifiers = bundle_identifiers(storage_name=storage_name, storage=storage)
+    if len(identifiers) > privacy.MAX_IDENTIFIERS:
+        raise RawFileNotFound(
+            f"the bundle names {len(identifiers)} identifiers, more than the {privacy.MAX_IDENTIFIERS} its raw files "
+            "can be scrubbed of here"
+        )
+    scrubber = privacy.Scrubber(identifiers)
     handle, archive = _open_archive(storage, storage_name)
     try:
         with _readable(storage_name):

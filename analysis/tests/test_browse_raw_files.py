@@ -190,3 +190,30 @@ def test_a_damaged_stored_bundle_gives_a_not_found_never_a_server_error(client, 
         assert response.status_code in (200, 404), (entry["path"], response.status_code)
         if response.status_code == 200:  # the part before the damage, and a sentence saying where it stops
             assert b"could not be read past this point" in response.content
+
+
+@pytest.mark.django_db
+def test_a_bundle_naming_more_identifiers_than_can_be_scrubbed_shows_no_raw_file(
+    client, settings, tmp_path, shared_samples, monkeypatch
+):
+    from analysis import privacy
+
+    monkeypatch.setattr(privacy, "MAX_IDENTIFIERS", 50)
+
+    def extra(run_dir, manifest, files):
+        (run_dir / "system" / "many.json").write_text(json.dumps([{"serial": f"FAKE{i:06d}"} for i in range(51)]))
+        files.append("system/many.json")
+
+    bundles.verified_bundle(tmp_path / "work", shared_samples, mutate=extra)
+    (tmp_path / "storage" / "bundles").mkdir(parents=True)
+    shutil.copyfile(tmp_path / "work" / "b.nvmedb.tar.gz", tmp_path / "storage" / "bundles" / "many.nvmedb.tar.gz")
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "storage")}},
+    }
+    submission = make_browse_submission(
+        drive_model=factories.DriveModelFactory(), storage_name="bundles/many.nvmedb.tar.gz"
+    )
+    for path in ("system/many.json", "system/facts.json"):
+        assert client.get(f"/submissions/{submission.pk}/files/{path}").status_code == 404
+    assert client.get(f"/submissions/{submission.pk}/").status_code == 200

@@ -259,3 +259,17 @@ def test_addresses_are_scrubbed_wherever_they_stand(text, address):
 )
 def test_things_that_only_look_like_addresses_are_kept(text):
     assert Scrubber(set()).text(text) == text
+
+
+def test_identifiers_that_prefix_each_other_are_replaced_whole_and_only_standing_alone():
+    scrubber = Scrubber({"S43ANA", "S43ANA0M405593", "ip-172-31", "ip-172-31-35-167", "mariadelgado"})
+    text = "S43ANA0M405593 S43ANA ip-172-31-35-167.ec2 /home/x/mariadelgado2 XS43ANA S43ANA0M405593_p1"
+    assert scrubber.text(text) == (
+        "[scrubbed] [scrubbed] [scrubbed].ec2 /home/[scrubbed]/mariadelgado2 XS43ANA [scrubbed]_p1"
+    )
+
+
+def test_thousands_of_identifiers_are_matched_in_one_pass():
+    identifiers = {f"SER{i:07d}X" for i in range(5000)}
+    text = " ".join(f"SER{i:07d}X" for i in range(0, 5000, 7))
+    assert set(Scrubber(identifiers).text(text).split()) == {privacy.SCRUBBED}

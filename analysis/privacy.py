@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 SCRUBBED = "[scrubbed]"
-MAX_PARSED_BYTES = 16 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
+MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
 MIN_NEEDLE_CHARS = 3
 MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down
 MAX_TRIE_CHARS = 128  # longer identifiers (rare) are replaced with str.replace

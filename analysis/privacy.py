@@ -1,13 +1,15 @@
 """What in a bundle identifies a person, a machine or one drive unit, and how it is taken out of what the public sees.
 
-Scrubbing is two passes over a bundle. `collect_identifiers` reads every file (JSON by key, any text by pattern) and
-gathers the union of the literal identifiers it finds: serial numbers, host names, user names, the serial tail of
-`/dev/disk/by-id/` names. `Scrubber` then removes that union from every file, plus whatever the patterns match there
-(IPv4/IPv6 and MAC addresses, UUIDs, by-id paths, `/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in
-id-ctrl is also removed from a fio job file that names the drive by its by-id path.
+Scrubbing is two passes over a bundle. `identifiers_in_file` (run on every file by
+analysis.browse.raw_files.collect_bundle_identifiers) gathers the literal identifiers a file names: serial numbers,
+host names, user names, the serial tail of `/dev/disk/by-id/` names, addresses. `Scrubber` then removes the union of
+them from every file, plus whatever the patterns match there (IPv4/IPv6 and MAC addresses, UUIDs, by-id paths,
+`/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in id-ctrl is also removed from a fio job file that
+names the drive by its by-id path.
 
-Everything works on text, never on a parsed tree: a 10,000-deep JSON document is scanned like any other, and the
-served file keeps its layout (its JSON stays valid: replacements never touch quotes or escapes).
+Scrubbing works on text, never on a parsed tree, so a 10,000-deep JSON document is handled like any other and the
+served file keeps its layout (its JSON stays valid: replacements never touch quotes or escapes). Collection also
+parses small JSON files, walking them without recursion; what the parser cannot read is covered by the patterns.
 """
 
 from __future__ import annotations

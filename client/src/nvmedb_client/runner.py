@@ -60,7 +60,7 @@ class Runner:
         self.config = config_from_state(self.state)
         self.plan = self.config.build_plan()
         self.reporter = reporter or Reporter()
-        self.fio = fio
+        self.fio = os.path.abspath(fio) if os.sep in fio else fio  # fio runs in the target file's directory
         self.fio_process = FioProcess()
         self.completed: dict[str, dict] = {run["id"]: run for run in self.state["runs"]}
         self.summaries: dict[str, FioSummary] = {}

@@ -84,6 +84,8 @@ PLACEHOLDERS = frozenset(
 )
 
 BY_ID_PATH = re.compile(r"(/dev/disk/by-(?:id|uuid|partuuid|path|label|partlabel|diskseq)/)([^\s\"',;:]+)")
+# NVMe qualified names: "nqn.2014.08.org.nvmexpress:<vid><ssvid><serial> <model>" or "...:uuid:<uuid>"
+NQN = re.compile(r"(nqn\.\d{4}[.-]\d{2}\.[A-Za-z0-9.-]+:)([^\s\"',;]+)")
 HOME_PATH = re.compile(r"(/(?:home|Users)/)([^/\s\"',;:]+)")
 UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 MAC = re.compile(
@@ -176,6 +178,10 @@ def identifiers_in_text(text: str) -> set[str]:
     for match in BY_ID_PATH.finditer(text):
         found |= _by_id_identifiers(match.group(2))
     found.update(match.group(2) for match in HOME_PATH.finditer(text))
+    for match in NQN.finditer(text):
+        found.add(match.group(2))
+        if match.group(1).endswith("nvmexpress:") and re.fullmatch(r"[0-9a-fA-F]{8}\S+", match.group(2)):
+            found.add(match.group(2)[8:])  # the serial after the vendor and subsystem vendor ids
     found.update(text[start:end] for start, end in address_spans(text))
     return found
 
@@ -278,6 +284,7 @@ class Scrubber:
         text = JSON_NUMBER_PAIR.sub(_scrub_number_pair, text)
         text = BY_ID_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = HOME_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = NQN.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = _replace_spans(text, address_spans(text))
         for long_needle in self._long:
             text = text.replace(long_needle, SCRUBBED)

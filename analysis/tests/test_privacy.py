@@ -53,24 +53,40 @@ def _walk(node):
             stack.extend(node)
 
 
+def corpus_samples(samples: Path) -> list[Path]:
+    """Every shared lshw, nvme-cli and lspci sample, and the fio outputs that name a host."""
+    found = [p for sub in ("lshw", "nvme-cli", "lspci") for p in sorted((samples / sub).iterdir())]
+    return found + [p for p in sorted((samples / "fio").iterdir()) if '"hostname"' in p.read_text()]
+
+
 def identifiers_of_inputs(samples: Path) -> set[str]:
     """What a reader must never find: every serial, host name, address and planted value in the inputs."""
     found = {USER, IPV6, MAC, MACHINE_UUID}
-    id_ctrl = json.loads((samples / bundles.ID_CTRL).read_text())
-    found |= {str(id_ctrl[key]).strip() for key in ("sn", "subnqn") if key in id_ctrl}
-    found |= {n["SerialNumber"] for n in _walk(json.loads((samples / NVME_LIST).read_text())) if "SerialNumber" in n}
-    found |= set(re.findall(r"Device Serial Number (\S+)", (samples / LSPCI_SERIAL).read_text()))
-    found |= set(re.findall(r"Device Serial Number (\S+)", (samples / bundles.LSPCI).read_text()))
-    for sample in (HYDROPERO, SONNIX):
-        for node in _walk(json.loads((samples / sample).read_text())):
-            if node.get("class") == "system":
-                found.add(node["id"])
-            if isinstance(node.get("serial"), str):
-                found.add(node["serial"])
+    for path in [*corpus_samples(samples), samples / bundles.ID_CTRL, samples / bundles.LSPCI]:
+        text = path.read_text(errors="replace")
+        for dsn, vpd in re.findall(r"Device Serial Number (\S+)|\[SN\] Serial number: (\S+)", text):
+            found.add(dsn or vpd)
+        if path.parent.name not in ("lshw", "nvme-cli", "fio"):
+            continue
+        try:
+            document = json.loads(text)
+        except ValueError:
+            continue
+        for node in _walk(document):
+            if node.get("class") == "system" and isinstance(node.get("id"), str):
+                found.add(node["id"])  # lshw: the host name
             if isinstance((node.get("configuration") or {}).get("ip"), str):
                 found.add(node["configuration"]["ip"])
-    # "00000000" (a vendor's empty serial) names no unit, and is part of many numbers
-    return {v.strip() for v in found if len(v.strip()) >= 6 and " " not in v.strip() and len(set(v.strip())) > 1}
+            for key in ("serial", "sn", "SerialNumber", "HostID", "HostNQN", "SubsystemNQN", "subnqn", "hostname"):
+                if isinstance(node.get(key), str):
+                    found.add(node[key])
+            nqn = str(node.get("SubsystemNQN") or node.get("subnqn") or "")
+            if nqn.startswith("nqn.2014.08.org.nvmexpress:"):
+                found.add(nqn.split(":", 1)[1][8:].split()[0])  # the serial glued to the vendor ids
+    # placeholders (lshw -sanitize's, a vendor's all-zero serial, which is also part of many numbers) and loopback
+    # name nothing
+    found = {v.strip() for v in found if v.strip() not in ("[REMOVED]", "computer", "127.0.0.1")}
+    return {v for v in found if len(v) >= 6 and " " not in v and len(set(v)) > 1}
 
 
 def plant(samples: Path):
@@ -101,6 +117,11 @@ def plant(samples: Path):
         )
         files += ["system/lshw.json", "system/lshw-laptop.json", "system/nvme-list.json", "system/lspci-dsn.txt",
                   "system/commands.json", "run.json"]  # fmt: skip
+        (system / "corpus").mkdir()
+        for sample in corpus_samples(samples):
+            name = f"system/corpus/{sample.parent.name}-{sample.name[-60:]}"
+            shutil.copyfile(sample, run_dir / name)
+            files.append(name)
         for run in manifest["runs"]:
             job = run_dir / run["job_file"]
             job.write_text(f"[global]\nfilename={by_id}\n" + job.read_text())
@@ -132,10 +153,11 @@ def _body(response) -> str:
 
 def test_the_inputs_really_hold_every_leak_class(shared_samples):
     secrets = identifiers_of_inputs(shared_samples)
-    for expected in ("ip-172-31-35-167", "wuffinotebook", "172.31.35.167", "192.168.0.120", "XXX02YYY", USER):
+    for expected in ("ip-172-31-35-167", "wuffinotebook", "keithcollins-hp-probook-6450b", "172.31.35.167",
+                     "192.168.0.120", "XXX02YYY", "7VS00KNX", "MT1838K07636", USER):  # fmt: skip
         assert expected in secrets
     assert any(re.fullmatch(r"([0-9a-f]{2}:){5}[0-9a-f]{2}", s) for s in secrets - {MAC})  # the laptop's own MACs
-    assert len(secrets) >= 15
+    assert len(secrets) >= 40
 
 
 @pytest.mark.django_db

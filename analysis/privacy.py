@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 SCRUBBED = "[scrubbed]"
+RULES_VERSION = 1  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
 MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
 MIN_NEEDLE_CHARS = 3
 MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down

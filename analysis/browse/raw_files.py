@@ -159,7 +159,8 @@ def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = N
 
 
 def _cache_key(storage_name: str) -> str:
-    return "raw-ids:" + hashlib.sha256(storage_name.encode()).hexdigest()
+    # the rules' version is part of the key, so a deploy that finds more identifiers does not serve old sets
+    return f"raw-ids:{privacy.RULES_VERSION}:" + hashlib.sha256(storage_name.encode()).hexdigest()
 
 
 def _remember(storage_name: str, found: set[str]) -> None:

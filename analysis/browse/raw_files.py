@@ -250,11 +250,7 @@ def _find_member(path: str, handle, archive: tarfile.TarFile, scrubber: privacy.
     raise RawFileNotFound(f"{path!r} is not in the bundle")
 
 
-def read_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> bytes:
-    """The whole scrubbed file, for files up to the render limit (RawFileTooLarge above it)."""
-    found = open_scrubbed(storage_name=storage_name, path=path, storage=storage)
-    if found.size > render_max_bytes():
-        found.close()
-        raise RawFileTooLarge(f"{path!r} ({found.size} bytes) is too large to show here; download it instead")
-    text = "".join(found.chunks())
-    return (privacy.pretty_json(text) if path.endswith(".json") else text).encode()
+def inline_text(scrubbed: ScrubbedFile) -> str:
+    """The whole scrubbed file as a raw-file page shows it (a one-line JSON document laid out)."""
+    text = "".join(scrubbed.chunks())
+    return privacy.pretty_json(text) if scrubbed.path.endswith(".json") else text

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from analysis import pcie, privacy
+from analysis import pcie
 from analysis.browse import charts, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
@@ -257,10 +257,7 @@ def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpR
         )
         response["Content-Disposition"] = f'attachment; filename="{path.rsplit("/", 1)[-1]}"'
         return response
-    text = "".join(scrubbed.chunks())
-    response = HttpResponse(
-        privacy.pretty_json(text) if path.endswith(".json") else text, content_type="text/plain; charset=utf-8"
-    )
+    response = HttpResponse(raw_files.inline_text(scrubbed), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = "inline"
     return response
 

@@ -217,3 +217,16 @@ def test_a_bundle_naming_more_identifiers_than_can_be_scrubbed_shows_no_raw_file
     for path in ("system/many.json", "system/facts.json"):
         assert client.get(f"/submissions/{submission.pk}/files/{path}").status_code == 404
     assert client.get(f"/submissions/{submission.pk}/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_page_for_a_large_file_reads_only_the_manifest(client, settings, odd_bundle, monkeypatch):
+    submission, _, _ = odd_bundle
+    settings.NVMEDB_RAW_FILE_RENDER_MAX_BYTES = 1024**2
+
+    def must_not_read(**kwargs):
+        raise AssertionError("the file was read to answer a page that only offers its download")
+
+    monkeypatch.setattr(raw_files, "open_scrubbed", must_not_read)
+    monkeypatch.setattr(raw_files, "collect_bundle_identifiers", must_not_read)
+    assert client.get(f"/submissions/{submission.pk}/files/system/big.txt").status_code == 200

@@ -143,6 +143,19 @@ def test_every_run_keeps_its_job_file_and_json_plus_output_with_the_percentiles(
     assert "system/facts.json" in files
 
 
+def test_the_bundle_names_the_target_file_without_its_directory(quick_run):
+    assert quick_run.manifest["target"]["path"] == "target.img"
+    directory = str(quick_run.base)  # the temp directory's path carries the user name
+    for entry in quick_run.manifest["files"]:
+        text = quick_run.verified.read_bytes(entry["path"]).decode("utf-8", "replace")
+        assert directory not in text, entry["path"]
+        if entry["path"].startswith("jobs/"):
+            assert "filename=target.img" in text.splitlines()
+        if entry["path"].startswith("fio/"):
+            assert parse_fio_output(text.encode())["global options"]["filename"] == "target.img"
+    assert directory not in json.dumps(quick_run.manifest)
+
+
 def test_the_steady_state_claims_match_the_re_derivation_and_say_why_not_steady(quick_run):
     claims = quick_run.manifest["steady_state"]
     assert claims == rederive_steady_state(quick_run.verified)

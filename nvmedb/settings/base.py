@@ -121,6 +121,9 @@ STORAGES = {
 
 # Bundles are streamed to storage; these bound what one upload may cost the site.
 NVMEDB_MAX_BUNDLE_BYTES = env_int("NVMEDB_MAX_BUNDLE_BYTES", 1024**3)
+# Public raw files: shown inline up to the first size, offered as a streamed download up to the second.
+NVMEDB_RAW_FILE_RENDER_MAX_BYTES = env_int("NVMEDB_RAW_FILE_RENDER_MAX_BYTES", 2 * 1024**2)
+NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES = env_int("NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES", 64 * 1024**2)
 # Keyed hash for drive serial numbers (analysis): never publish a raw serial.
 NVMEDB_SERIAL_HASH_KEY = env_str("NVMEDB_SERIAL_HASH_KEY") or SECRET_KEY
 

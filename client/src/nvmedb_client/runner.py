@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvmedb_client import __version__, device, fio_jobs, steady_state, tracking
+from nvmedb_client import __version__, device, fio_jobs, privacy, steady_state, tracking
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 from nvmedb_client.fio_process import FioProcess
 from nvmedb_client.plan import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series, plan_to_dict, series_tracking
@@ -60,14 +60,17 @@ class Runner:
         self.config = config_from_state(self.state)
         self.plan = self.config.build_plan()
         self.reporter = reporter or Reporter()
-        self.fio = fio
+        self.fio = os.path.abspath(fio) if os.sep in fio else fio  # fio runs in the target file's directory
         self.fio_process = FioProcess()
         self.completed: dict[str, dict] = {run["id"]: run for run in self.state["runs"]}
         self.summaries: dict[str, FioSummary] = {}
         self.status = Status(max_rounds=self.plan.max_rounds)
         self.context = _Context()
         self.interrupted: str | None = None
-        self.device = self.config.target_path if self.config.target_kind == "device" else None
+        self.device = privacy.kernel_device(self.config.target_path) if self.config.target_kind == "device" else None
+        # what fio's job files, its outputs and the manifest name the target by (no serial, no user's directory)
+        self.recorded_target = privacy.recorded_target(self.config.target_kind, self.config.target_path)
+        self.fio_cwd = None if self.device else str(Path(self.config.target_path).parent)
 
     # -- public ---------------------------------------------------------------------------------------------------
 
@@ -182,7 +185,7 @@ class Runner:
         engine = self.state["ioengine"]
         job = fio_jobs.render_wipc(
             name=run_id,
-            filename=self.config.target_path,
+            filename=self.recorded_target,
             range_bytes=self.plan.active_range_bytes,
             threads=block.wipc_threads,
             iodepth=self.plan.iodepth,
@@ -260,7 +263,7 @@ class Runner:
         engine = self.state["ioengine"]
         job = fio_jobs.render_cell(
             name=run_id,
-            filename=self.config.target_path,
+            filename=self.recorded_target,
             cell=cell,
             threads=series.threads,
             iodepth=series.iodepth,
@@ -304,7 +307,14 @@ class Runner:
         smart_before = self._smart(f"smart/{run_id}.before.json")
         partial = self.files / f"{out_rel}.partial"
         result = self.fio_process.run(
-            [self.fio, "--output-format=json+", f"--output={partial}", "--eta=never", str(self.files / job_rel)]
+            [
+                self.fio,
+                "--output-format=json+",
+                f"--output={partial.absolute()}",
+                "--eta=never",
+                str((self.files / job_rel).absolute()),
+            ],
+            cwd=self.fio_cwd,
         )
         if self.interrupted:
             partial.unlink(missing_ok=True)
@@ -534,7 +544,7 @@ class Runner:
             "compliance": self.compliance(),
             "target": {
                 "kind": self.config.target_kind,
-                "path": self.config.target_path,
+                "path": self.recorded_target,
                 "size_bytes": self.config.size_bytes,
                 "active_range_bytes": self.plan.active_range_bytes,
             },

@@ -3,6 +3,7 @@ account that registered it; a stranger's copy of a bundle never blocks its owner
 validation pipeline (tasks run in-process)."""
 
 import base64
+import json
 
 from submissions import content, services
 from submissions.models import FioOutputFingerprint, SigningKey, Submission
@@ -35,10 +36,11 @@ def test_a_stranger_re_signing_published_scrubbed_raw_files_is_rejected_with_the
     assert published["status"] == "published", published["report"]
 
     copies = scrubbed_copies_of_the_public_raw_files(client, published, tmp_path / "downloaded")
+    # A thief reformats the copies, so only the digest of the measured statistics can recognise them.
+    for path in copies:
+        path.write_text(json.dumps(json.loads(path.read_bytes()), indent=1, sort_keys=True))
     original = (tmp_path / "publishable-0" / "run" / "fio").iterdir()
-    assert {p.read_bytes() for p in copies}.isdisjoint({p.read_bytes() for p in original}), (
-        "the public copies differ from the originals byte for byte, so a bytes hash alone would miss them"
-    )
+    assert {p.read_bytes() for p in copies}.isdisjoint({p.read_bytes() for p in original})
     stolen = upload(stranger_api, publishable_bundle(register_key(stranger), samples=copies))
 
     assert stolen["status"] == "rejected"

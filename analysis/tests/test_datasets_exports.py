@@ -296,8 +296,8 @@ def test_closing_a_csv_download_early_cancels_the_copy_on_the_server(rf, monkeyp
     # however fast the machine and however large its socket buffers.
     real_copy_query = pg_copy.copy_query
 
-    def slow_copy_query(table, filters):
-        sql, params = real_copy_query(table, filters)
+    def slow_copy_query(table, filters, **options):
+        sql, params = real_copy_query(table, filters, **options)
         return f"SELECT slow.*, pg_sleep(0.005) FROM ({sql}) AS slow", params
 
     monkeypatch.setattr(pg_copy, "copy_query", slow_copy_query)

@@ -448,7 +448,19 @@ def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
 
     Only published submissions count; `also_submission` adds one that is being published in this transaction.
     Returns the number of aggregate rows written.
+
+    Ingests of the same model run at once under a worker's concurrency: each would delete the rows it can see and
+    insert its own, and the second insert broke `aggregate_once_per_level`. Holding the model's row lock serialises
+    the refreshes; the one that waited then reads (READ COMMITTED) every run the other committed, so the last
+    refresh counts both. FOR NO KEY UPDATE, because each ingest already holds FOR KEY SHARE on the model through its
+    test runs' foreign keys, which FOR UPDATE would wait on (a deadlock between two ingests).
     """
+    with transaction.atomic():
+        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+        return _refresh_aggregates_locked(drive_model, also_submission)
+
+
+def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = TestRun.objects.filter(drive_model=drive_model)
     public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public

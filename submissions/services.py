@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
@@ -217,6 +217,9 @@ def submission_create(
         if existing.uploader_id != uploader.pk:
             raise BundleOfAnotherAccount("Another account already submitted this exact bundle.") from None
         return existing, False
+    except DatabaseError:
+        _delete_quietly(storage, stored_name)  # the database is away: nothing was acknowledged, keep nothing
+        raise
     return submission, True
 
 

@@ -140,11 +140,12 @@ def test_a_bundle_stored_when_the_database_connection_breaks_is_deleted_again(
 
 
 @pytest.mark.postgres
-def test_pages_answer_503_not_a_server_error_while_the_database_is_down(client, database_faults):
+def test_pages_and_the_read_api_answer_503_not_a_server_error_while_the_database_is_down(client, database_faults):
     database_faults.go_down()
     response = client.get("/drives/")
     assert response.status_code == 503
     assert int(response["Retry-After"]) > 0
+    assert_unavailable(client.get("/api/v1/drives/"), "database_unavailable")
 
 
 # --- storage -------------------------------------------------------------------------------------------------------

@@ -37,3 +37,21 @@ def test_a_parquet_writing_and_reading_process_exits_0_twenty_times_in_a_row(tmp
             [sys.executable, "-c", SCRIPT], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, f"run {run + 1} of {RUNS} exited {done.returncode}: {done.stderr[-2000:]}"
+
+
+def test_build_release_exits_0_twenty_times_in_a_row(tmp_path, shared_samples):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "nvmedb.settings.local", "NVMEDB_VAR_DIR": str(tmp_path)}
+    for name in ("DATABASE_URL", "REDIS_URL"):
+        env.pop(name, None)  # SQLite in tmp_path and the file broker: a database of this test's own
+
+    def manage(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "manage.py", *args]
+        return subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    assert manage("migrate", "-v0").returncode == 0
+    imported = manage("import_results", "--format", "ssspt", str(shared_samples / "ssspt-hp-iops-1"))
+    assert imported.returncode == 0, imported.stderr
+    for run in range(RUNS):
+        done = manage("build_release", "--force")
+        assert done.returncode == 0, f"run {run + 1} of {RUNS} exited {done.returncode}: {done.stderr[-2000:]}"
+        assert f"Built release {run + 1}: measurements" in done.stdout

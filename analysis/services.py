@@ -64,7 +64,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     if previous_models or Flag.objects.filter(submission=submission).exists():
         delete_submission_rows(submission=submission)
     if record.reject_reasons:
-        for model in DriveModel.objects.filter(id__in=previous_models):
+        for model in DriveModel.objects.filter(id__in=previous_models).order_by("pk"):  # one lock order everywhere
             refresh_aggregates(drive_model=model)
         return StoreResult(REJECTED, list(dict.fromkeys(record.reject_reasons)))
 
@@ -164,7 +164,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
 
     status = HELD if hold_reasons else PUBLISHED
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
-    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}):
+    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)
     return StoreResult(status, list(dict.fromkeys(hold_reasons)))
 
@@ -439,7 +439,7 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
 def refresh_aggregates_for_submission(*, submission) -> int:
     """Recompute the aggregates of every drive model `submission` has runs of (after a withdrawal, hiding, or a
     status change made outside ingest). Returns the number of aggregate rows written."""
-    models = DriveModel.objects.filter(test_runs__submission=submission).distinct()
+    models = DriveModel.objects.filter(test_runs__submission=submission).distinct().order_by("pk")
     return sum(refresh_aggregates(drive_model=model) for model in models)
 
 

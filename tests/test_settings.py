@@ -125,3 +125,10 @@ def test_database_connections_are_health_checked_in_every_environment():
     from django.conf import settings
 
     assert settings.DATABASES["default"]["CONN_HEALTH_CHECKS"] is True
+
+
+def test_production_passes_djangos_deployment_checks(tmp_path):
+    env = {"SECRET_KEY": "k3y-" + "a9Zq7-Xw" * 8}
+    code = "from django.core.management import call_command; call_command('check', deploy=True, fail_level='WARNING')"
+    result = _production_check(env, code, tmp_path)
+    assert result.returncode == 0, result.stderr

@@ -31,3 +31,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", Fals
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Subdomains and the preload list are the operator's choice (they bind every subdomain to HTTPS for a long time);
+# leaving them off is deliberate, not an oversight for `manage.py check --deploy` to flag.
+SILENCED_SYSTEM_CHECKS = [
+    *(["security.W005"] if not SECURE_HSTS_INCLUDE_SUBDOMAINS else []),
+    *(["security.W021"] if not SECURE_HSTS_PRELOAD else []),
+]

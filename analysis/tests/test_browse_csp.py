@@ -27,3 +27,11 @@ def test_the_api_docs_load_under_the_content_security_policy(live_server, page):
     assert "content-security-policy" in response.headers
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
     assert page.problems == [], page.problems
+
+
+def test_sign_in_sign_up_and_admin_pages_work_under_the_content_security_policy(live_server, page):  # noqa: F811
+    for path in ("/accounts/login/", "/signup/", "/admin/login/", "/methodology/", "/datasets/releases/"):
+        response = page.goto(live_server.url + path)
+        assert response.status == 200, path
+        assert "content-security-policy" in response.headers
+    assert page.problems == [], page.problems

@@ -65,7 +65,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
         delete_submission_rows(submission=submission)
     plausibility.apply(record)  # every reader's record passes the same gates (a no-op when its reader ran them)
     if record.reject_reasons:
-        for model in DriveModel.objects.filter(id__in=previous_models):
+        for model in DriveModel.objects.filter(id__in=previous_models).order_by("pk"):  # one lock order everywhere
             refresh_aggregates(drive_model=model)
         return StoreResult(REJECTED, list(dict.fromkeys(record.reject_reasons)))
 
@@ -165,7 +165,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
 
     status = HELD if hold_reasons else PUBLISHED
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
-    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}):
+    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)
     return StoreResult(status, list(dict.fromkeys(hold_reasons)))
 
@@ -463,7 +463,7 @@ def _outlier_sentence(label: str, value: float, voters: list[float], z: float) -
 def refresh_aggregates_for_submission(*, submission) -> int:
     """Recompute the aggregates of every drive model `submission` has runs of (after a withdrawal, hiding, or a
     status change made outside ingest). Returns the number of aggregate rows written."""
-    models = DriveModel.objects.filter(test_runs__submission=submission).distinct()
+    models = DriveModel.objects.filter(test_runs__submission=submission).distinct().order_by("pk")
     return sum(refresh_aggregates(drive_model=model) for model in models)
 
 
@@ -472,7 +472,19 @@ def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
 
     Only published submissions count; `also_submission` adds one that is being published in this transaction.
     Returns the number of aggregate rows written.
+
+    Ingests of the same model run at once under a worker's concurrency: each would delete the rows it can see and
+    insert its own, and the second insert broke `aggregate_once_per_level`. Holding the model's row lock serialises
+    the refreshes; the one that waited then reads (READ COMMITTED) every run the other committed, so the last
+    refresh counts both. FOR NO KEY UPDATE, because each ingest already holds FOR KEY SHARE on the model through its
+    test runs' foreign keys, which FOR UPDATE would wait on (a deadlock between two ingests).
     """
+    with transaction.atomic():
+        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+        return _refresh_aggregates_locked(drive_model, also_submission)
+
+
+def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = TestRun.objects.filter(drive_model=drive_model)
     public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public

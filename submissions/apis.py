@@ -145,6 +145,11 @@ class SubmissionListCreateApi(IntakeApi):
             400: OpenApiResponse(ErrorSerializer, description="empty body, missing field, or not a gzip archive"),
             413: OpenApiResponse(ErrorSerializer, description="larger than the site's limit"),
             415: OpenApiResponse(ErrorSerializer),
+            503: OpenApiResponse(
+                ErrorSerializer,
+                description="the database, queue or bundle storage is unavailable: nothing was kept; try again after "
+                "the Retry-After header's seconds",
+            ),
         },
     )
     def post(self, request: Request) -> Response:

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from submissions.content import (
@@ -237,6 +237,9 @@ def submission_create(
     except IntegrityError:
         _delete_quietly(storage, stored_name)
         return Submission.objects.get(uploader=uploader, sha256=reader.sha256), False
+    except DatabaseError:
+        _delete_quietly(storage, stored_name)  # the database is away: nothing was acknowledged, keep nothing
+        raise
     return submission, True
 
 

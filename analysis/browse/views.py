@@ -18,6 +18,7 @@ from analysis.browse import charts, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context
+from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.filters import DriveFilter
 from analysis.headline import HEADLINES
 from analysis.models import DriveModel, FlagKind
@@ -139,15 +140,8 @@ def _csv_response(chart: charts.Chart, filename: str) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(chart.columns)
     for row in chart.rows:
-        writer.writerow(["" if cell is None else _spreadsheet_safe(cell) for cell in row])
+        writer.writerow(["" if cell is None else spreadsheet_safe(cell) for cell in row])
     return response
-
-
-def _spreadsheet_safe(cell):
-    # a text cell starting with = + - @ runs as a formula in spreadsheets (CSV injection); numbers are left alone
-    if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@"):
-        return "'" + cell
-    return cell
 
 
 def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse:

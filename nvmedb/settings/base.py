@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "nvmedb.security.ContentSecurityPolicyMiddleware",
+    "nvmedb.faults.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "nvmedb.urls"
@@ -82,6 +84,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Pages and exports run many short or streamed queries; PostgreSQL's JIT spent ~1 s compiling the export query
     # before its first row (EXPLAIN ANALYZE on 1 M rows) and saves nothing for queries like these.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
+# A connection kept between requests is checked before reuse, so the first request after a database restart does not
+# fail on a connection the server has closed.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -133,8 +138,8 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     # A message a dead worker had taken comes back after this long; it must outlive the longest task.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_S", 3600)}
-    # Rate limits must be shared by every web process.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Rate limits must be shared by every web process; while Redis is away each process uses its own memory.
+    CACHES = {"default": {"BACKEND": "nvmedb.cache.FailOpenRedisCache", "LOCATION": REDIS_URL}}
 else:
     _broker_dir = VAR_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
@@ -184,7 +189,29 @@ NVMEDB_TRUSTED_PROXY_COUNT = env_int("NVMEDB_TRUSTED_PROXY_COUNT", 0)
 # Test-only: makes validation sleep so a test can kill a worker mid-task. Zero everywhere else.
 NVMEDB_TEST_VALIDATION_DELAY_S = float(env_str("NVMEDB_TEST_VALIDATION_DELAY_S", "0") or 0)
 
+# Seconds a client is told to wait (Retry-After) when the database, the queue or bundle storage is unavailable.
+NVMEDB_RETRY_AFTER_S = env_int("NVMEDB_RETRY_AFTER_S", 30)
+# Content-Security-Policy of every response (nvmedb.security); an empty value sends none. Every script the site runs
+# is one of its own static files (plotly.js, charts.js, the Swagger UI): no inline script, no eval. Figures travel in
+# <script type="application/json"> blocks, which are data. Plotly and the Swagger UI set inline styles.
+DEFAULT_CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+NVMEDB_CONTENT_SECURITY_POLICY = env_str("NVMEDB_CONTENT_SECURITY_POLICY", DEFAULT_CONTENT_SECURITY_POLICY)
+
 REST_FRAMEWORK = {
+    "EXCEPTION_HANDLER": "nvmedb.faults.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "submissions.authentication.HashedTokenAuthentication",

@@ -74,6 +74,7 @@ def main() -> int:
         "DATABASE_URL": url,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         "CELERY_TASK_ALWAYS_EAGER": "false",
+        "NVMEDB_REVIEW_FIRST_N": "0",  # the burst measures concurrency, not the review of new contributors
     }
     log = work / "worker.log"
     command = [sys.executable, "-m", "celery", "-A", "nvmedb", "worker", f"--concurrency={args.concurrency}"]

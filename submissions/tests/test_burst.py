@@ -41,6 +41,8 @@ def prefork_worker(transactional_db, tmp_path, bundle_storage):
         "NVMEDB_VAR_DIR": str(tmp_path / "var"),
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         "CELERY_TASK_ALWAYS_EAGER": "false",
+        # the burst is about concurrency, not the review of new contributors
+        "NVMEDB_REVIEW_FIRST_N": "0",
     }
     log = tmp_path / "worker.log"
     command = [sys.executable, "-m", "celery", "-A", "nvmedb", "worker", f"--concurrency={CONCURRENCY}"]

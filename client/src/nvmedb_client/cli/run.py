@@ -281,7 +281,7 @@ def _wide_purge_namespaces(device: str, id_ctrl: dict, id_ns: dict, root: Path) 
             list_text = listed.stdout if listed.ok else ""
         names, refusal = namespaces.erase_scope_check(device, scope, confirmed=None, root=root, list_text=list_text)
         if refusal:
-            notes.append(f"{refusal}: {namespaces.SCOPE_WORDS[scope].split(' erases')[0]} is not used")
+            notes.append(f"{refusal.rstrip('.')}, so it is not used")
         else:
             others |= {name for name in names or [] if name != target}
     return sorted(others), notes
@@ -294,7 +294,7 @@ def _dev_list(names: list[str]) -> str:
 def _confirmation_text(device: str, model: str, serial: str | None, others: list[str], notes: list[str]) -> str:
     text = f"ALL DATA on {device} ({model}, serial {serial}) will be destroyed."
     for note in notes:
-        text += f"\n{note}."
+        text += f"\n{note[0].upper()}{note[1:]}."
     if not others:
         return text + " Type its serial number to go on"
     return (

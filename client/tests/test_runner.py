@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from nvmedb_client import device, runner
+from nvmedb_client import device, resume, runner
+from nvmedb_client.plan import build_plan, quick_profile
 from nvmedb_client.system import nvme
 
 ID_CTRL_SAMPLE = (
@@ -53,3 +54,52 @@ def test_fio_wall_runtime_is_the_groups_runtime_not_the_sum_over_its_jobs(shared
     doc = json.loads(text)
     assert doc["jobs"][0]["job_runtime"] == 6000  # three 2-second jobs, summed by fio
     assert runner.fio_wall_runtime_s(doc) == pytest.approx(2.001)
+
+
+def _state(position, saved_at="2026-11-23T10:00:00.000000Z"):
+    return {"position": position, "saved_at": saved_at, "sessions": [{"started_at": "2026-11-23T09:00:00Z"}, {}]}
+
+
+@pytest.mark.parametrize(
+    ("position", "resumed_at", "action"),
+    [
+        ({"block": "iops", "stage": "done"}, "2026-11-23T12:00:00Z", "none"),
+        ({"block": "iops", "stage": "purge"}, "2026-11-23T12:00:00Z", "none"),
+        ({"block": "iops", "stage": "wipc"}, "2026-11-23T10:00:05Z", "restart"),
+        ({"block": "iops", "stage": "rounds", "round": 3, "round_complete": False}, "2026-11-23T10:00:01Z", "restart"),
+        ({"block": "iops", "stage": "rounds", "round": 3, "round_complete": True}, "2026-11-23T10:00:30Z", "continued"),
+        ({"block": "iops", "stage": "rounds", "round": 3, "round_complete": True}, "2026-11-23T10:01:01Z", "restart"),
+    ],
+)
+def test_an_interruption_is_measured_and_restarts_the_test_unless_it_fell_between_tests_or_briefly_between_rounds(
+    position, resumed_at, action
+):
+    gap = resume.interruption(_state(position), now=resumed_at)
+    assert gap["action"] == action
+    assert gap["started_at"] == "2026-11-23T10:00:00.000000Z"
+    assert gap["length_s"] > 0
+    assert gap["block"] == "iops"
+
+
+def test_a_restarted_test_keeps_its_earlier_runs_as_superseded_files(tmp_path):
+    plan = build_plan(tests=["lat"], profile=quick_profile(0.5), capacity_bytes=64 * 1024**2, target_kind="file")
+    block = plan.blocks[0]
+    files = tmp_path / "files"
+    run_id = block.series[0].run_id(1, block.series[0].cells[0])
+    (files / "fio").mkdir(parents=True)
+    (files / "fio" / f"{run_id}.json").write_text("{}")
+    state = {
+        "runs": [
+            {"id": "iops-wipc", "output_file": "fio/iops-wipc.json"},
+            {"id": run_id, "output_file": f"fio/{run_id}.json"},
+        ],
+        "purges": [{"block": block.label, "method": None}],
+        "blocks_done": ["iops", block.label],
+    }
+    assert resume.supersede_block(state, block, files) == [run_id]
+    assert [run["id"] for run in state["runs"]] == ["iops-wipc"]
+    assert state["superseded_runs"][0]["output_file"] == f"superseded/{block.label}-1/fio/{run_id}.json"
+    assert (files / state["superseded_runs"][0]["output_file"]).read_text() == "{}"
+    assert not (files / "fio" / f"{run_id}.json").exists()
+    assert state["purges"][0]["superseded"] is True
+    assert state["blocks_done"] == ["iops"]

@@ -103,3 +103,19 @@ def test_a_restarted_test_keeps_its_earlier_runs_as_superseded_files(tmp_path):
     assert not (files / "fio" / f"{run_id}.json").exists()
     assert state["purges"][0]["superseded"] is True
     assert state["blocks_done"] == ["iops"]
+
+
+def test_wipc_writes_twice_the_user_capacity_not_twice_the_active_range():
+    from nvmedb_client import fio_jobs
+    from nvmedb_client.plan import plan_to_dict, wipc_range_bytes
+
+    capacity = 1_000_204_886_016  # a 1 TB drive
+    plan = build_plan(tests=["iops"], edition="client", capacity_bytes=capacity)
+    assert plan.active_range_bytes < 0.76 * capacity  # the client edition tests 75% of the LBAs
+    assert wipc_range_bytes(plan) == capacity // 2**20 * 2**20
+    assert plan_to_dict(plan)["wipc"]["bytes"] == 2 * wipc_range_bytes(plan)
+    job = fio_jobs.render_wipc(
+        name="iops-wipc", filename="/dev/nvme0n1", range_bytes=wipc_range_bytes(plan), threads=2, ioengine="libaio"
+    )
+    sizes = [int(line.split("=")[1]) for line in job.splitlines() if line.startswith("size=")]
+    assert sum(sizes) == wipc_range_bytes(plan) and "loops=2" in job

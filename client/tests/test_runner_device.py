@@ -24,9 +24,10 @@ class CachingDrive:
     """nvme-cli on a drive with a volatile write cache that is enabled by default; `reset_at_smart_log` makes the
     controller reset (cache back to enabled) at that smart-log read, `format_resets` at every Format."""
 
-    def __init__(self, shared_samples, size_bytes, *, reset_at_smart_log=None, format_resets=False):
+    def __init__(self, shared_samples, size_bytes, *, reset_at_smart_log=None, format_resets=False, fna=4):
         doc = json.loads((shared_samples / ID_CTRL_SAMPLE).read_text())
         doc["vwc"] = 1
+        doc["fna"] = fna
         self.id_ctrl = json.dumps(doc)
         lba = 4096
         self.id_ns = json.dumps(
@@ -43,6 +44,8 @@ class CachingDrive:
     def __call__(self, args, *, timeout=None, check=False):
         args = [str(a) for a in args]
         self.calls.append(args)
+        if args[0] == "blkdiscard":
+            return commands.CommandResult(tuple(args), 0, "", "", 0.01)
         if args[0] != "nvme":
             return commands.CommandResult(
                 tuple(args), None, "", "", 0.0, error=f"{args[0]} is not installed", tool_absent=True
@@ -130,3 +133,17 @@ def test_a_cache_that_drifts_during_a_test_makes_that_test_non_compliant(shared_
         ("test start", False),
         ("test end", False),
     ]
+
+
+def test_a_format_that_would_erase_the_whole_controller_is_not_used_without_confirmation(
+    shared_samples, tmp_path, monkeypatch, size
+):
+    drive = CachingDrive(shared_samples, size, fna=5)  # FNA bit 0: a Format erases every namespace of the controller
+    verified, facts = device_run(tmp_path, monkeypatch, drive, ["lat"])
+    assert not any(call[:2] == ["nvme", "format"] for call in drive.calls)
+    (purge,) = facts["purges"]
+    assert purge["method"].startswith("blkdiscard") and purge["scope"] == "namespace"
+    assert purge["per_namespace_fallback"] is True
+    assert "nvme format --ses=2" in purge["skipped_attempts"][0]
+    reasons = verified.manifest["compliance"]["reasons"]
+    assert any(r.startswith("purged with blkdiscard") and "not confirmed" in r for r in reasons)

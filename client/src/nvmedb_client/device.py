@@ -146,6 +146,7 @@ def purge(
             "at": utc_now(),
             "failed_attempts": failures,
             "skipped_attempts": skipped,
+            "per_namespace_fallback": bool(skipped),
         }
     raise RunError(f"no purge method worked on {device}: " + "; ".join(failures + skipped))
 

@@ -589,11 +589,16 @@ class Runner:
         if engine.get("note"):
             reasons.append(f"fio engine {engine['engine']}: {engine['note']}")
         reasons += [r for r in self.state.get("compliance_extra", []) if r not in reasons]
-        purges = (
-            [p for p in self.state["purges"] if (p.get("method") or "").startswith("blkdiscard")] if self.device else []
-        )
-        if purges:
-            reasons.append("purged with blkdiscard: neither NVMe Format with Secure Erase nor Sanitize worked")
+        for purge in self.state["purges"] if self.device else []:
+            if (purge.get("method") or "").startswith("blkdiscard") and not purge.get("superseded"):
+                why = (
+                    "a Format or Sanitize would also have erased namespaces that were not confirmed or are in use"
+                    if purge.get("skipped_attempts")
+                    else "neither NVMe Format with Secure Erase nor Sanitize worked"
+                )
+                reason = f"purged with blkdiscard (a deallocate, not a secure erase): {why}"
+                if reason not in reasons:
+                    reasons.append(reason)
         tests = self.state.get("test_compliance", {})
         reasons += [f"{label}: {reason}" for label, items in tests.items() for reason in items]
         result = {"compliant": not reasons, "reasons": reasons}

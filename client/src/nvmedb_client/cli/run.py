@@ -49,7 +49,13 @@ class RunRefused(click.ClickException):
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Continue an interrupted run directory; its settings are used, test options are ignored.",
 )
-@click.option("--yes-destroy-data", "confirm_serial", metavar="SERIAL", help="Confirm without a prompt: the serial.")
+@click.option(
+    "--yes-destroy-data",
+    "confirm_serial",
+    metavar="SERIAL",
+    help="Confirm without a prompt: the serial; SERIAL+N also lets the purge erase the N other namespaces that a "
+    "Format (FNA bit 0) or Sanitize of this drive erases.",
+)
 @click.option("--upload", is_flag=True, help="Upload the bundle when the run finishes.")
 @click.option("--server", metavar="URL", help="The nvmedb site for --upload (default: the one you logged in to).")
 @click.option("--wait", is_flag=True, help="With --upload, wait until the site has processed the bundle.")
@@ -77,7 +83,9 @@ def run(
     """Run the SNIA PTS v2.0.2 plan with fio and write a signed result bundle.
 
     A device run destroys every byte on the drive: the client refuses mounted, system, swap and RAID/LVM members, and
-    asks you to type the drive's serial number (or pass --yes-destroy-data=SERIAL). A --target-file run needs no root,
+    asks you to type the drive's serial number (or pass --yes-destroy-data=SERIAL). When the best purge would also erase
+    other namespaces of the controller or subsystem, it names them; SERIAL+N confirms them too, the bare serial keeps
+    the purge to the one namespace. A --target-file run needs no root,
     never purges, and its bundle is marked as a file-target result. Ctrl-C stops cleanly; --resume continues.
 
     \b

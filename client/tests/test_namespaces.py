@@ -2,6 +2,7 @@
 from a fake sysfs laid out like the kernel's and from `nvme list` outputs with several namespaces, and the refusals
 applied to each of them."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,26 @@ def test_the_bare_serial_confirms_only_the_target_and_serial_plus_count_confirms
         safety.confirm_destruction("S4YNNE0N800123", "S4YNNE0N800123+1", others=others)
     with pytest.raises(safety.ConfirmationError, match="does not match"):
         safety.confirm_destruction("S4YNNE0N800123", "S4YNNE0N800124+2", others=others)
+
+
+def test_a_multipath_head_is_erased_with_its_whole_subsystem(tmp_path):
+    """Native NVMe multipath: /sys/class/block/nvme0n1 is a head under the subsystem, the controllers hold only the
+    hidden paths (nvme0c0n1, nvme0c1n1); any scope wider than the namespace is the whole subsystem."""
+    fake = FakeSystem(tmp_path / "root")
+    fake.add_disk("nvme0c0n1", devnum="259:10", controller="nvme0")
+    fake.add_disk("nvme0c1n1", devnum="259:11", controller="nvme1", pci_path=("0000:00:1d.0", "0000:3c:00.0"))
+    fake.add_subsystem("nvme-subsys0", ["nvme0", "nvme1"])
+    subsystem = fake.root / "sys/devices/virtual/nvme-subsystem/nvme-subsys0"
+    for head, devnum in (("nvme0n1", "259:0"), ("nvme0n2", "259:1")):
+        (subsystem / head / "holders").mkdir(parents=True)
+        (subsystem / head / "dev").write_text(f"{devnum}\n")
+        link = fake.root / "sys/class/block" / head
+        link.symlink_to(os.path.relpath(subsystem / head, link.parent))
+        (fake.root / "dev" / head).write_text("")
+    for scope in ("controller", "subsystem"):
+        assert safety.namespaces_erased_with("/dev/nvme0n1", scope, root=fake.root) == ["nvme0n1", "nvme0n2"]
+    fake.mount("/dev/nvme0n2", "/home", devnum="259:1")
+    _, refusal = namespaces.erase_scope_check(
+        "/dev/nvme0n1", "controller", confirmed=["nvme0n2"], root=fake.root, list_text=""
+    )
+    assert "nvme0n2 is mounted on /home" in refusal

@@ -119,3 +119,23 @@ def test_wipc_writes_twice_the_user_capacity_not_twice_the_active_range():
     )
     sizes = [int(line.split("=")[1]) for line in job.splitlines() if line.startswith("size=")]
     assert sum(sizes) == wipc_range_bytes(plan) and "loops=2" in job
+
+
+def test_a_checkpoint_of_an_earlier_client_restarts_the_test_of_its_last_run(tmp_path):
+    config = runner.RunConfig(
+        target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=64 * 1024**2, tests=["tp", "lat"],
+        edition="client", profile="quick", cell_runtime_s=0.5,
+    )  # fmt: skip
+    run_dir = runner.create_run_dir(config=config, out_dir=tmp_path)
+    state = runner.load_state(run_dir)
+    files = {"job_file": "jobs/lat-wipc.fio", "output_file": "fio/lat-wipc.json", "smart_before": None}
+    state["runs"] = [{"id": "lat-wipc", **files, "smart_after": None}]
+    state["sessions"] = [{"started_at": "2026-11-23T10:00:00Z", "resumed": False, "ended_at": None, "outcome": None}]
+    runner.write_json_atomic(run_dir / "state.json", state)  # no "position": written by a client before it existed
+
+    resumed = runner.Runner(run_dir=run_dir)
+    resumed.state["sessions"].append({"started_at": "2026-11-23T11:00:00Z"})
+    resumed._account_for_interruption("2026-11-23T11:00:00Z")
+    (gap,) = resumed.state["interruptions"]
+    assert (gap["block"], gap["action"], gap["length_s"]) == ("lat", "restart", 3600.0)
+    assert resumed.completed == {} and resumed.state["superseded_runs"][0]["id"] == "lat-wipc"

@@ -275,3 +275,8 @@ def test_a_wide_method_nobody_confirmed_is_skipped_for_a_per_namespace_one(share
     assert "format" not in drive.programs() and "sanitize" not in drive.programs()
     assert len(record["skipped_attempts"]) == 2
     assert all("/dev/nvme0n2" in skipped for skipped in record["skipped_attempts"])
+
+
+def test_the_format_timeout_fits_nvme_clis_32_bit_milliseconds():
+    assert device.format_timeout_s(10**9) == device.FORMAT_MIN_TIMEOUT_S
+    assert device.format_timeout_s(500 * 10**12) * 1000 < 2**32

@@ -36,7 +36,8 @@ class PurgeMethod:
 def format_timeout_s(capacity_bytes: int | None) -> int:
     if not capacity_bytes:
         return SANITIZE_TIMEOUT_S
-    return max(FORMAT_MIN_TIMEOUT_S, int(capacity_bytes / FORMAT_ERASE_BYTES_PER_S))
+    # nvme-cli passes the timeout to the kernel in milliseconds as a 32-bit number
+    return min(max(FORMAT_MIN_TIMEOUT_S, int(capacity_bytes / FORMAT_ERASE_BYTES_PER_S)), (2**32 - 1) // 1000)
 
 
 def purge_attempts(device: str, id_ctrl: dict, id_ns: dict, *, nvme_version: str | None) -> list[PurgeMethod]:

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from nvmedb_client import resume as resume_module
 from nvmedb_client.bundle import rederive_steady_state, verify_bundle
 from nvmedb_client.cli import main
 from nvmedb_client.fio_output import parse_fio_output, summarize
@@ -264,12 +265,34 @@ def test_a_run_killed_with_sigkill_mid_cell_resumes_into_a_complete_bundle_with_
     ids = [run["id"] for run in verified.manifest["runs"]]
     assert ids == planned_ids(small_plan())
     assert ids[: len(before["runs"])] == [run["id"] for run in before["runs"]]
-    sessions = json.loads(verified.read_bytes("run.json"))["sessions"]
+    facts = json.loads(verified.read_bytes("run.json"))
+    sessions = facts["sessions"]
     assert [s["resumed"] for s in sessions] == [False, True]
     assert sessions[-1]["outcome"] == "finished"
     assert not list((run_dir / "files" / "fio").glob("*.partial"))
     result = CliRunner().invoke(main, ["verify", str(bundle)], env=env)
     assert result.exit_code == 0, result.output
+
+    # The idle time is recorded, from the last checkpoint to the resume, and not hidden: fio was killed inside a
+    # test, so that test started again from its preconditioning and its earlier runs are kept as superseded.
+    (gap,) = facts["interruptions"]
+    assert gap["started_at"] == before["saved_at"]
+    assert gap["resumed_at"] == sessions[1]["started_at"]
+    assert gap["length_s"] > 0
+    assert gap["action"] == "restart"
+    assert gap["block"] == before["position"]["block"]
+    assert verified.manifest["interruptions"] == facts["interruptions"]
+    superseded = facts["superseded_runs"]
+    assert [run["id"] for run in superseded] == gap["superseded_runs"]
+    blocks = {block.label: block for block in small_plan().blocks}
+    restarted = blocks[gap["block"]]
+    assert {run["id"] for run in superseded} <= resume_module.block_run_ids(restarted)
+    assert {run["id"] for run in before["runs"]} - {run["id"] for run in superseded} <= set(ids)
+    for run in superseded:
+        assert run["output_file"].startswith(f"superseded/{gap['block']}-1/")
+        assert json.loads(verified.read_bytes(run["output_file"]))["jobs"]
+    if restarted.wipc:
+        assert restarted.wipc_run_id in ids  # preconditioned again after the interruption
 
 
 def test_ctrl_c_stops_fio_and_leaves_a_resumable_directory(tmp_path):

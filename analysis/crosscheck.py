@@ -183,7 +183,8 @@ def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str
             for section in parser.sections():
                 options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
     options.update({k: str(v) for k, v in (doc.get("global options") or {}).items()})
-    for entry in doc.get("jobs") or []:
+    # fio in client/server mode reports each job under client_stats, with its options there
+    for entry in doc.get("jobs") or doc.get("client_stats") or []:
         if isinstance(entry, Mapping):
             options.update({k: str(v) for k, v in (entry.get("job options") or {}).items()})
     return options

@@ -8,9 +8,11 @@ an earlier attempt wrote, so running it twice yields the same rows.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from analysis.browse import raw_files
 from analysis.bundle_reader import read_bundle
 from analysis.services import store_submission
 
@@ -38,4 +40,7 @@ def ingest_submission(*, submission: Submission, bundle: VerifiedBundle) -> Inge
     """
     record = read_bundle(bundle)
     result = store_submission(submission=submission, record=record)
+    if result.status != "rejected":
+        with contextlib.suppress(OSError, ValueError):  # only a cache warm-up: raw-file pages collect them otherwise
+            raw_files.warm_identifiers(storage_name=submission.storage_name, bundle=bundle)
     return IngestOutcome(status=result.status, reasons=result.reasons)

@@ -21,7 +21,7 @@ def rederive(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analysis', '0002_drive_metadata_proposal'),
+        ('analysis', '0003_import_testrun_evidence'),
         ('submissions', '0001_initial'),
     ]
 

@@ -54,7 +54,7 @@ def test_the_document_quotes_the_numbers_the_code_applies(document):
     for edition in plan.EDITIONS.values():
         assert f"| {edition.threads} × {edition.iodepth} | {edition.active_range_pct} % |" in text, edition.name
     assert f"{plan.WSAT_CAPACITY_MULTIPLE}× the capacity" in text
-    assert f"{plan.WIPC_PASSES}× the active range" in text
+    assert f"{plan.WIPC_PASSES}× the user capacity" in text
     assert f"at least {numbers['bus_bound_pct']}% of" in text
     assert f"MaxPayload ({numbers['default_max_payload']} bytes" in text
     assert f"less than {numbers['min_coverage_pct']}% of the active range" in text

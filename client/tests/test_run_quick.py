@@ -85,6 +85,9 @@ def test_all_four_tests_run_end_to_end_in_the_quick_profile_on_a_256_mib_file(qu
     assert {run["test"] for run in quick_run.manifest["runs"]} == {"iops", "tp", "lat", "wsat"}
     assert quick_run.bundle.parent == quick_run.run_dir.parent
     assert "round 2 done" in quick_run.stderr  # plain progress lines without a terminal
+    # two rounds can never hold a 5-round window: the display says so instead of asking for more rounds
+    assert "steady state cannot be judged in this profile (at most 2 rounds" in quick_run.stderr
+    assert "needs 5" not in quick_run.stderr
 
 
 def test_the_bundle_is_accepted_by_the_verify_command(quick_run):

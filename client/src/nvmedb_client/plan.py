@@ -35,8 +35,8 @@ IOPS_BLOCK_SIZES = (1024 * KIB, 128 * KIB, 64 * KIB, 32 * KIB, 16 * KIB, 8 * KIB
 LAT_MIXES = (100, 65, 0)
 LAT_BLOCK_SIZES = (512, 4 * KIB, 8 * KIB)
 TP_BLOCK_SIZES = {"enterprise": (1024 * KIB, 128 * KIB), "client": (1024 * KIB,)}
-# Throughput: one sequential stream, TC 1 / QD 32, in both editions. The PTS v2.0.2 text quoted by the public 2.x
-# implementations (the ADATA 2.x port of the SNIA scripts) sets the TP test's TC/QD to 1/32; see docs/methodology.md.
+# Throughput: one sequential stream, TC 1 / QD 32, in both editions, as the PTS 2.x throughput test sets it (SSSPT's
+# throughput role cites "SSS PTS v2.0.1, page 36" for these values); see docs/methodology.md.
 TP_THREADS = 1
 TP_IODEPTH = 32
 WSAT_BLOCK_SIZE = 4 * KIB

@@ -13,8 +13,9 @@ from django.utils.text import slugify
 
 from analysis import aggregates, pcie, plausibility
 from analysis.bulk import insert_rows
-from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value, worst_percentile
+from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
+from analysis.latency import latency_columns, latency_missing
 from analysis.models import (
     DriveModel,
     DriveModelAggregate,
@@ -234,6 +235,7 @@ def _measurement_row(m, test_run: TestRun, round_row: Round, usable, cumulative_
             )
         if s.read_iops is None:
             missing["read_iops"] = "fio reported only the mixed total (unified_rw_reporting)"
+    missing.update(latency_missing(s))
     if utilization is None:
         missing["link_utilization"] = record.missing.get("pcie_link", "no usable link bandwidth is known")
     return Measurement(
@@ -254,15 +256,7 @@ def _measurement_row(m, test_run: TestRun, round_row: Round, usable, cumulative_
         read_bytes=s.read_bytes if s else None,
         write_bytes=s.write_bytes if s else None,
         cumulative_write_bytes=cumulative_write if s else None,
-        lat_mean_ns=s.lat_mean_ns if s else None,
-        read_lat_mean_ns=s.read_lat_mean_ns if s else None,
-        write_lat_mean_ns=s.write_lat_mean_ns if s else None,
-        lat_max_ns=s.lat_max_ns if s else None,
-        read_lat_max_ns=s.read_lat_max_ns if s else None,
-        write_lat_max_ns=s.write_lat_max_ns if s else None,
-        lat_p99_ns=worst_percentile(s.percentiles_ns, "99.000000") if s else None,
-        lat_p9999_ns=worst_percentile(s.percentiles_ns, "99.990000") if s else None,
-        percentiles_ns=s.percentiles_ns if s else {},
+        **latency_columns(s),
         runtime_s=m.runtime_s,
         temperature_before_k=m.temperature_before_k,
         temperature_after_k=m.temperature_after_k,

@@ -423,7 +423,7 @@ def latency(rows: list[dict]) -> Chart:
         },
         columns=["Block size and mix", "Mean (µs)", "99.99% (µs)", "Max (µs)"],
         rows=[[label, *[values[c][i] for c, _ in stats]] for i, label in enumerate(labels)],
-        note="Completion latency of the worst direction, mean over the steady-state window; log scale.",
+        note="Total latency (submission + completion) of the worst direction, mean over the steady-state window; log scale.",
     )
 
 

@@ -1,6 +1,13 @@
-"""The numbers the methodology page quotes, read from the code that applies them (so the page cannot drift)."""
+"""The methodology page: docs/methodology.md rendered to HTML, and the numbers it quotes read from the code that
+applies them (tests hold the document to these, so the page cannot drift)."""
 
 from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from django.conf import settings
+from django.utils.text import slugify
 
 from analysis import aggregates, crosscheck, pcie, plausibility, unwritten
 from analysis.browse import units
@@ -38,3 +45,30 @@ def methodology_context() -> dict:
         "plausibility_rules": list(plausibility.RULES.items()),
         "link_margin_pct": round(plausibility.LINK_MARGIN * 100),
     }
+
+
+def methodology_path() -> Path:
+    return Path(settings.BASE_DIR) / "docs" / "methodology.md"
+
+
+def methodology_html(path: Path | None = None) -> str:
+    """docs/methodology.md as HTML: CommonMark with tables, raw HTML in the file escaped (never passed through), and
+    an id on every heading so sections can be linked (#steady-state)."""
+    path = path or methodology_path()
+    stat = path.stat()
+    return _render(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _render(path: str, _mtime_ns: int, _size: int) -> str:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False}).enable("table")
+    tokens = md.parse(Path(path).read_text(encoding="utf-8"))
+    seen: dict[str, int] = {}
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            slug = slugify(tokens[index + 1].content) or "section"
+            seen[slug] = seen.get(slug, 0) + 1
+            token.attrSet("id", slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
+    return md.renderer.render(tokens, md.options, {})

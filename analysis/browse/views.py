@@ -11,13 +11,14 @@ from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
 from analysis.browse import charts, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
-from analysis.browse.methodology import methodology_context
+from analysis.browse.methodology import methodology_context, methodology_html
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.filters import DriveFilter
 from analysis.headline import HEADLINES
@@ -224,7 +225,15 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
 
 
 def methodology(request: HttpRequest) -> HttpResponse:
-    return render(request, "analysis/browse/methodology.html", methodology_context())
+    # methodology_html escapes any raw HTML in the document, so its output is safe to insert
+    body = mark_safe(methodology_html())  # noqa: S308
+    numbers = methodology_context()
+    context = {
+        "body": body,
+        "plausibility_rules": numbers["plausibility_rules"],
+        "link_margin_pct": numbers["link_margin_pct"],
+    }
+    return render(request, "analysis/browse/methodology.html", context)
 
 
 def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpResponse:

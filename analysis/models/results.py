@@ -122,17 +122,33 @@ class Measurement(models.Model):
     cumulative_write_bytes = models.BigIntegerField(
         null=True, blank=True, help_text="Bytes written by this test run up to the end of this measurement (WSAT)."
     )
-    lat_mean_ns = models.FloatField(null=True, blank=True)
+    # lat_*: total latency (submission + completion, fio lat_ns), the PTS response time; clat_* and slat_* its parts
+    lat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean total latency (slat + clat), all I/O.")
     read_lat_mean_ns = models.FloatField(null=True, blank=True)
     write_lat_mean_ns = models.FloatField(null=True, blank=True)
-    lat_max_ns = models.FloatField(null=True, blank=True)
+    lat_max_ns = models.FloatField(null=True, blank=True, help_text="Maximum total latency.")
     read_lat_max_ns = models.FloatField(null=True, blank=True)
     write_lat_max_ns = models.FloatField(null=True, blank=True)
-    lat_p99_ns = models.FloatField(
+    lat_p99_ns = models.FloatField(null=True, blank=True, help_text="99th percentile total latency, worst direction.")
+    lat_p9999_ns = models.FloatField(
+        null=True, blank=True, help_text="99.99th percentile total latency, worst direction."
+    )
+    percentiles_ns = models.JSONField(default=dict, blank=True, help_text="Total-latency percentiles per direction.")
+    clat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean completion latency (fio clat), all I/O.")
+    read_clat_mean_ns = models.FloatField(null=True, blank=True)
+    write_clat_mean_ns = models.FloatField(null=True, blank=True)
+    clat_max_ns = models.FloatField(null=True, blank=True, help_text="Maximum completion latency.")
+    clat_p99_ns = models.FloatField(
         null=True, blank=True, help_text="99th percentile completion latency, worst direction."
     )
-    lat_p9999_ns = models.FloatField(null=True, blank=True, help_text="99.99th percentile, worst direction.")
-    percentiles_ns = models.JSONField(default=dict, blank=True)
+    clat_p9999_ns = models.FloatField(
+        null=True, blank=True, help_text="99.99th percentile completion latency, worst direction."
+    )
+    clat_percentiles_ns = models.JSONField(default=dict, blank=True, help_text="Completion-latency percentiles.")
+    slat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean submission latency (fio slat), all I/O.")
+    read_slat_mean_ns = models.FloatField(null=True, blank=True)
+    write_slat_mean_ns = models.FloatField(null=True, blank=True)
+    slat_max_ns = models.FloatField(null=True, blank=True, help_text="Maximum submission latency.")
     runtime_s = models.FloatField(null=True, blank=True)
     temperature_before_k = models.FloatField(null=True, blank=True)
     temperature_after_k = models.FloatField(null=True, blank=True)

@@ -1,5 +1,6 @@
 """`nvmedb-client verify` on bundles built from real fio outputs."""
 
+import io
 import json
 
 import pytest
@@ -30,7 +31,15 @@ def test_verify_accepts_an_intact_bundle_and_shows_each_tracking_variable(tmp_pa
     ):
         assert variable in result.output
     assert "rounds 1-5" in result.output
-    assert "fail" in result.output and "pass" in result.output  # the 65/35 cell was not settled yet; others were
+    rows = {line.split()[1]: line for line in result.output.splitlines() if "iops.total_iops" in line}
+    # the 65/35 cell was not settled yet; the others were, but a series is steady only when all its variables are
+    assert "not steady" in rows["iops.total_iops.rw065.bs65536"].split("IOPS")[-1]
+    window_verdicts = [line.rsplit("IOPS", 1)[-1].split("│")[1].strip() for line in rows.values()]
+    assert sorted(window_verdicts) == ["not steady", "steady", "steady"]
+    assert all(line.rstrip(" │").endswith("not steady") for line in rows.values())  # the series verdict
+    for heading in ("measurement window", "window average", "window verdict", "series verdict"):
+        assert heading in result.output
+    assert "IOPS" in rows["iops.total_iops.rw000.bs4096"]  # every average and excursion carries its unit
     assert "Series iops: steady state not reached in 5 rounds" in result.output
     assert "Not a compliant PTS result" in result.output
 
@@ -84,3 +93,16 @@ def test_verify_explains_a_file_that_is_not_a_bundle(tmp_path):
     result = _verify(path)
     assert result.exit_code == VERIFY_FAILED
     assert "not a gzip-compressed tar archive" in result.output
+
+
+def test_a_variable_without_a_window_says_not_judged_and_how_many_rounds_it_has():
+    from rich.console import Console
+
+    from nvmedb_client.cli.verify import _verdict_table
+
+    entry = {"variable": "lat.lat_mean_ns.rw000.bs4096", "metric": "lat_mean_ns", "steady": False,
+             "steady_round": None, "window": None, "rounds_measured": 2, "series": "lat"}  # fmt: skip
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(_verdict_table([entry]))
+    row = next(line for line in console.export_text().splitlines() if "lat.lat_mean_ns" in line)
+    assert "none (2 of 5 rounds)" in row and "not judged" in row and row.rstrip(" │").endswith("not steady")

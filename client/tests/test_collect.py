@@ -261,3 +261,27 @@ def test_run_command_logs_the_command_line(caplog):
     caplog.set_level("INFO", logger="nvmedb_client.system.commands")
     commands.run_command(["echo", "hello world"])
     assert "running: echo 'hello world'" in caplog.text
+
+
+def test_every_figure_in_the_summary_carries_its_unit():
+    from nvmedb_client.cli.collect import summary_rows
+
+    facts = {
+        "host": {"memory_bytes": 25769803776, "cpu": {"logical_cpus": 8}},
+        "id_ns": {"size_bytes": 960197124096, "lba_data_size_bytes": 4096},
+        "smart_log": {"temperature_c": 35, "percent_used": 2},
+    }
+    rows = {label: shown for label, shown, _ in summary_rows(facts)}
+    assert rows["Memory"] == "24.0 GiB (25769803776 bytes)"
+    assert rows["Namespace size"] == "894.3 GiB (960197124096 bytes)"
+    assert rows["LBA size"] == "4.0 KiB (4096 bytes)"
+    assert rows["Temperature"] == "35 °C" and rows["Percentage used"] == "2 %"
+    assert rows["Logical CPUs"] == "8"  # a count
+
+
+def test_the_collect_table_shows_memory_with_a_unit(fake_commands, tmp_path):
+    result = CliRunner().invoke(main, ["collect", "--out", str(tmp_path / "facts")])
+    facts = json.loads((tmp_path / "facts" / "facts.json").read_text())
+    memory = facts["host"]["memory_bytes"]
+    assert isinstance(memory, int)
+    assert f"({memory} bytes)" in result.output and "GiB" in result.output

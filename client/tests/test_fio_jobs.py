@@ -191,3 +191,89 @@ def test_wipc_writes_every_lba_of_an_odd_sized_range_exactly_twice(tmp_path, thr
 @pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 def test_the_version_of_fio_is_the_one_the_samples_were_made_with():
     assert subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.startswith("fio-3")
+
+
+def _regions(text):
+    lines = job_lines(text)
+    offsets = [int(line.split("=")[1]) for line in lines if line.startswith("offset=")]
+    sizes = [int(line.split("=")[1]) for line in lines if line.startswith("size=")]
+    return list(zip(offsets, sizes, strict=True))
+
+
+def test_sequential_rounds_continue_where_the_previous_round_stopped_and_cover_the_range(tmp_path):
+    mib = 1024 * KIB
+    range_bytes, moved = 64 * mib, 10 * mib
+    written = set()
+    starts_seen = []
+    history: list[int] = []
+    for _round in range(8):
+        start = fio_jobs.sequential_starts(slice_bytes=range_bytes, block_size=mib, moved=history)[-1]
+        text = render_random(
+            tmp_path, cell=Cell("write", mib, 0), split=True, threads=1, range_bytes=range_bytes, starts=[start]
+        )
+        ((offset, size),) = _regions(text)
+        assert offset + size == range_bytes  # the region runs from the carried position to the end of the range
+        starts_seen.append(offset)
+        written |= set(range(offset // mib, min(offset + moved, range_bytes) // mib))
+        history.append(moved)
+    # 0, 10, ... 50 MiB, then 54 MiB (one round's worth before the end, never a sliver), then the range again from 0
+    assert starts_seen == [0, 10 * mib, 20 * mib, 30 * mib, 40 * mib, 50 * mib, 54 * mib, 0]
+    assert written == set(range(64))  # one pass of rounds touched every block of the range
+
+
+def test_each_sequential_job_carries_its_own_position_inside_its_slice(tmp_path):
+    mib = 1024 * KIB
+    text = render_random(
+        tmp_path, cell=Cell("read", mib, 100), split=True, threads=2, range_bytes=10 * mib, starts=[2 * mib, 1 * mib]
+    )
+    assert _regions(text) == [(2 * mib, 3 * mib), (5 * mib + 1 * mib, 4 * mib)]
+    with pytest.raises(ValueError, match="inside its slice"):
+        render_random(
+            tmp_path, cell=Cell("read", mib, 100), split=True, threads=2, range_bytes=10 * mib, starts=[5 * mib, 0]
+        )
+
+
+def test_a_round_that_reached_the_end_of_the_range_is_followed_by_one_from_the_start():
+    assert fio_jobs.sequential_starts(slice_bytes=100, block_size=1, moved=[30, 80]) == [0, 30, 0]
+    assert fio_jobs.sequential_starts(slice_bytes=100, block_size=1, moved=[300]) == [0, 0]
+
+
+@pytest.mark.fio
+def test_real_fio_rounds_start_where_the_previous_round_stopped_and_cover_the_range(tmp_path):
+    """Throttled half-second rounds of the throughput write segment, each job file made from the bytes the previous
+    rounds really moved; fio's own I/O log shows where each round wrote."""
+    from nvmedb_client.fio_output import parse_fio_output, summarize
+
+    units = 192
+    target = tmp_path / "target.img"
+    target.write_bytes(b"\0" * (units * UNIT))
+    history: list[int] = []
+    written = set()
+    first_offsets = []
+    expected = []
+    for index in range(6):
+        start = fio_jobs.sequential_starts(slice_bytes=units * UNIT, block_size=UNIT, moved=history)[-1]
+        expected.append(start)
+        text = render_random(
+            tmp_path, cell=Cell("write", UNIT, 0), split=True, threads=1, range_bytes=units * UNIT, starts=[start],
+            runtime_s=0.5, iodepth=4,
+        )  # fmt: skip
+        job = tmp_path / f"round{index}.fio"
+        job.write_text(text + "rate=12m\n")  # slow enough that a round covers a part of the range, not all of it
+        log, out = tmp_path / f"round{index}.log", tmp_path / f"round{index}.json"
+        subprocess.run(
+            ["fio", "--output-format=json+", f"--output={out}", f"--write_iolog={log}", str(job)],
+            check=True,
+            capture_output=True,
+        )
+        offsets = [
+            int(f[-2])
+            for f in (line.split() for line in log.read_text().splitlines())
+            if len(f) >= 4 and f[-3] == "write"
+        ]
+        first_offsets.append(offsets[0])
+        written |= {offset // UNIT for offset in offsets}
+        history.append(summarize(parse_fio_output(out.read_bytes())).write_bytes)
+    assert first_offsets == expected
+    assert len(set(expected)) >= 3  # the position really moved on from round to round
+    assert written == set(range(units))

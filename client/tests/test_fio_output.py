@@ -86,10 +86,14 @@ def test_fio2_microsecond_latencies_become_nanoseconds(shared_samples):
     raw = _raw(shared_samples, name)["jobs"][0]["read"]
     summary = summarize(parse_fio_output(_sample(shared_samples, name)))
     assert summary.fio_version.startswith("fio-2.")
-    assert summary.read_lat_mean_ns == pytest.approx(raw["clat"]["mean"] * 1000)
-    assert summary.read_lat_max_ns == raw["clat"]["max"] * 1000
-    assert summary.percentiles_ns["read"]["99.000000"] == raw["clat"]["percentile"]["99.000000"] * 1000
-    assert "0.000000" not in summary.percentiles_ns["read"]  # fio 2.x pads the map with "0.00": 0
+    assert summary.read_lat_mean_ns == pytest.approx(raw["lat"]["mean"] * 1000)  # total latency, µs -> ns
+    assert summary.read_lat_max_ns == raw["lat"]["max"] * 1000
+    assert summary.read_clat_mean_ns == pytest.approx(raw["clat"]["mean"] * 1000)
+    assert summary.read_slat_mean_ns == pytest.approx(raw["slat"]["mean"] * 1000)
+    assert summary.clat_percentiles_ns["read"]["99.000000"] == raw["clat"]["percentile"]["99.000000"] * 1000
+    assert "0.000000" not in summary.clat_percentiles_ns["read"]  # fio 2.x pads the map with "0.00": 0
+    # fio 2.x printed percentiles of completion latency only: no total-latency percentile is made up from them
+    assert summary.percentiles_ns == {}
     assert summary.write_lat_mean_ns is None  # a pure read job measured no write latency
 
 
@@ -106,11 +110,14 @@ def test_fio3_nanosecond_latencies_are_kept(shared_samples):
     name = "local__fio-3.33__single_randread_json.json"
     raw = _raw(shared_samples, name)["jobs"][0]["read"]
     summary = summarize(parse_fio_output(_sample(shared_samples, name)))
-    assert summary.read_lat_mean_ns == raw["clat_ns"]["mean"]
-    assert summary.lat_mean_ns == raw["clat_ns"]["mean"]
-    assert summary.lat_max_ns == raw["clat_ns"]["max"]
+    assert summary.read_lat_mean_ns == raw["lat_ns"]["mean"]
+    assert summary.lat_mean_ns == raw["lat_ns"]["mean"]
+    assert summary.lat_max_ns == raw["lat_ns"]["max"]
+    assert summary.clat_mean_ns == raw["clat_ns"]["mean"]
+    assert summary.slat_mean_ns == raw["slat_ns"]["mean"]
     assert summary.read_bytes == raw["io_bytes"]
-    assert summary.percentiles_ns["read"] == {k: float(v) for k, v in raw["clat_ns"]["percentile"].items()}
+    assert summary.clat_percentiles_ns["read"] == {k: float(v) for k, v in raw["clat_ns"]["percentile"].items()}
+    assert summary.percentiles_ns == {}  # this job did not ask for lat_percentiles
 
 
 def test_jobs_without_group_reporting_are_summed(shared_samples):
@@ -122,11 +129,11 @@ def test_jobs_without_group_reporting_are_summed(shared_samples):
     assert summary.write_iops == pytest.approx(sum(job["iops"] for job in jobs))
     assert summary.write_bw_bytes_per_s == sum(job["bw_bytes"] for job in jobs)
     assert summary.write_bytes == sum(job["io_bytes"] for job in jobs)
-    weighted = sum(job["clat_ns"]["mean"] * job["total_ios"] for job in jobs) / sum(job["total_ios"] for job in jobs)
+    weighted = sum(job["lat_ns"]["mean"] * job["total_ios"] for job in jobs) / sum(job["total_ios"] for job in jobs)
     assert summary.write_lat_mean_ns == pytest.approx(weighted)
-    assert summary.write_lat_max_ns == max(job["clat_ns"]["max"] for job in jobs)
+    assert summary.write_lat_max_ns == max(job["lat_ns"]["max"] for job in jobs)
     # three percentile maps cannot be averaged, and json (not json+) has no bins to merge: none is reported
-    assert "write" not in summary.percentiles_ns
+    assert "write" not in summary.clat_percentiles_ns
     assert summary.read_iops == 0
 
 
@@ -163,8 +170,8 @@ def test_several_json_plus_jobs_get_percentiles_from_their_merged_bins(shared_sa
     double["jobs"].append(copy.deepcopy(single["jobs"][0]))
     one, two = summarize(single), summarize(double)
     # the same latency distribution twice over has the same percentiles, twice the IOPS, the same mean
-    assert two.percentiles_ns == one.percentiles_ns
-    assert set(two.percentiles_ns) == {"read", "write"}
+    assert two.clat_percentiles_ns == one.clat_percentiles_ns
+    assert set(two.clat_percentiles_ns) == {"read", "write"}
     assert two.total_iops == pytest.approx(2 * one.total_iops)
     assert two.lat_mean_ns == pytest.approx(one.lat_mean_ns)
 
@@ -177,8 +184,8 @@ def test_unified_mixed_reporting_does_not_invent_a_read_write_split(shared_sampl
     assert summary.read_bw_bytes_per_s is None and summary.write_bytes is None
     assert summary.total_iops == raw["iops"]
     assert summary.total_bw_bytes_per_s == raw["bw_bytes"]
-    assert summary.lat_mean_ns == raw["clat_ns"]["mean"]
-    assert set(summary.percentiles_ns) == {"mixed"}
+    assert summary.lat_mean_ns == raw["lat_ns"]["mean"]
+    assert set(summary.clat_percentiles_ns) == {"mixed"}
 
 
 def test_unified_both_reporting_uses_read_and_write_and_agrees_with_mixed(shared_samples):
@@ -273,9 +280,9 @@ def test_total_iops_is_read_plus_write_on_a_mixed_workload(shared_samples):
     summary = summarize(parse_fio_output(_sample(shared_samples, name)))
     assert summary.total_iops == raw["read"]["iops"] + raw["write"]["iops"]
     reads, writes = raw["read"]["total_ios"], raw["write"]["total_ios"]
-    expected = (raw["read"]["clat_ns"]["mean"] * reads + raw["write"]["clat_ns"]["mean"] * writes) / (reads + writes)
+    expected = (raw["read"]["lat_ns"]["mean"] * reads + raw["write"]["lat_ns"]["mean"] * writes) / (reads + writes)
     assert math.isclose(summary.lat_mean_ns, expected, rel_tol=1e-12)
-    assert summary.lat_max_ns == max(raw["read"]["clat_ns"]["max"], raw["write"]["clat_ns"]["max"])
+    assert summary.lat_max_ns == max(raw["read"]["lat_ns"]["max"], raw["write"]["lat_ns"]["max"])
 
 
 @pytest.mark.fio
@@ -297,6 +304,7 @@ def test_real_fio_json_plus_with_status_reports_summarizes_to_what_was_asked(tmp
             "--output-format=json+",
             "--status-interval=1",
             "--percentile_list=50:99:99.9",
+            "--lat_percentiles=1",
         ],
         check=True,
     )
@@ -325,3 +333,79 @@ def test_real_fio_json_plus_with_status_reports_summarizes_to_what_was_asked(tmp
 def test_a_malformed_document_raises_a_clear_error_not_a_crash(document, words):
     with pytest.raises(FioOutputError, match=words):
         summarize(document)
+
+
+def _samples_with_submission_latency(shared_samples):
+    for path in [*_all_samples(shared_samples), *sorted((shared_samples / "ssspt-hp-iops-1").glob("*round1.json"))]:
+        if path.name in NO_RESULT:
+            continue
+        try:
+            summary = summarize(parse_fio_output(path.read_bytes()))
+        except FioOutputError:
+            continue  # a failed job's output: no latency to compare
+        if summary.slat_mean_ns:
+            yield path, summary
+
+
+def test_latency_is_total_latency_submission_plus_completion_on_real_outputs(shared_samples):
+    checked = 0
+    for path, summary in _samples_with_submission_latency(shared_samples):
+        assert summary.lat_mean_ns > summary.clat_mean_ns, path.name
+        # an I/O's total is its slat + clat plus the moments between fio's clocks, so the means nearly add up
+        assert summary.lat_mean_ns == pytest.approx(summary.clat_mean_ns + summary.slat_mean_ns, rel=0.02), path.name
+        assert summary.lat_max_ns >= summary.clat_max_ns, path.name
+        checked += 1
+    assert checked >= 10
+
+
+def test_a_json_plus_output_with_submission_latency_reports_more_than_completion(shared_samples):
+    name = "ljishen__SSSPT__analysis__data__platforms__rockpro64__lat__1__wdpc_bs4KB_read0_round1.json"
+    raw = _raw(shared_samples, name)["jobs"][0]["write"]
+    summary = summarize(parse_fio_output(_sample(shared_samples, name)))
+    assert raw["slat_ns"]["mean"] > 40_000  # 45 µs of submission on this ARM board
+    assert summary.lat_mean_ns == raw["lat_ns"]["mean"] != raw["clat_ns"]["mean"]
+    assert summary.clat_mean_ns == raw["clat_ns"]["mean"]
+    assert summary.lat_mean_ns - summary.clat_mean_ns > 40_000
+
+
+def test_total_latency_percentiles_come_from_fios_lat_map_when_asked_for(shared_samples):
+    name = "local__fio-3.33__jobfile_two_groups_stonewall_lat_slat_percentiles.json"
+    raw = _raw(shared_samples, name)
+    document = copy.deepcopy(raw)
+    document["jobs"] = [job for job in raw["jobs"] if job["job options"].get("lat_percentiles") == "1"]
+    (job,) = document["jobs"]
+    summary = summarize(document)
+    assert summary.percentiles_ns["read"] == {k: float(v) for k, v in job["read"]["lat_ns"]["percentile"].items()}
+    assert summary.clat_percentiles_ns["read"] == {k: float(v) for k, v in job["read"]["clat_ns"]["percentile"].items()}
+    assert summary.percentiles_ns["read"] != summary.clat_percentiles_ns["read"]
+
+
+@pytest.mark.fio
+def test_a_generated_job_file_gives_total_latency_percentiles_in_json_plus(tmp_path):
+    from nvmedb_client.fio_jobs import render_cell
+    from nvmedb_client.plan import Cell
+    from nvmedb_client.system.commands import run_command
+
+    target = tmp_path / "target"
+    target.write_bytes(b"\0" * (8 * 1024 * 1024))
+    job = render_cell(
+        name="lat",
+        filename=str(target),
+        cell=Cell("randrw", 4096, 65),
+        threads=2,
+        iodepth=4,
+        runtime_s=1,
+        range_bytes=8 * 1024 * 1024,
+        split=False,
+        ioengine="libaio",
+    ).replace("direct=1", "direct=0")  # tmpfs has no O_DIRECT
+    (tmp_path / "job.fio").write_text(job)
+    result = run_command(["fio", "--output-format=json+", str(tmp_path / "job.fio")], check=True)
+    raw = parse_fio_output(result.stdout)["jobs"][0]
+    assert "bins" in raw["read"]["lat_ns"] and "percentile" in raw["read"]["lat_ns"]
+    summary = summarize(parse_fio_output(result.stdout))
+    assert set(summary.percentiles_ns) == {"read", "write"}
+    assert summary.percentiles_ns["read"] == {k: float(v) for k, v in raw["read"]["lat_ns"]["percentile"].items()}
+    for direction in ("read", "write"):
+        for key, total in summary.percentiles_ns[direction].items():
+            assert total >= summary.clat_percentiles_ns[direction][key] * 0.98  # bins are ~2 % wide

@@ -4,6 +4,7 @@ import gzip
 import itertools
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -48,7 +49,7 @@ def test_the_client_plan_has_one_throughput_size_tc2_qd16_and_75_percent_of_the_
     assert (plan.threads, plan.iodepth) == (2, 16)
     assert plan.edition.write_cache_enabled is True
     assert plan.active_range_bytes == (TB * 75 // 100) // (1024 * KIB) * (1024 * KIB)
-    assert all(s.threads == 2 and s.iodepth == 16 for b in plan.blocks if b.test != "lat" for s in b.series)
+    assert all(s.threads == 2 and s.iodepth == 16 for b in plan.blocks if b.test in ("iops", "wsat") for s in b.series)
 
 
 def test_each_throughput_block_purges_preconditions_then_writes_then_reads_sequentially():
@@ -59,6 +60,15 @@ def test_each_throughput_block_purges_preconditions_then_writes_then_reads_seque
         assert (write.phase, cells(write)) == ("tp-write", [("write", bs, 0)])
         assert (read.phase, cells(read)) == ("tp-read", [("read", bs, 100)])
         assert write.split_range and read.split_range
+        assert (write.threads, write.iodepth) == (read.threads, read.iodepth) == (1, 32)  # one stream, TC 1 / QD 32
+        assert block.wipc_block_size_bytes == bs  # preconditioned with the block size under test
+        assert block.interleaved  # each round: a write segment, then a read segment
+
+
+def test_a_thread_or_depth_override_applies_to_throughput_too_and_is_recorded():
+    plan = p.build_plan(tests=["tp"], capacity_bytes=TB, threads=2, iodepth=8)
+    assert all((s.threads, s.iodepth) == (2, 8) for b in plan.blocks for s in b.series)
+    assert not plan.compliant
 
 
 def test_latency_runs_at_tc1_qd1_over_three_mixes_and_three_small_block_sizes():
@@ -195,7 +205,7 @@ def test_the_bundle_estimate_grows_with_the_number_of_runs():
     runs_low, runs_high = p.count_runs(p.build_plan(capacity_bytes=TB))
     assert low < high
     assert high - low == (runs_high - runs_low) * (
-        p.FIO_OUTPUT_GZIP_BYTES + p.RUN_EXTRA_GZIP_BYTES + p.MANIFEST_BYTES_PER_RUN
+        p.FIO_OUTPUT_GZIP_BYTES + p.RUN_EXTRA_GZIP_BYTES + p.MANIFEST_GZIP_BYTES_PER_RUN
     )
 
 
@@ -223,3 +233,97 @@ def test_plan_refuses_an_unknown_test_with_the_choices():
     result = CliRunner().invoke(main, ["plan", "--tests", "iops,speed"])
     assert result.exit_code == 2
     assert "speed" in result.output and "iops, tp, lat, wsat" in result.output
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_on_a_4kn_namespace_half_kib_cells_are_planned_as_skipped_with_the_reason():
+    plan = p.build_plan(capacity_bytes=TB, lba_size_bytes=4096)
+    iops = next(b for b in plan.blocks if b.test == "iops").series[0]
+    lat = next(b for b in plan.blocks if b.test == "lat").series[0]
+    assert all(c.block_size_bytes >= 4096 for c in iops.cells + lat.cells)
+    assert len(iops.cells) == 7 * 7 and len(lat.cells) == 3 * 2
+    skipped = {(s.test, s.cell.block_size_bytes, s.cell.read_pct) for s in plan.skipped_cells}
+    assert skipped == {("iops", 512, m) for m in p.IOPS_MIXES} | {("lat", 512, m) for m in p.LAT_MIXES}
+    assert not plan.compliant
+    assert any("LBA is 4096 bytes" in reason and "0.5 KiB" in reason for reason in plan.compliance_reasons)
+    data = p.plan_to_dict(plan)
+    assert data["lba_size_bytes"] == 4096 and len(data["skipped_cells"]) == 10
+
+
+def test_a_512_byte_lba_namespace_runs_every_cell():
+    plan = p.build_plan(capacity_bytes=TB, lba_size_bytes=512)
+    assert plan.skipped_cells == () and plan.compliant
+
+
+def _fake_nvme(monkeypatch, stdout, ok=True):
+    from nvmedb_client.system import commands
+
+    calls = []
+
+    def fake_run_command(args, *, timeout=None, check=False):
+        calls.append(list(args))
+        return commands.CommandResult(
+            args=tuple(args), returncode=0 if ok else 1, stdout=stdout, stderr="" if ok else "No such device",
+            duration_s=0.01,
+        )  # fmt: skip
+
+    monkeypatch.setattr(commands, "run_command", fake_run_command)
+    return calls
+
+
+def test_plan_with_a_device_reads_its_size_and_lba_format_and_shows_the_skipped_cells(monkeypatch):
+    from click.testing import CliRunner
+
+    from nvmedb_client.cli import main
+
+    calls = _fake_nvme(monkeypatch, (FIXTURES / "id-ns-4kn.json").read_text())
+    result = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme0n1"])
+    assert result.exit_code == 0, result.output
+    assert calls == [["nvme", "id-ns", "/dev/nvme0n1", "-o", "json"]]
+    assert (
+        "an NVMe namespace, capacity 894.3 GiB, active range" in result.output
+    )  # 234423126 x 4096 bytes, not 1 TB assumed
+    assert "assumed" not in result.output and "LBA 4096 bytes" in result.output
+    assert result.output.count("SKIPPED: randrw") == 10
+    as_json = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme0n1", "--json"])
+    assert json.loads(as_json.output)["capacity_bytes"] == 234423126 * 4096
+
+
+def test_plan_with_a_device_that_cannot_be_read_says_why(monkeypatch):
+    from click.testing import CliRunner
+
+    from nvmedb_client.cli import main
+
+    _fake_nvme(monkeypatch, "", ok=False)
+    result = CliRunner().invoke(main, ["plan", "--device", "/dev/nvme9n1"])
+    assert result.exit_code != 0 and "cannot read the namespace of /dev/nvme9n1" in result.output
+
+
+def test_a_quick_plan_without_a_device_is_estimated_for_a_file_target():
+    result = CliRunner().invoke(main, ["plan", "--profile", "quick", "--json"])
+    data = json.loads(result.output)
+    assert data["target_kind"] == "file"
+    real_quick_bundle = 0.67 * p.MIB  # 147 runs, all four tests, 256 MiB file (see QUICK_RUN_GZIP_BYTES)
+    low, high = data["estimate"]["bundle_bytes"]["min"], data["estimate"]["bundle_bytes"]["max"]
+    assert abs((low + high) / 2 - real_quick_bundle) <= 0.5 * real_quick_bundle
+    text = CliRunner().invoke(main, ["plan", "--profile", "quick"]).output
+    assert "target: a file, capacity 256.0 MiB" in text
+
+
+def test_a_run_remembers_the_namespace_lba_size_so_a_resume_plans_the_same_skipped_cells():
+    from dataclasses import asdict
+
+    from nvmedb_client.run_state import RunConfig
+
+    config = RunConfig(target_kind="device", target_path="/dev/nvme0n1", size_bytes=TB, tests=["lat"],
+                       edition="enterprise", profile="pts", lba_size_bytes=4096)  # fmt: skip
+    again = RunConfig(**json.loads(json.dumps(asdict(config))))
+    assert again.build_plan().skipped_cells == config.build_plan().skipped_cells != ()
+
+
+def test_a_namespace_whose_lba_exceeds_a_tracking_cell_tracks_only_the_cells_it_runs():
+    plan = p.build_plan(tests=["lat"], capacity_bytes=TB, lba_size_bytes=8192)
+    (series,) = plan.blocks[0].series
+    assert p.series_tracking(series) == []  # the 4 KiB tracking cell cannot run on 8 KiB LBAs

@@ -33,7 +33,33 @@ def test_a_finished_round_reports_each_tracking_variables_excursions_against_the
     PlainReporter(stream).update(status(tracking=lines), "round-finished")
     text = stream.getvalue()
     assert "iops.total_iops.rw000.bs4096 data 12.0% (limit 20%), slope 3.1% (limit 10%): steady" in text
-    assert "iops.total_iops.rw065.bs65536 3 round(s), window needs 5" in text
+    assert "iops.total_iops.rw065.bs65536 3 round(s): 3 of the 5 rounds a window needs" in text
+
+
+def _live_text(reporter) -> str:
+    console = Console(file=io.StringIO(), width=200, record=True)
+    console.print(reporter.render())
+    return console.export_text()
+
+
+def test_a_profile_that_stops_after_2_rounds_says_steady_state_cannot_be_judged_not_needs_5_rounds():
+    quick = status(max_rounds=2, round=2, tracking=[TrackingLine("iops.total_iops.rw000.bs4096", 2)])
+    stream = io.StringIO()
+    PlainReporter(stream).update(quick, "round-finished")
+    assert "steady state cannot be judged in this profile (at most 2 rounds" in stream.getvalue()
+    assert "needs 5" not in stream.getvalue()
+    reporter = LiveReporter(io.StringIO())
+    reporter.update(quick, "x")
+    reporter.close()
+    text = _live_text(reporter)
+    assert "steady state cannot be judged in this profile" in text and "needs 5" not in text
+
+
+def test_a_pts_series_short_of_a_window_says_how_many_rounds_it_has():
+    reporter = LiveReporter(io.StringIO())
+    reporter.update(status(tracking=[TrackingLine("lat.lat_mean_ns.rw000.bs4096", 3)]), "x")
+    reporter.close()
+    assert "3 of the 5 rounds a window needs" in _live_text(reporter)
 
 
 def test_the_live_panel_shows_test_round_cell_eta_and_the_tracking_table():

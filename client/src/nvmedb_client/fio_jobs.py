@@ -21,6 +21,7 @@ GLOBAL_OPTIONS: tuple[tuple[str, str | None, str], ...] = (
     ("buffer_compress_percentage", "0", "incompressible data, so a compressing controller gains nothing"),
     ("group_reporting", None, "one aggregated result for all the jobs of the run"),
     ("percentile_list", PERCENTILES, "the latency percentiles the PTS reports (json+ also keeps every bin)"),
+    ("lat_percentiles", "1", "percentiles of total latency (submission + completion), the PTS response time"),
     ("allow_file_create", "0", "never create a file: a mistyped device path must fail, not write to /dev"),
 )
 
@@ -64,6 +65,27 @@ def split_range(range_bytes: int, jobs: int, *, unit: int = WIPC_BLOCK_SIZE) -> 
     return slices
 
 
+def sequential_starts(*, slice_bytes: int, block_size: int, moved: list[int]) -> list[int]:
+    """Where each round's sequential segment starts inside a slice of `slice_bytes`, given the bytes the earlier
+    rounds of the same direction moved in it: one start per round, `len(moved) + 1` in all.
+
+    A round starts where the previous one stopped, so successive rounds stream through the whole slice instead of
+    re-touching its first minute's worth. A round that reached the end of the slice (fio then wraps within its region)
+    is followed by a start at 0. A start is never closer to the end than one round's worth of bytes (the last round's
+    figure), so a round never loops over a sliver the drive could hold in its cache; the slice's tail is still covered
+    because that start lies before the position the previous round reached.
+    """
+    starts = [0]
+    for amount in moved:
+        end = starts[-1] + amount
+        if end >= slice_bytes:
+            starts.append(0)
+            continue
+        start = min(end, max(0, slice_bytes - amount))
+        starts.append(start // block_size * block_size)
+    return starts
+
+
 def format_runtime(seconds: float) -> str:
     """fio's runtime= value: whole seconds when possible, otherwise milliseconds."""
     if float(seconds).is_integer():
@@ -96,9 +118,12 @@ def render_cell(
     split: bool,
     ioengine: str,
     engine_note: str | None = None,
+    starts: list[int] | None = None,
 ) -> str:
     """A timed measurement run. Random cells let every job roam the whole active range; sequential cells (`split`)
-    give each job its own slice, so the jobs stream through distinct LBAs instead of rewriting each other's."""
+    give each job its own slice, so the jobs stream through distinct LBAs instead of rewriting each other's.
+    `starts` (sequential cells) gives each job's position inside its slice, carried over from the previous round
+    (see sequential_starts): the job's region then runs from there to the end of its slice."""
     lines = _global_section(filename, ioengine, engine_note)
     lines += [
         "# a fixed measurement time per cell, as the PTS defines rounds",
@@ -111,9 +136,15 @@ def render_cell(
     if cell.pattern in ("randrw", "rw"):
         lines.append(f"rwmixread={cell.read_pct}")
     lines.append("")
-    if split and threads > 1:
-        for index, (offset, size) in enumerate(split_range(range_bytes, threads, unit=cell.block_size_bytes)):
-            lines += [f"[{name}-job{index}]", f"offset={offset}", f"size={size}", ""]
+    if split and (threads > 1 or starts is not None):
+        slices = split_range(range_bytes, threads, unit=cell.block_size_bytes)
+        positions = starts if starts is not None else [0] * threads
+        if len(positions) != threads or any(not 0 <= q < size for q, (_, size) in zip(positions, slices, strict=True)):
+            raise ValueError(f"one start inside its slice per job is needed, got {positions}")
+        if starts is not None:
+            lines.append("# each job continues from where the previous round of this segment stopped")
+        for index, ((offset, size), position) in enumerate(zip(slices, positions, strict=True)):
+            lines += [f"[{name}-job{index}]", f"offset={offset + position}", f"size={size - position}", ""]
     else:
         lines += [f"[{name}]", "# the active range", "offset=0", f"size={range_bytes}", f"numjobs={threads}", ""]
     return "\n".join(lines)
@@ -128,18 +159,20 @@ def render_wipc(
     ioengine: str,
     iodepth: int = 32,
     engine_note: str | None = None,
+    block_size: int = WIPC_BLOCK_SIZE,
 ) -> str:
-    """Workload-independent preconditioning: 128 KiB sequential writes of 2x the active range. The range is split
-    between the jobs and each job writes its slice twice (loops=2), so every LBA is written exactly twice."""
+    """Workload-independent preconditioning: sequential writes of 2x the active range, 128 KiB blocks (or the block
+    size under test for a throughput block). The range is split between the jobs and each job writes its slice twice
+    (loops=2), so every LBA is written exactly twice."""
     lines = _global_section(filename, ioengine, engine_note)
     lines += [
         "rw=write",
-        f"bs={WIPC_BLOCK_SIZE}",
+        f"bs={block_size}",
         f"iodepth={iodepth}",
         "# each job writes its own slice of the range twice",
         f"loops={WIPC_PASSES}",
         "",
     ]
-    for index, (offset, size) in enumerate(split_range(range_bytes, threads)):
+    for index, (offset, size) in enumerate(split_range(range_bytes, threads, unit=block_size)):
         lines += [f"[{name}-job{index}]", f"offset={offset}", f"size={size}", ""]
     return "\n".join(lines)

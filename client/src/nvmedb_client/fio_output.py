@@ -3,7 +3,11 @@
 fio's captured output is often not one clean JSON document: warnings or error lines come before it,
 `--status-interval` prints several complete documents one after another, `--output-format=normal,json` wraps it in
 text, and client/server mode reports `client_stats` instead of `jobs`. fio 2.x reports latencies in µs under
-`clat`/`lat`; fio 3.x in ns under `clat_ns`/`lat_ns`. Bandwidth is always KiB/s (`bw`), with `bw_bytes` since 3.2.
+`slat`/`clat`/`lat`; fio 3.x in ns under `slat_ns`/`clat_ns`/`lat_ns`. Bandwidth is always KiB/s (`bw`), with
+`bw_bytes` since 3.2.
+
+Latency means the PTS response time: fio's total latency (`lat`, submission + completion), as every other PTS tool
+reports it. Completion (`clat`) and submission (`slat`) latency are kept beside it under their own names.
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ class FioSummary:
 
     Jobs are summed as concurrent workers (their IOPS and bandwidth add up), which is what the client's own runs are.
     With `unified_rw_reporting=1` fio reports only the mixed total: read/write figures are then None.
-    Latency is completion latency (clat); means are weighted by I/O count; percentiles come from fio's own
-    percentile map for a single job, or are recomputed from merged json+ bins when several jobs report bins.
+    `lat_*` and `percentiles_ns` are total latency (slat + clat, fio's `lat_ns`); `clat_*` and `slat_*` are its two
+    parts. Means are weighted by I/O count; percentiles come from fio's own percentile map for a single job, or are
+    recomputed from merged json+ bins when several jobs report bins. Total-latency percentiles exist only when the job
+    asked for them (`lat_percentiles=1`); without it `percentiles_ns` is empty, never filled with clat figures.
     """
 
     fio_version: str | None
@@ -60,6 +66,15 @@ class FioSummary:
     percentiles_ns: dict = field(default_factory=dict)
     total_bw_bytes_per_s: float = 0.0
     total_bytes: int = 0
+    clat_mean_ns: float | None = None
+    read_clat_mean_ns: float | None = None
+    write_clat_mean_ns: float | None = None
+    clat_max_ns: float | None = None
+    clat_percentiles_ns: dict = field(default_factory=dict)
+    slat_mean_ns: float | None = None
+    read_slat_mean_ns: float | None = None
+    write_slat_mean_ns: float | None = None
+    slat_max_ns: float | None = None
 
     def to_dict(self) -> dict:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -144,7 +159,7 @@ def summarize(doc: dict) -> FioSummary:
         if isinstance(exc, FioOutputError):
             raise
         raise FioOutputError(f"fio output has an unexpected shape ({type(exc).__name__}: {exc})") from exc
-    for name in ("runtime_s", "total_iops", "total_bw_bytes_per_s", "lat_mean_ns", "lat_max_ns"):
+    for name in ("runtime_s", "total_iops", "total_bw_bytes_per_s", "lat_mean_ns", "lat_max_ns", "clat_mean_ns"):
         value = getattr(summary, name)
         if value is not None and not math.isfinite(value):
             raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
@@ -170,7 +185,9 @@ def _summarize(doc: dict) -> FioSummary:
     total_iops = sum(s.iops for s in stats.values())
     total_bw = sum(s.bw for s in stats.values())
     total_bytes = sum(s.io_bytes for s in stats.values())
-    lat_mean, lat_max = _combine_latency(stats.values())
+    lat_mean, lat_max = _combine_latency(s.latency["lat"] for s in stats.values())
+    clat_mean, clat_max = _combine_latency(s.latency["clat"] for s in stats.values())
+    slat_mean, slat_max = _combine_latency(s.latency["slat"] for s in stats.values())
     read = stats.get("read")
     write = stats.get("write")
     return FioSummary(
@@ -184,16 +201,29 @@ def _summarize(doc: dict) -> FioSummary:
         write_bw_bytes_per_s=write.bw if write else None,
         read_bytes=read.io_bytes if read else None,
         write_bytes=write.io_bytes if write else None,
-        read_lat_mean_ns=read.lat_mean if read else None,
-        write_lat_mean_ns=write.lat_mean if write else None,
+        read_lat_mean_ns=read.latency["lat"].mean if read else None,
+        write_lat_mean_ns=write.latency["lat"].mean if write else None,
         lat_mean_ns=lat_mean,
-        read_lat_max_ns=read.lat_max if read else None,
-        write_lat_max_ns=write.lat_max if write else None,
+        read_lat_max_ns=read.latency["lat"].max if read else None,
+        write_lat_max_ns=write.latency["lat"].max if write else None,
         lat_max_ns=lat_max,
-        percentiles_ns={d: s.percentiles for d, s in stats.items() if s.percentiles},
+        percentiles_ns=_percentile_maps(stats, "lat"),
         total_bw_bytes_per_s=total_bw,
         total_bytes=total_bytes,
+        clat_mean_ns=clat_mean,
+        read_clat_mean_ns=read.latency["clat"].mean if read else None,
+        write_clat_mean_ns=write.latency["clat"].mean if write else None,
+        clat_max_ns=clat_max,
+        clat_percentiles_ns=_percentile_maps(stats, "clat"),
+        slat_mean_ns=slat_mean,
+        read_slat_mean_ns=read.latency["slat"].mean if read else None,
+        write_slat_mean_ns=write.latency["slat"].mean if write else None,
+        slat_max_ns=slat_max,
     )
+
+
+def _percentile_maps(stats: dict, kind: str) -> dict:
+    return {d: s.latency[kind].percentiles for d, s in stats.items() if s.latency[kind].percentiles}
 
 
 def _job_entries(doc: dict) -> list[dict]:
@@ -227,81 +257,96 @@ def _entry_runtime_ms(entry: dict) -> float:
     return float(job_runtime) if isinstance(job_runtime, (int, float)) else 0.0
 
 
+# Each latency kind under its fio 3.x (ns) and fio 2.x (µs) key.
+_LATENCY_KEYS = {"lat": ("lat_ns", "lat"), "clat": ("clat_ns", "clat"), "slat": ("slat_ns", "slat")}
+
+
+@dataclass
+class _Latency:
+    ios: float = 0
+    mean: float | None = None
+    max: float | None = None
+    percentiles: dict = field(default_factory=dict)
+
+
 @dataclass
 class _DirectionStats:
     iops: float = 0.0
     bw: float = 0.0
     io_bytes: int = 0
-    ios: float = 0
-    lat_mean: float | None = None
-    lat_max: float | None = None
-    percentiles: dict = field(default_factory=dict)
+    latency: dict = field(default_factory=dict)  # "lat" | "clat" | "slat" -> _Latency
 
 
 def _direction_stats(entries: list[dict], direction: str, io_bytes_in_kib: bool) -> _DirectionStats:
     stats = _DirectionStats()
-    weighted_lat = 0.0
-    lat_weight = 0
-    maxima = []
-    percentile_sources = []
-    for entry in entries:
-        data = entry.get(direction)
-        if not isinstance(data, dict):
-            continue
+    present = [entry[direction] for entry in entries if isinstance(entry.get(direction), dict)]
+    for data in present:
         stats.iops += float(data.get("iops", 0))
         stats.bw += float(data["bw_bytes"]) if "bw_bytes" in data else float(data.get("bw", 0)) * _KIB
         if "io_kbytes" in data or not io_bytes_in_kib:
             stats.io_bytes += int(data.get("io_bytes", 0))
         else:
             stats.io_bytes += int(data.get("io_bytes", 0)) * _KIB
-        clat, scale = _clat(data)
-        ios = _io_count(data, clat)
-        stats.ios += ios
-        if clat is None or ios == 0:
-            continue
-        weighted_lat += float(clat.get("mean", 0)) * scale * ios
-        lat_weight += ios
-        if "max" in clat:
-            maxima.append(float(clat["max"]) * scale)
-        percentile_sources.append((clat, scale))
-    if lat_weight:
-        stats.lat_mean = weighted_lat / lat_weight
-    if maxima:
-        stats.lat_max = max(maxima)
-    stats.percentiles = _percentiles(percentile_sources)
+    stats.latency = {kind: _latency(present, kind) for kind in _LATENCY_KEYS}
     return stats
 
 
-def _io_count(data: dict, clat: dict | None) -> float:
+def _latency(present: list[dict], kind: str) -> _Latency:
+    result = _Latency()
+    weighted = 0.0
+    weight = 0
+    maxima = []
+    sources = []
+    for data in present:
+        lat, scale = _latency_object(data, kind)
+        ios = _io_count(data, lat)
+        result.ios += ios
+        if lat is None or ios == 0 or lat.get("N") == 0:  # N 0: fio took no sample (slat of a sync engine)
+            continue
+        weighted += float(lat.get("mean", 0)) * scale * ios
+        weight += ios
+        if "max" in lat:
+            maxima.append(float(lat["max"]) * scale)
+        sources.append((lat, scale))
+    if weight:
+        result.mean = weighted / weight
+    if maxima:
+        result.max = max(maxima)
+    result.percentiles = _percentiles(sources)
+    return result
+
+
+def _io_count(data: dict, lat: dict | None) -> float:
     """How many I/Os the latency mean covers: used only to weight means across jobs and directions."""
-    for count in (data.get("total_ios"), (clat or {}).get("N")):
+    for count in (data.get("total_ios"), (lat or {}).get("N")):
         if isinstance(count, (int, float)):
             return count
     # fio 2.1 reports neither count; IOPS x runtime is the same figure within rounding
     return float(data.get("iops", 0)) * float(data.get("runtime", 0)) / 1000
 
 
-def _clat(data: dict) -> tuple[dict | None, int]:
-    if isinstance(data.get("clat_ns"), dict):
-        return data["clat_ns"], 1
-    if isinstance(data.get("clat"), dict):
-        return data["clat"], _US_TO_NS
+def _latency_object(data: dict, kind: str) -> tuple[dict | None, int]:
+    ns_key, us_key = _LATENCY_KEYS[kind]
+    if isinstance(data.get(ns_key), dict):
+        return data[ns_key], 1
+    if isinstance(data.get(us_key), dict):
+        return data[us_key], _US_TO_NS
     return None, 1
 
 
 def _percentiles(sources: list[tuple[dict, int]]) -> dict:
     if len(sources) == 1:
-        clat, scale = sources[0]
+        lat, scale = sources[0]
         return {
             _percentile_key(key): float(value) * scale
-            for key, value in (clat.get("percentile") or {}).items()
+            for key, value in (lat.get("percentile") or {}).items()
             if float(key) > 0  # fio 2.x pads the map with "0.00": 0 entries nobody asked for
         }
-    if sources and all(isinstance(clat.get("bins"), dict) and clat.get("percentile") for clat, _ in sources):
-        requested = sorted({float(key) for clat, _ in sources for key in clat["percentile"] if float(key) > 0})
+    if sources and all(isinstance(lat.get("bins"), dict) and lat.get("percentile") for lat, _ in sources):
+        requested = sorted({float(key) for lat, _ in sources for key in lat["percentile"] if float(key) > 0})
         merged: dict[int, int] = {}
-        for clat, scale in sources:
-            for value, count in clat["bins"].items():
+        for lat, scale in sources:
+            for value, count in lat["bins"].items():
                 merged[int(value) * scale] = merged.get(int(value) * scale, 0) + int(count)
         return percentiles_from_bins(merged, requested)
     return {}  # several jobs without json+ bins: percentiles cannot be combined honestly
@@ -328,10 +373,10 @@ def _percentile_key(key) -> str:
     return f"{float(key):f}"
 
 
-def _combine_latency(stats: Iterable[_DirectionStats]) -> tuple[float | None, float | None]:
-    measured = [s for s in stats if s.lat_mean is not None and s.ios]
+def _combine_latency(latencies: Iterable[_Latency]) -> tuple[float | None, float | None]:
+    measured = [lat for lat in latencies if lat.mean is not None and lat.ios]
     if not measured:
         return None, None
-    mean = sum(s.lat_mean * s.ios for s in measured) / sum(s.ios for s in measured)
-    maxima = [s.lat_max for s in measured if s.lat_max is not None]
+    mean = sum(lat.mean * lat.ios for lat in measured) / sum(lat.ios for lat in measured)
+    maxima = [lat.max for lat in measured if lat.max is not None]
     return mean, max(maxima) if maxima else None

@@ -35,6 +35,10 @@ IOPS_BLOCK_SIZES = (1024 * KIB, 128 * KIB, 64 * KIB, 32 * KIB, 16 * KIB, 8 * KIB
 LAT_MIXES = (100, 65, 0)
 LAT_BLOCK_SIZES = (512, 4 * KIB, 8 * KIB)
 TP_BLOCK_SIZES = {"enterprise": (1024 * KIB, 128 * KIB), "client": (1024 * KIB,)}
+# Throughput: one sequential stream, TC 1 / QD 32, in both editions, as the PTS 2.x throughput test sets it (SSSPT's
+# throughput role cites "SSS PTS v2.0.1, page 36" for these values); see docs/methodology.md.
+TP_THREADS = 1
+TP_IODEPTH = 32
 WSAT_BLOCK_SIZE = 4 * KIB
 WIPC_BLOCK_SIZE = 128 * KIB
 WIPC_PASSES = 2
@@ -50,16 +54,20 @@ ASSUMED_SEQ_WRITE_BYTES_PER_S = 1_000_000_000
 ASSUMED_RANDOM_WRITE_BYTES_PER_S = 500_000_000
 ASSUMED_RUN_OVERHEAD_S = 0.35  # fio start-up and smart-log snapshots per fio run, measured with fio 3.33 on a 2-core VM
 
-# Bundle size basis: the 391 fio 3.8 json+ outputs of a real PTS IOPS run (60-second cells, shared samples
-# `ssspt-hp-iops-1/`) compress with gzip to 5.5 KB on average and 8.2 KB at most; 8 KiB per fio output is the
-# estimate (tests/test_plan.py re-measures it). A job file, two smart-log JSON files and four tar headers add ~2.5 KiB
-# compressed; the system facts (lspci -vvv, lshw -json, nvme id-ctrl...) are about 256 KiB compressed on a server.
+# Bundle size basis. pts: the 391 fio 3.8 json+ outputs of a real PTS IOPS run (60-second cells, shared samples
+# `ssspt-hp-iops-1/`) compress with gzip to 5.5 KB on average and 8.2 KB at most, with completion-latency bins only;
+# the total-latency bins every job file now asks for (lat_percentiles=1) add about 37 % (measured on a quick run's
+# outputs with and without them), so 8 KiB per fio output. A job file, two smart-log JSON files and their tar headers
+# add ~2.5 KiB; the system facts of a device (lspci -vvv, lshw -json, nvme id-ctrl...) about 256 KiB.
+# quick: a real quick run of all four tests on a 256 MiB file (147 fio runs of 1-second cells) made a 0.67 MiB bundle:
+# 4.5 KiB per run for its fio output and job file (no smart-log on a file), 4 KiB of system facts.
+# The manifest is gzipped in the bundle with the rest: its ~1 KB per run compress to ~150 bytes.
 FIO_OUTPUT_GZIP_BYTES = 8 * KIB
+QUICK_RUN_GZIP_BYTES = 4608
 RUN_EXTRA_GZIP_BYTES = 2560
 SYSTEM_FILES_GZIP_BYTES = 256 * KIB
-MANIFEST_BYTES_PER_RUN = (
-    700  # one runs[] entry plus its four files[] entries, uncompressed JSON (the manifest is stored in clear too)
-)
+FILE_TARGET_SYSTEM_GZIP_BYTES = 4 * KIB
+MANIFEST_GZIP_BYTES_PER_RUN = 150
 
 
 @dataclass(frozen=True)
@@ -169,10 +177,23 @@ class Block:
     wipc: bool
     series: tuple[Series, ...]
     wipc_threads: int = 1
+    wipc_block_size_bytes: int = WIPC_BLOCK_SIZE
+    # throughput: each round runs one segment of every series (write, then read) before the round is judged
+    interleaved: bool = False
 
     @property
     def wipc_run_id(self) -> str:
         return f"{self.label}-wipc"
+
+
+@dataclass(frozen=True)
+class SkippedCell:
+    """A cell of the PTS matrix this target cannot run, planned as skipped (that cell is not a PTS result)."""
+
+    test: str
+    phase: str
+    cell: Cell
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -189,6 +210,8 @@ class Plan:
     wsat_target_bytes: int
     blocks: tuple[Block, ...]
     compliance_reasons: tuple[str, ...] = field(default=())
+    lba_size_bytes: int | None = None
+    skipped_cells: tuple[SkippedCell, ...] = field(default=())
 
     @property
     def compliant(self) -> bool:
@@ -205,8 +228,12 @@ def build_plan(
     threads: int | None = None,
     iodepth: int | None = None,
     max_rounds: int | None = None,
+    lba_size_bytes: int | None = None,
 ) -> Plan:
-    """The plan for the chosen tests (always run in PTS order iops, tp, lat, wsat) on a target of `capacity_bytes`."""
+    """The plan for the chosen tests (always run in PTS order iops, tp, lat, wsat) on a target of `capacity_bytes`.
+
+    `lba_size_bytes` is the namespace's LBA data size when known: with direct I/O no block smaller than one LBA can be
+    issued, so such cells (0.5 KiB on a 4096-byte-LBA namespace) are planned as skipped, each with the reason."""
     unknown = [t for t in tests if t not in TESTS]
     if unknown or not tests:
         raise ValueError(f"unknown test {', '.join(unknown) or '(none)'}: choose from {', '.join(TESTS)}")
@@ -247,21 +274,51 @@ def build_plan(
 
     cell_s = prof.cell_runtime_s
     blocks: list[Block] = []
+    skipped: list[SkippedCell] = []
+
+    def runnable(test: str, phase: str, cells: tuple[Cell, ...]) -> tuple[Cell, ...]:
+        if not lba_size_bytes:
+            return cells
+        kept = []
+        for cell in cells:
+            if cell.block_size_bytes < lba_size_bytes:
+                reason = (
+                    f"{test} {format_block_size(cell.block_size_bytes)} cells skipped: the namespace's LBA is "
+                    f"{lba_size_bytes} bytes, and direct I/O cannot issue a {cell.block_size_bytes}-byte block "
+                    "(this cell is not PTS-compliant on this namespace)"
+                )
+                skipped.append(SkippedCell(test, phase, cell, reason))
+            else:
+                kept.append(cell)
+        return tuple(kept)
+
     selected = [t for t in TESTS if t in tests]
     for test in selected:
         if test == "iops":
             cells = tuple(Cell("randrw", bs, mix) for mix in IOPS_MIXES for bs in IOPS_BLOCK_SIZES)
-            series = Series("iops", "wdpc", cells, tc, qd, cell_s, rounds)
+            series = Series("iops", "wdpc", runnable("iops", "wdpc", cells), tc, qd, cell_s, rounds)
             blocks.append(Block("iops", "iops", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         elif test == "tp":
+            tp_tc = TP_THREADS if threads is None else threads
+            tp_qd = TP_IODEPTH if iodepth is None else iodepth
             for bs in TP_BLOCK_SIZES[ed.name]:
-                write = Series("tp", "tp-write", (Cell("write", bs, 0),), tc, qd, cell_s, rounds, True, bs)
-                read = Series("tp", "tp-read", (Cell("read", bs, 100),), tc, qd, cell_s, rounds, True, bs)
-                label = f"tp-bs{bs}"
-                blocks.append(Block("tp", label, purge=True, wipc=True, series=(write, read), wipc_threads=tc))
+                write = Series("tp", "tp-write", (Cell("write", bs, 0),), tp_tc, tp_qd, cell_s, rounds, True, bs)
+                read = Series("tp", "tp-read", (Cell("read", bs, 100),), tp_tc, tp_qd, cell_s, rounds, True, bs)
+                blocks.append(
+                    Block(
+                        "tp",
+                        f"tp-bs{bs}",
+                        purge=True,
+                        wipc=True,
+                        series=(write, read),
+                        wipc_threads=tc,
+                        wipc_block_size_bytes=bs,  # preconditioned with the block size under test
+                        interleaved=True,
+                    )
+                )
         elif test == "lat":
             cells = tuple(Cell("randrw", bs, mix) for mix in LAT_MIXES for bs in LAT_BLOCK_SIZES)
-            series = Series("lat", "wdpc", cells, 1, 1, cell_s, rounds)
+            series = Series("lat", "wdpc", runnable("lat", "wdpc", cells), 1, 1, cell_s, rounds)
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         else:
             max_samples = max(1, int(prof.wsat_max_s // prof.wsat_sample_s))
@@ -269,6 +326,7 @@ def build_plan(
             series = Series("wsat", "wsat", cells, tc, qd, prof.wsat_sample_s, max_samples)
             blocks.append(Block("wsat", "wsat", purge=True, wipc=False, series=(series,)))
 
+    reasons += list(dict.fromkeys(entry.reason for entry in skipped))
     return Plan(
         tests=tuple(selected),
         edition=ed,
@@ -282,6 +340,8 @@ def build_plan(
         wsat_target_bytes=WSAT_CAPACITY_MULTIPLE * usable,
         blocks=tuple(blocks),
         compliance_reasons=tuple(reasons),
+        lba_size_bytes=lba_size_bytes,
+        skipped_cells=tuple(skipped),
     )
 
 
@@ -305,7 +365,9 @@ def series_tracking(series: Series) -> list:
         return []
     block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
     variables = tracking.tracking_variables(series.test, block_sizes=block_sizes)
-    return [v for v in variables if v.phase == series.phase]
+    cells = {(c.block_size_bytes, c.read_pct) for c in series.cells}
+    # a tracking cell skipped on this namespace (LBA larger than its block) cannot be tracked
+    return [v for v in variables if v.phase == series.phase and (v.block_size_bytes, v.read_pct) in cells]
 
 
 @dataclass(frozen=True)
@@ -360,10 +422,19 @@ def count_runs(plan: Plan) -> tuple[int, int]:
 
 
 def estimate_bundle_bytes(plan: Plan) -> tuple[int, int]:
-    """(fewest, most) bytes of the compressed bundle; see FIO_OUTPUT_GZIP_BYTES for how the per-run size was measured."""
+    """(fewest, most) bytes of the compressed bundle; see FIO_OUTPUT_GZIP_BYTES for how the sizes were measured."""
     low_runs, high_runs = count_runs(plan)
-    per_run = FIO_OUTPUT_GZIP_BYTES + RUN_EXTRA_GZIP_BYTES + MANIFEST_BYTES_PER_RUN
-    return SYSTEM_FILES_GZIP_BYTES + low_runs * per_run, SYSTEM_FILES_GZIP_BYTES + high_runs * per_run
+    per_run = bundle_bytes_per_run(plan)
+    system = SYSTEM_FILES_GZIP_BYTES if plan.target_kind == "device" else FILE_TARGET_SYSTEM_GZIP_BYTES
+    return system + low_runs * per_run, system + high_runs * per_run
+
+
+def bundle_bytes_per_run(plan: Plan) -> int:
+    if plan.profile.name == "quick":
+        run = QUICK_RUN_GZIP_BYTES + (RUN_EXTRA_GZIP_BYTES if plan.target_kind == "device" else 0)
+    else:
+        run = FIO_OUTPUT_GZIP_BYTES + RUN_EXTRA_GZIP_BYTES
+    return run + MANIFEST_GZIP_BYTES_PER_RUN
 
 
 def plan_to_dict(plan: Plan) -> dict:
@@ -399,7 +470,7 @@ def plan_to_dict(plan: Plan) -> dict:
             "bytes": wipc_bytes(plan),
             "range_bytes": wipc_range_bytes(plan),
             "rule": f"{WIPC_PASSES}x the user capacity, sequential, split between the jobs so every LBA "
-            "is written exactly twice",
+            "is written exactly twice; 128 KiB blocks, or the block size under test for a throughput block",
         },
         "steady_state": {
             "window_rounds": WINDOW_ROUNDS,
@@ -409,13 +480,28 @@ def plan_to_dict(plan: Plan) -> dict:
             f"{WINDOW_ROUNDS} rounds; otherwise stop at max rounds and record 'steady state not reached'",
         },
         "compliance": {"compliant": plan.compliant, "reasons": list(plan.compliance_reasons)},
+        "lba_size_bytes": plan.lba_size_bytes,
+        "skipped_cells": [
+            {
+                "test": s.test,
+                "phase": s.phase,
+                "pattern": s.cell.pattern,
+                "block_size_bytes": s.cell.block_size_bytes,
+                "read_pct": s.cell.read_pct,
+                "reason": s.reason,
+            }
+            for s in plan.skipped_cells
+        ],
         "blocks": [_block_to_dict(plan, block) for block in plan.blocks],
         "estimate": {
             "duration_s": {"min": round(duration.min_s, 1), "max": round(duration.max_s, 1)},
             "fio_runs": {"min": runs_low, "max": runs_high},
             "bundle_bytes": {"min": bundle_low, "max": bundle_high},
             "assumptions": list(duration.assumptions)
-            + [f"{FIO_OUTPUT_GZIP_BYTES} bytes per compressed fio json+ output (measured on a real PTS IOPS run)"],
+            + [
+                f"{bundle_bytes_per_run(plan)} bytes per fio run in the compressed bundle (measured on real "
+                f"{'quick runs' if plan.profile.name == 'quick' else 'PTS IOPS outputs'})"
+            ],
         },
     }
 
@@ -425,7 +511,17 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         "test": block.test,
         "label": block.label,
         "purge": block.purge,
-        "wipc": {"run_id": block.wipc_run_id, "threads": block.wipc_threads} if block.wipc else None,
+        "wipc": {
+            "run_id": block.wipc_run_id,
+            "threads": block.wipc_threads,
+            "block_size_bytes": block.wipc_block_size_bytes,
+        }
+        if block.wipc
+        else None,
+        "round": "each round runs one segment of every series in turn (write, then read), sequential positions "
+        "continuing from the previous round"
+        if block.interleaved
+        else "each series runs its rounds to its own stop",
         "series": [_series_to_dict(plan, series) for series in block.series],
     }
 
@@ -477,6 +573,10 @@ def parse_size(text: str) -> int:
     if value != int(value) or value <= 0:
         raise ValueError(f"the size {text!r} is not a positive whole number of bytes")
     return int(value)
+
+
+def format_block_size(value: int) -> str:
+    return f"{value / KIB:g} KiB"
 
 
 def format_bytes(value: float) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from nvmedb_client.plan import format_seconds
+from nvmedb_client.steady_state import WINDOW_ROUNDS
 
 
 @dataclass
@@ -39,6 +40,19 @@ class Status:
     remaining_max_s: float | None = None
     tracking: list[TrackingLine] = field(default_factory=list)
     message: str = ""
+
+    @property
+    def can_judge(self) -> bool:
+        """Whether this series can ever hold a steady-state window (the quick profile stops after 2 rounds)."""
+        return self.max_rounds >= WINDOW_ROUNDS
+
+    def not_judged_text(self, rounds: int) -> str:
+        if not self.can_judge:
+            return (
+                f"steady state cannot be judged in this profile (at most {self.max_rounds} rounds; "
+                f"the PTS window is {WINDOW_ROUNDS})"
+            )
+        return f"{rounds} of the {WINDOW_ROUNDS} rounds a window needs"
 
     @property
     def elapsed_s(self) -> float:
@@ -75,7 +89,7 @@ class PlainReporter(Reporter):
                 f"(remaining {status.eta_text()})"
             )
         elif event == "round-finished":
-            parts = [_tracking_text(line) for line in status.tracking]
+            parts = [_tracking_text(line, status) for line in status.tracking]
             line = f"[{format_seconds(status.elapsed_s)}] {status.test} {status.phase} round {status.round} done"
             if parts:
                 line += ": " + "; ".join(parts)
@@ -124,6 +138,9 @@ class LiveReporter(Reporter):
         if s.tracking:
             tracking = Table("tracking variable", "rounds", "data excursion", "slope excursion", "steady")
             for line in s.tracking:
+                if line.data_excursion is None:
+                    tracking.add_row(line.variable, str(line.rounds), s.not_judged_text(line.rounds), "", "not yet")
+                    continue
                 tracking.add_row(
                     line.variable,
                     str(line.rounds),
@@ -147,13 +164,13 @@ class _Renderable:
 
 def _share(value: float | None, limit: float | None) -> str:
     if value is None or limit is None:
-        return "needs 5 rounds"
+        return f"needs {WINDOW_ROUNDS} rounds"
     return f"{value:.1%} (limit {limit:.0%})"
 
 
-def _tracking_text(line: TrackingLine) -> str:
+def _tracking_text(line: TrackingLine, status: Status) -> str:
     if line.data_excursion is None:
-        return f"{line.variable} {line.rounds} round(s), window needs 5"
+        return f"{line.variable} {line.rounds} round(s): {status.not_judged_text(line.rounds)}"
     verdict = "steady" if line.steady else "not steady"
     return (
         f"{line.variable} data {_share(line.data_excursion, line.data_limit)}, "

@@ -44,6 +44,7 @@ class RunConfig:
     iodepth: int | None = None
     max_rounds: int | None = None
     cell_runtime_s: float | None = None  # quick profile only; None = the profile's default
+    lba_size_bytes: int | None = None  # the namespace's LBA data size (device targets): smaller cells are skipped
     # Other namespaces the operator confirmed a controller- or subsystem-wide purge may erase (names like nvme0n2).
     erase_confirmed: list[str] = field(default_factory=list)
     system_root: str | None = None  # where /proc, /sys and /dev are read (tests use a fake tree)
@@ -59,6 +60,7 @@ class RunConfig:
             threads=self.threads,
             iodepth=self.iodepth,
             max_rounds=self.max_rounds,
+            lba_size_bytes=self.lba_size_bytes,
         )
 
 

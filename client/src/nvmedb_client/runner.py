@@ -177,7 +177,9 @@ class Runner:
             self._position(block=block.label, stage="wipc")
             if block.wipc:
                 self._wipc(block)
-            for series_index, series in enumerate(block.series):
+            if block.interleaved:
+                self._interleaved_rounds(block)
+            for series_index, series in enumerate(() if block.interleaved else block.series):
                 self.context.series_index = series_index
                 if series.phase == "wsat":
                     self._wsat(series, block)
@@ -268,9 +270,10 @@ class Runner:
             iodepth=self.plan.iodepth,
             ioengine=engine["engine"],
             engine_note=engine["note"],
+            block_size=block.wipc_block_size_bytes,
         )
         self._update(test=block.test, phase="wipc", round=1, max_rounds=1, cell=run_id, cell_index=1, cells=1)
-        cell = Cell("write", fio_jobs.WIPC_BLOCK_SIZE, 0)
+        cell = Cell("write", block.wipc_block_size_bytes, 0)
         self._run_fio(
             run_id=run_id,
             test=block.test,
@@ -311,6 +314,53 @@ class Runner:
             if variables and steady_state.first_steady_round(points) is not None:
                 return
 
+    def _interleaved_rounds(self, block: Block) -> None:
+        """Throughput: every round runs the write segment, then the read segment; the block stops at the first round
+        where every tracking variable of both is steady over the same window."""
+        variables = {series.phase: series_tracking(series) for series in block.series}
+        max_rounds = max(series.max_rounds for series in block.series)
+        for round_number in range(1, max_rounds + 1):
+            self.context.round = round_number
+            where = {"block": block.label, "stage": "rounds", "phase": "tp", "round": round_number}
+            self._position(**where, round_complete=False)
+            for series_index, series in enumerate(block.series):
+                self.context.series_index, self.context.cell_index = series_index, 1
+                cell = series.cells[0]
+                run_id = series.run_id(round_number, cell)
+                if run_id in self.completed:
+                    continue
+                self._update(
+                    test=series.test,
+                    phase=series.phase,
+                    round=round_number,
+                    max_rounds=series.max_rounds,
+                    cell=run_id,
+                    cell_index=1,
+                    cells=1,
+                )
+                starts = self._sequential_starts(series, cell, round_number)
+                self._run_series_cell(series, round_number, cell, run_id, starts=starts)
+            points: dict[str, list[tuple[int, float]]] = {}
+            for series in block.series:
+                points.update(self._points(series, variables[series.phase]))
+            self._position(**where, round_complete=True)
+            self._show_tracking(points)
+            self.reporter.update(self.status, "round-finished")
+            if steady_state.first_steady_round(points) is not None:
+                return
+
+    def _sequential_starts(self, series: Series, cell: Cell, round_number: int) -> list[int]:
+        """Each job's start in its slice for this round, carried over from the bytes the earlier rounds of this
+        segment moved (re-derived from their outputs, so a resumed run starts where the original would have)."""
+        field_name = "write_bytes" if series.phase == "tp-write" else "read_bytes"
+        slices = fio_jobs.split_range(self.plan.active_range_bytes, series.threads, unit=cell.block_size_bytes)
+        moved = [int(getattr(self._summary(series.run_id(r, cell)), field_name) or 0) for r in range(1, round_number)]
+        per_job = [m // series.threads // cell.block_size_bytes * cell.block_size_bytes for m in moved]
+        return [
+            fio_jobs.sequential_starts(slice_bytes=size, block_size=cell.block_size_bytes, moved=per_job)[-1]
+            for _, size in slices
+        ]
+
     def _wsat(self, series: Series, block: Block) -> None:
         target = self.plan.wsat_target_bytes
         written = 0
@@ -341,7 +391,9 @@ class Runner:
         self.state["wsat"] = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
         self._save()
 
-    def _run_series_cell(self, series: Series, round_number: int, cell: Cell, run_id: str) -> None:
+    def _run_series_cell(
+        self, series: Series, round_number: int, cell: Cell, run_id: str, starts: list[int] | None = None
+    ) -> None:
         engine = self.state["ioengine"]
         job = fio_jobs.render_cell(
             name=run_id,
@@ -354,6 +406,7 @@ class Runner:
             split=series.split_range,
             ioengine=engine["engine"],
             engine_note=engine["note"],
+            starts=starts,
         )
         self._run_fio(
             run_id=run_id,
@@ -524,6 +577,17 @@ class Runner:
                 low += wipc_s
                 high += wipc_s
             for si, series in enumerate(block.series):
+                current = bi == ctx.block_index and ctx.round
+                if current and block.interleaved:
+                    # every series of a throughput block advances one round at a time, write then read
+                    per_cell = series.runtime_s + overhead
+                    cells = len(series.cells)
+                    done_rounds = ctx.round
+                    left_in_round = cells if si >= ctx.series_index else 0
+                    minimum = min(steady_state.WINDOW_ROUNDS, series.max_rounds)
+                    low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
+                    high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
+                    continue
                 if bi == ctx.block_index and si < ctx.series_index:
                     continue
                 per_cell = series.runtime_s + overhead

@@ -9,11 +9,12 @@ from typing import Any
 
 import click
 
-# Rows of the summary table: label and the path of the value in facts.json.
+# Rows of the summary table: label and the path of the value in facts.json. Values whose path ends in one of
+# UNIT_SUFFIXES are shown with their unit.
 SUMMARY_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU", ("host", "cpu", "model")),
     ("Logical CPUs", ("host", "cpu", "logical_cpus")),
-    ("Memory (bytes)", ("host", "memory_bytes")),
+    ("Memory", ("host", "memory_bytes")),
     ("Kernel", ("host", "kernel", "release")),
     ("Distribution", ("host", "distribution", "pretty_name")),
     ("CPU governor", ("host", "cpufreq_governor")),
@@ -26,10 +27,10 @@ SUMMARY_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Model", ("id_ctrl", "model")),
     ("Serial", ("id_ctrl", "serial")),
     ("Firmware", ("id_ctrl", "firmware")),
-    ("Total NVM capacity (bytes)", ("id_ctrl", "tnvmcap_bytes")),
-    ("Namespace size (bytes)", ("id_ns", "size_bytes")),
-    ("LBA size (bytes)", ("id_ns", "lba_data_size_bytes")),
-    ("Temperature (°C)", ("smart_log", "temperature_c")),
+    ("Total NVM capacity", ("id_ctrl", "tnvmcap_bytes")),
+    ("Namespace size", ("id_ns", "size_bytes")),
+    ("LBA size", ("id_ns", "lba_data_size_bytes")),
+    ("Temperature", ("smart_log", "temperature_c")),
     ("Percentage used", ("smart_log", "percent_used")),
     ("Volatile write cache", ("volatile_write_cache", "enabled")),
     ("I/O scheduler", ("block_device", "block_queue", "scheduler")),
@@ -79,6 +80,21 @@ def collect(device: str | None, out_dir: Path | None, as_json: bool) -> None:
     _print_summary(facts, out_dir)
 
 
+def with_unit(key: str, value: Any) -> str:
+    """A figure as a person reads it: bytes also in binary units, temperatures in °C, shares in %."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if key.endswith("_bytes"):
+        from nvmedb_client.plan import format_bytes
+
+        return f"{format_bytes(value)} ({value} bytes)" if value >= 1024 else f"{value} bytes"
+    if key.endswith("_c"):
+        return f"{value} °C"
+    if key.startswith("percent"):
+        return f"{value} %"
+    return str(value)
+
+
 def summary_rows(facts: dict[str, Any]) -> list[tuple[str, str, bool]]:
     """(label, shown value, is_missing) for each summary row."""
     rows = []
@@ -92,7 +108,7 @@ def summary_rows(facts: dict[str, Any]) -> list[tuple[str, str, bool]]:
         elif isinstance(value, dict):
             rows.append((label, json.dumps(value), False))
         else:
-            rows.append((label, str(value), False))
+            rows.append((label, with_unit(path[-1], value), False))
     return rows
 
 

@@ -32,6 +32,23 @@ def parse_size_option(value: str | None) -> int | None:
 DEFAULT_PLAN_SIZE = {"pts": 1_000_000_000_000, "quick": 256 * plan_module.MIB}
 
 
+def read_namespace(device: str) -> tuple[int, int | None]:
+    """(size in bytes, LBA data size in bytes) of an NVMe namespace, from `nvme id-ns` (reads only)."""
+    from nvmedb_client.system import commands, nvme
+
+    result = commands.run_command(["nvme", "id-ns", device, "-o", "json"], timeout=60)
+    if not result.ok:
+        raise click.ClickException(f"cannot read the namespace of {device}: {result.failure_reason()}")
+    try:
+        id_ns = nvme.parse_id_ns(result.stdout)
+    except ValueError as exc:
+        raise click.ClickException(f"cannot read the namespace of {device}: {exc}") from None
+    size = id_ns.get("size_bytes")
+    if not size:
+        raise click.ClickException(f"{device} reports no namespace size: {id_ns['missing'].get('size_bytes')}")
+    return int(size), id_ns.get("lba_data_size_bytes")
+
+
 @click.command()
 @click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
@@ -39,11 +56,17 @@ DEFAULT_PLAN_SIZE = {"pts": 1_000_000_000_000, "quick": 256 * plan_module.MIB}
 @click.option(
     "--size", "size", default=None, help="Target capacity (e.g. 960GB, 256MiB); default 1 TB, or 256 MiB for quick."
 )
+@click.option(
+    "--device",
+    default=None,
+    help="An NVMe namespace (e.g. /dev/nvme0n1): its size and LBA format are read with `nvme id-ns` (nothing is "
+    "written).",
+)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Override the edition's thread count (TC).")
 @click.option("--iodepth", type=click.IntRange(min=1), default=None, help="Override the edition's queue depth (QD).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=None, help="Override the round limit (25).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the manifest's `plan` key).")
-def plan(tests, edition, profile, size, threads, iodepth, max_rounds, as_json) -> None:
+def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as_json) -> None:
     """Print the test plan: every test, block size, R/W mix, TC/QD, round structure, tracking variables, stop rules,
     the estimated duration and the estimated bundle size. Writes nothing.
 
@@ -51,18 +74,29 @@ def plan(tests, edition, profile, size, threads, iodepth, max_rounds, as_json) -
     Example:
       nvmedb-client plan
       nvmedb-client plan --edition client --size 512GB
+      nvmedb-client plan --device /dev/nvme0n1
       nvmedb-client plan --tests iops,lat --profile quick --json
     """
-    capacity = parse_size_option(size) or DEFAULT_PLAN_SIZE[profile]
+    if device and size:
+        raise click.UsageError("--size and --device exclude each other: a device's size is read from the device.")
+    lba_size = None
+    if device:
+        capacity, lba_size = read_namespace(device)
+    else:
+        capacity = parse_size_option(size) or DEFAULT_PLAN_SIZE[profile]
+    # without a device, a quick plan is for the file target it is made to try (its default size is that file's)
+    target_kind = "device" if device or profile == "pts" else "file"
     try:
         built = plan_module.build_plan(
             tests=parse_tests(tests),
             edition=edition,
             profile=profile,
             capacity_bytes=capacity,
+            target_kind=target_kind,
             threads=threads,
             iodepth=iodepth,
             max_rounds=max_rounds,
+            lba_size_bytes=lba_size,
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
@@ -70,7 +104,7 @@ def plan(tests, edition, profile, size, threads, iodepth, max_rounds, as_json) -
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    for line in describe(data, size_given=size is not None):
+    for line in describe(data, size_given=size is not None or device is not None):
         click.echo(line)
 
 
@@ -90,9 +124,11 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
         f"{data['specification']}, {ed['name']} edition, profile {data['profile']['name']}",
         f"  write cache {ed['write_cache']}, active range {ed['active_range_pct']}%, TC {data['threads']} / QD "
         f"{data['iodepth']} (edition: TC {ed['threads']} / QD {ed['iodepth']})",
-        f"  target capacity {fmt_b(data['capacity_bytes'])}"
+        f"  target: {'a file' if data['target_kind'] == 'file' else 'an NVMe namespace'}, capacity "
+        f"{fmt_b(data['capacity_bytes'])}"
         + ("" if size_given else " (assumed; pass --size)")
-        + f", active range {fmt_b(data['active_range_bytes'])}",
+        + f", active range {fmt_b(data['active_range_bytes'])}"
+        + (f", LBA {data['lba_size_bytes']} bytes" if data.get("lba_size_bytes") else ""),
         f"  WIPC: {data['wipc']['rule']}: {fmt_b(data['wipc']['bytes'])} of {_bs(data['wipc']['block_size_bytes'])}"
         " sequential writes",
         f"  steady state: {data['steady_state']['rule']} (data excursion <= "
@@ -103,8 +139,9 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
         lines.append("")
         head = f"{block['label']}: purge" if block["purge"] else block["label"]
         if block["wipc"]:
-            head += f", WIPC ({block['wipc']['threads']} jobs)"
+            head += f", WIPC ({block['wipc']['threads']} jobs, {_bs(block['wipc']['block_size_bytes'])} blocks)"
         lines.append(head)
+        lines.append(f"  round: {block['round']}")
         for series in block["series"]:
             cells = series["cells"]
             sizes = list(dict.fromkeys(c["block_size_bytes"] for c in cells))
@@ -122,6 +159,12 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
                     f"{_bs(variable['block_size_bytes'])} ({variable['id']})"
                 )
             lines.append(f"    stop: {series['stop_rule']}")
+        for skipped in data.get("skipped_cells") or []:
+            if skipped["test"] == block["test"]:
+                lines.append(
+                    f"    SKIPPED: {skipped['pattern']} {_mix(skipped['read_pct'])} @ "
+                    f"{_bs(skipped['block_size_bytes'])}: {skipped['reason']}"
+                )
     estimate = data["estimate"]
     lines += [
         "",

@@ -244,6 +244,7 @@ def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> N
             "it is not the same namespace."
         )
     config.size_bytes = capacity
+    config.lba_size_bytes = id_ns.get("lba_data_size_bytes")
     _validate_plan(config)
 
     serial = id_ctrl.get("serial")

@@ -114,30 +114,29 @@ def _verdict_table(derived: list[dict]) -> Table:
     table = Table(title="Steady state re-derived from the raw fio output (SNIA PTS v2.0.2 §2.1.24)")
     for column in (
         "variable",
-        "unit",
-        "window",
-        "average",
-        "data exc. / limit",
-        "slope exc. / limit",
-        "verdict",
-        "series",
+        "measurement window",
+        "window average",
+        "data excursion / limit",
+        "slope excursion / limit",
+        "window verdict",
+        "series verdict",
     ):
-        table.add_column(column, justify="left" if column in ("variable", "unit") else "right", no_wrap=True)
+        table.add_column(column, justify="left" if column == "variable" else "right", no_wrap=True)
     for entry in derived:
         window = entry.get("window")
         unit = _UNITS.get(entry["metric"], "")
-        series = f"{entry['series']} steady at round {entry['steady_round']}" if entry["steady"] else "not steady"
+        series = f"steady at round {entry['steady_round']}" if entry["steady"] else "not steady"
         if window is None:
-            table.add_row(entry["variable"], unit, "-", "-", "-", "-", "-", series)
+            rounds = entry.get("rounds_measured", 0)
+            table.add_row(entry["variable"], f"none ({rounds} of 5 rounds)", "-", "-", "-", "not judged", series)
             continue
         table.add_row(
             entry["variable"],
-            unit,
             f"rounds {window['first_round']}-{window['last_round']}",
-            f"{window['average']:.6g}",
-            f"{window['data_excursion']:.4g} / {window['data_excursion_limit']:.4g}",
-            f"{window['slope_excursion']:.4g} / {window['slope_excursion_limit']:.4g}",
-            "pass" if window["steady"] else "fail",
+            f"{window['average']:.6g} {unit}",
+            f"{window['data_excursion']:.4g} / {window['data_excursion_limit']:.4g} {unit}",
+            f"{window['slope_excursion']:.4g} / {window['slope_excursion_limit']:.4g} {unit}",
+            "steady" if window["steady"] else "not steady",
             series,
         )
     return table

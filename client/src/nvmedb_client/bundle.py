@@ -29,7 +29,7 @@ import fastjsonschema
 import jsonschema
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from nvmedb_client import signing
+from nvmedb_client import jsonload, signing
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
 from nvmedb_client.tracking import TESTS_WITH_STEADY_STATE, evaluate_runs
 
@@ -423,13 +423,9 @@ def _extract_member(archive: tarfile.TarFile, member: tarfile.TarInfo, target: P
 
 def _load_manifest(manifest_bytes: bytes) -> dict:
     try:
-        manifest = json.loads(manifest_bytes.decode("utf-8"))
-    except RecursionError:
-        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is nested too deeply") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not valid UTF-8 JSON ({exc})") from exc
-    if _depth(manifest) > MAX_MANIFEST_DEPTH:
-        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is nested deeper than {MAX_MANIFEST_DEPTH} levels")
+        manifest = jsonload.loads(manifest_bytes, what=MANIFEST_NAME, max_depth=MAX_MANIFEST_DEPTH)
+    except jsonload.JsonError as exc:
+        raise BundleError("bad_manifest", str(exc)) from None
     if not isinstance(manifest, dict):
         raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not a JSON object")
     if manifest.get("format_version") != FORMAT_VERSION:
@@ -447,22 +443,9 @@ def _load_manifest(manifest_bytes: bytes) -> dict:
     return manifest
 
 
-def _depth(node) -> int:
-    deepest = 0
-    stack = [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > MAX_MANIFEST_DEPTH:
-            break
-        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else ()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return deepest
-
-
 def _check_signature(signature_bytes: bytes, manifest_bytes: bytes) -> bytes:
     try:
-        document = json.loads(signature_bytes.decode("utf-8"))
+        document = jsonload.loads(signature_bytes, what=SIGNATURE_NAME, max_depth=4)
         if document.get("algorithm") != "ed25519":
             raise ValueError(f"algorithm {document.get('algorithm')!r} is not ed25519")
         public_key = base64.b64decode(document["public_key"], validate=True)

@@ -8,16 +8,12 @@ text, and client/server mode reports `client_stats` instead of `jobs`. fio 2.x r
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-try:
-    import orjson
-except ImportError:  # orjson is optional: it only makes large json+ files faster to read
-    orjson = None
+from nvmedb_client import jsonload
 
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
@@ -66,35 +62,37 @@ class FioSummary:
 
 
 def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, max_depth: int = MAX_DEPTH) -> dict:
-    """The final complete fio JSON document in `text`, however much else surrounds it."""
+    """The final complete fio JSON document in `text`, however much else surrounds it. Every document must be strict
+    JSON (no NaN or Infinity, no number beyond a double) nested at most `max_depth` deep (nvmedb_client.jsonload)."""
     size = len(text)
     if size > max_bytes:
         raise FioOutputError(f"fio output is {size} bytes, more than the {max_bytes}-byte limit")
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogatepass")
+    if not jsonload.within_depth(raw, max_depth):
+        raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not text.strip():
         raise FioOutputError("fio output is empty: fio wrote no result")
+    if jsonload.has_lone_surrogate(text):
+        raise FioOutputError("fio output is not strict JSON: a string holds a lone UTF-16 surrogate escape")
 
     documents = _json_documents(text, max_depth=max_depth)
     results = [doc for doc in documents if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc)]
     if not results:
         first_line = text.strip().splitlines()[0][:200]
         raise FioOutputError(f"fio output contains no JSON result; it starts with: {first_line!r}")
-    result = results[-1]
-    _check_depth(result, max_depth)
-    return result
+    return results[-1]
 
 
 def _json_documents(text: str, *, max_depth: int) -> list:
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
-            return [_loads(stripped)]
-        except RecursionError as exc:
-            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels") from exc
-        except ValueError:
-            pass  # not one clean document: scan for the documents inside it
-    decoder = json.JSONDecoder()
+            return [jsonload.loads(stripped, what="fio output", max_bytes=len(stripped) * 4 + 1, max_depth=max_depth)]
+        except jsonload.JsonError:
+            pass  # not one clean document: scan for the documents inside it (the scan says what is not strict)
+    decoder = jsonload.strict_decoder()
     documents = []
     position = 0
     while True:
@@ -104,6 +102,8 @@ def _json_documents(text: str, *, max_depth: int) -> list:
         start = match.end() - 1
         try:
             document, end = decoder.raw_decode(text, start)
+        except jsonload.JsonError as exc:
+            raise FioOutputError(f"fio output {exc.problem}") from None
         except RecursionError as exc:
             raise FioOutputError(f"fio output is nested deeper than {max_depth} levels") from exc
         except ValueError:
@@ -111,27 +111,6 @@ def _json_documents(text: str, *, max_depth: int) -> list:
             continue
         documents.append(document)
         position = end
-
-
-def _loads(text: str):
-    if orjson is not None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            if "recursion" in str(exc).lower():
-                raise RecursionError(str(exc)) from exc
-            raise ValueError(str(exc)) from exc
-    return json.loads(text)
-
-
-def _check_depth(document, max_depth: int) -> None:
-    stack = [(document, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > max_depth:
-            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
 def summarize(doc: dict) -> FioSummary:

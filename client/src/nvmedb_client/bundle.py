@@ -264,7 +264,8 @@ def _verify(path: Path, root: Path, limits: BundleLimits, trusted_keys: Collecti
         stream = _LimitedStream(gzip.GzipFile(fileobj=raw, mode="rb"), compressed_size, limits)
         try:
             manifest_bytes, signature_bytes, extracted = _read_members(stream, root, limits)
-        except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError) as exc:
+        except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, ValueError) as exc:
+            # tarfile raises ValueError (and UnicodeError, a ValueError) on some malformed headers
             raise BundleError("not_an_archive", f"{path.name} is not a readable tar.gz archive ({exc})") from exc
 
     if manifest_bytes is None:
@@ -371,6 +372,11 @@ def _read_members(
 
 
 def _check_member_name(name: str) -> None:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        # tarfile hands over undecodable name bytes as lone surrogates; no manifest path (strict JSON) can name them
+        raise BundleError("unsafe_path", f"archive member {name!r} has a name that is not UTF-8") from None
     try:
         _check_relative_path(name.rstrip("/") if name.endswith("/") else name)
     except BundleError as exc:

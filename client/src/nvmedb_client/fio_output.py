@@ -17,6 +17,7 @@ from nvmedb_client import jsonload
 
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
+MAX_VALUE = 2**63
 _KIB = 1024
 _US_TO_NS = 1000
 _DIRECTIONS = ("read", "write")
@@ -123,11 +124,25 @@ def summarize(doc: dict) -> FioSummary:
         if isinstance(exc, FioOutputError):
             raise
         raise FioOutputError(f"fio output has an unexpected shape ({type(exc).__name__}: {exc})") from exc
-    for name in ("runtime_s", "total_iops", "total_bw_bytes_per_s", "lat_mean_ns", "lat_max_ns"):
-        value = getattr(summary, name)
-        if value is not None and not math.isfinite(value):
-            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+    _check_bounds(summary)
     return summary
+
+
+def _check_bounds(summary: FioSummary) -> None:
+    """Every figure must be a finite number a 64-bit column can hold: a larger one is no measurement (2**63 bytes is
+    8 EiB; 2**63 ns is 292 years), and the sums and squares of steady-state math stay finite below it."""
+    values = [(name, getattr(summary, name)) for name in summary.__dataclass_fields__ if name != "percentiles_ns"]
+    values += [
+        (f"percentile {key} of {direction}", value)
+        for direction, table in summary.percentiles_ns.items()
+        for key, value in table.items()
+    ]
+    for name, value in values:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+            if abs(value) >= MAX_VALUE:
+                raise FioOutputError(f"fio output gives {name} = {value:.3g}, beyond the limit of ±2**63")
 
 
 def _summarize(doc: dict) -> FioSummary:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
-from analysis import aggregates, pcie
+from analysis import aggregates, columns, pcie
 from analysis.bulk import insert_rows
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value, worst_percentile
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
@@ -63,6 +63,8 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     previous_models = set(TestRun.objects.filter(submission=submission).values_list("drive_model_id", flat=True))
     if previous_models or Flag.objects.filter(submission=submission).exists():
         delete_submission_rows(submission=submission)
+    if not record.reject_reasons:
+        record.reject_reasons.extend(columns.record_problems(record))  # same verdict on SQLite and PostgreSQL
     if record.reject_reasons:
         for model in DriveModel.objects.filter(id__in=previous_models):
             refresh_aggregates(drive_model=model)

@@ -25,6 +25,7 @@ RULES: dict[str, str] = {
     "moderation": "Staff rejected this submission.",
     "timeout": "Validation took longer than the site allows.",
     "ingest": "The dataset refused the results.",
+    "unreadable": "The site could not read the bundle: a file in it has a shape no check expected.",
 }
 
 

@@ -6,14 +6,13 @@ import uuid
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
 from submissions import selectors, services
 
 logger = logging.getLogger(__name__)
 
 # Database hiccups and lost storage connections are worth another try; a bad bundle is not (it gets a report).
-TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+TRANSIENT_ERRORS = services.TRANSIENT_ERRORS
 
 
 @shared_task(

@@ -15,6 +15,7 @@ from analysis.bundle_system import (
     ListedFiles,
     host_from_facts,
     link_from_lspci,
+    not_strict_json,
     parsed,
     read_json,
     run_facts,
@@ -58,10 +59,11 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     files = {entry["path"] for entry in manifest.get("files", []) if isinstance(entry, Mapping) and "path" in entry}
     system = system_files(manifest, files)
     missing: dict[str, str] = {}
+    rejects: list[str] = []
 
-    id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl")
-    id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns")
-    facts = read_json(bundle, system.get("facts"), missing, "facts")
+    id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl", rejects=rejects)
+    id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns", rejects=rejects)
+    facts = read_json(bundle, system.get("facts"), missing, "facts", rejects=rejects)
     target = manifest.get("target") or {}
 
     identity = _identity(id_ctrl, missing)
@@ -79,6 +81,7 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         tool_versions={str(k): v for k, v in (manifest.get("tools") or {}).items()},
         signed=True,
         missing=missing,
+        reject_reasons=rejects,
     )
     with reading("run.json"):
         run_facts(bundle, files, facts, record)
@@ -112,7 +115,9 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
 
     first_smart = next((m.smart_before for tr in record.test_runs for m in tr.measurements if m.smart_before), None)
     if first_smart is None and system.get("smart"):
-        first_smart = parsed(bundle, system["smart"], nvme.parse_smart_log, missing, "smart_log")
+        first_smart = parsed(
+            bundle, system["smart"], nvme.parse_smart_log, missing, "smart_log", rejects=record.reject_reasons
+        )
     wear = wear_from_smart(first_smart)
     record.percentage_used = wear.percentage_used
     record.power_on_hours = wear.power_on_hours
@@ -148,7 +153,7 @@ def _parse_runs(
         run_id, path = str(run.get("id")), run.get("output_file")
         try:
             data = bundle.read_bytes(path)
-            with reading(f"run {run_id}: {path}"):
+            with reading(f"run {run_id}: {path}", expected=(FioOutputError,)):
                 doc = parse_fio_output(data)
                 summaries[run_id] = summarize(doc)
             documents[run_id] = doc
@@ -225,9 +230,11 @@ def _smart(bundle, path: str | None, record: SubmissionRecord) -> dict | None:
         return None
     try:
         data = bundle.read_bytes(path)
-        with reading(path):
+        with reading(path, expected=(ValueError,)):
             return nvme.parse_smart_log(data)
     except (ValueError, KeyError) as exc:
+        if not_strict_json(exc):
+            record.reject_reasons.append(f"{path}: {exc}"[:300])
         record.missing.setdefault("smart_log", f"{path} could not be read: {exc}"[:300])
         return None
 

@@ -55,7 +55,8 @@ class ListedFiles:
 
 def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRecord) -> None:
     """Purge method and write cache as the client recorded them (files/run.json, system facts.json)."""
-    recorded = read_json(bundle, "run.json" if "run.json" in files else None, {}, "run.json") or {}
+    run_json = "run.json" if "run.json" in files else None
+    recorded = read_json(bundle, run_json, {}, "run.json", rejects=record.reject_reasons) or {}
     purges = recorded.get("purges") if isinstance(recorded.get("purges"), list) else []
     methods = sorted({str(p.get("method")) for p in purges if isinstance(p, Mapping) and p.get("method")})
     record.purge_method = ", ".join(methods)[:32]  # the client names methods in full (e.g. 39 characters)
@@ -94,32 +95,42 @@ def system_files(manifest: Mapping, files: set[str]) -> dict[str, str]:
     return found
 
 
-def parsed(bundle, path: str | None, parser, missing: dict, name: str) -> dict | None:
+def parsed(bundle, path: str | None, parser, missing: dict, name: str, *, rejects: list[str]) -> dict | None:
+    """`parser` applied to the file at `path`. Absent, or of another kind: missing with the reason. Present but not
+    strict JSON within the limits (NaN, too deep, too large: nothing nvme-cli prints): a reason to reject."""
     if not path:
         missing[name] = f"the bundle has no {name.replace('_', '-')} output"
         return None
     try:
         data = bundle.read_bytes(path)
-        with reading(path):
+        with reading(path, expected=(ValueError,)):
             return parser(data)
     except (ValueError, KeyError) as exc:
+        if not_strict_json(exc):
+            rejects.append(f"{path}: {exc}"[:300])
         missing[name] = f"{path} could not be read: {exc}"[:300]
         return None
 
 
-def read_json(bundle, path: str | None, missing: dict, name: str) -> dict | None:
+def read_json(bundle, path: str | None, missing: dict, name: str, *, rejects: list[str]) -> dict | None:
     if not path:
         missing[name] = f"the bundle has no {name} file"
         return None
     try:
         value = jsonload.loads(bundle.read_bytes(path), what=path, max_bytes=MAX_FACTS_BYTES)
     except jsonload.JsonError as exc:
+        rejects.append(str(exc)[:300])
         missing[name] = str(exc)[:300]
         return None
     except KeyError as exc:
         missing[name] = f"{path} is not in the bundle: {exc}"[:300]
         return None
     return value if isinstance(value, dict) else None
+
+
+def not_strict_json(error: BaseException) -> bool:
+    """Whether a parser refused its input for not being strict JSON within the limits (nvmedb_client.jsonload)."""
+    return isinstance(error, jsonload.JsonError) or isinstance(error.__cause__, jsonload.JsonError)
 
 
 def find(facts: Any, key: str) -> Any:
@@ -171,8 +182,10 @@ def link_from_lspci(bundle, lspci_path: str | None, facts: dict | None, record: 
         record.missing["pcie_link"] = "the bundle has no lspci output"
         return
     try:
-        devices = parse_lspci(bundle.read_bytes(lspci_path))
-    except (ValueError, OSError, KeyError) as exc:
+        data = bundle.read_bytes(lspci_path)
+        with reading(lspci_path, expected=(ValueError,)):
+            devices = parse_lspci(data)
+    except (ValueError, KeyError) as exc:
         record.missing["pcie_link"] = f"{lspci_path} could not be parsed: {exc}"[:300]
         return
     by_address = {norm_address(d.slot): d for d in devices}

@@ -238,7 +238,7 @@ def _link_values(record: SubmissionRecord):
 
 
 def _measurement_values(m) -> Iterable[tuple[type[models.Model], str, object, str]]:
-    label = f"run {str(m.run_key)[:40]!r}"
+    label = f"run {str(m.run_key)[:40]}"
     yield Measurement, "run_key", m.run_key, f"the id of {label}"
     yield Round, "phase", m.phase, f"{label}'s phase"
     yield Round, "series", m.series, f"{label}'s series"

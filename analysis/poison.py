@@ -29,11 +29,13 @@ class UnreadableBundle(Exception):
 
 
 @contextmanager
-def reading(where: str) -> Iterator[None]:
-    """Turn an unexpected error while reading `where` (a file of the bundle or a step) into UnreadableBundle."""
+def reading(where: str, *, expected: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Turn an unexpected error while reading `where` (a file of the bundle or a step) into UnreadableBundle.
+
+    `expected` are the errors by which the parser says "this is not a valid file" (the caller records those)."""
     try:
         yield
-    except (UnreadableBundle, *TRANSIENT):
+    except (UnreadableBundle, *TRANSIENT, *expected):
         raise
     except Exception as error:
         raise UnreadableBundle(where, error) from error

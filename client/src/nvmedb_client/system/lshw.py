@@ -77,7 +77,7 @@ def _root(text: str | bytes | Mapping[str, Any] | list) -> Mapping[str, Any]:
                 text, what="lshw output", max_bytes=MAX_OUTPUT_BYTES, max_depth=MAX_DEPTH, replace_invalid_utf8=True
             )
         except jsonload.JsonError as exc:
-            raise LshwParseError(str(exc)) from None
+            raise LshwParseError(str(exc)) from exc
     if isinstance(doc, list):
         doc = doc[0] if len(doc) == 1 else next((n for n in doc if isinstance(n, Mapping) and "children" in n), None)
     if not isinstance(doc, Mapping) or "class" not in doc:

@@ -44,7 +44,7 @@ def load_json(data: str | bytes | Mapping[str, Any] | list) -> Any:
             data, what="nvme-cli output", max_bytes=MAX_OUTPUT_BYTES, max_depth=MAX_DEPTH, replace_invalid_utf8=True
         )
     except jsonload.JsonError as exc:
-        raise NvmeParseError(str(exc)) from None
+        raise NvmeParseError(str(exc)) from exc
 
 
 def to_number(value: Any) -> int | float | None:

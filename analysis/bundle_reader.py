@@ -63,6 +63,9 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
 
     id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl", rejects=rejects)
     id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns", rejects=rejects)
+    for key, reason in ((id_ns or {}).get("missing") or {}).items():
+        if key.startswith("lba_format_"):  # a block size no NVMe drive can have: not a real id-ns
+            rejects.append(f"{system['id_ns']}: {reason}"[:300])
     facts = read_json(bundle, system.get("facts"), missing, "facts", rejects=rejects)
     target = manifest.get("target") or {}
 

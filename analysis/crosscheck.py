@@ -84,12 +84,25 @@ def _direction_data(doc: Mapping) -> Iterable[tuple[int, str, Mapping]]:
 
 
 def check_figures(doc: Mapping, *, raw_file: str) -> list[CheckFailure]:
-    """fio's own figures must be finite numbers a 64-bit column can hold; the other checks read only those that are."""
-    return [
+    """fio's own figures must be finite numbers a 64-bit column can hold, and its options objects (as fio writes
+    them); the other checks read only figures that are numbers and options that are objects."""
+    failures = [
         CheckFailure("figures", REJECT, f"{raw_file} $.jobs[{index}].{direction}: {bad} is not a usable number")
         for index, direction, data in _all_direction_data(doc)
         if (bad := _bad_figure(data)) is not None
     ]
+    shapes = [("$['global options']", doc.get("global options"))]
+    shapes += [
+        (f"$.jobs[{i}]['job options']", e.get("job options"))
+        for i, e in enumerate(_entries(doc))
+        if isinstance(e, Mapping)
+    ]
+    failures += [
+        CheckFailure("figures", REJECT, f"{raw_file} {where} is a {type(value).__name__}, not an object of options")
+        for where, value in shapes
+        if value is not None and not isinstance(value, Mapping)
+    ]
+    return failures
 
 
 def _bw_bytes(data: Mapping) -> float:

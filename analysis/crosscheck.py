@@ -266,7 +266,7 @@ def check_job_options(*, run: Mapping, options: Mapping[str, str], raw_file: str
 
     if "bs" in options and run.get("block_size_bytes") is not None:
         size = parse_size(options["bs"], kb_base=1000 if str(options.get("kb_base", "")).strip() == "1000" else 1024)
-        if size is not None and size != int(run["block_size_bytes"]):
+        if size is not None and size != _number(run["block_size_bytes"]):
             differ("block size", run["block_size_bytes"], f"bs={options['bs']}")
     rw = options.get("rw") or options.get("readwrite")
     if rw and run.get("pattern") and rw != run["pattern"]:
@@ -281,7 +281,7 @@ def check_job_options(*, run: Mapping, options: Mapping[str, str], raw_file: str
             actual_read = None if written is None else 100 - written
         else:
             actual_read = 50  # fio's default mix for rw/randrw
-        if actual_read != int(run["read_pct"]):
+        if actual_read != _number(run["read_pct"]):
             differ("read share", f"{run['read_pct']}%", f"{actual_read}% reads")
     for key, option in (("iodepth", "iodepth"), ("threads", "numjobs")):
         if run.get(key) is not None and option in options:
@@ -290,11 +290,12 @@ def check_job_options(*, run: Mapping, options: Mapping[str, str], raw_file: str
             except (ValueError, OverflowError):
                 differ(key, run[key], f"{option}={options[option]}")
                 continue
-            if actual != int(run[key]):
+            if actual != _number(run[key]):
                 differ(key, run[key], f"{option}={options[option]}")
     if run.get("runtime_s") and "runtime" in options:
         seconds = parse_seconds(options["runtime"])
-        if seconds is not None and abs(seconds - float(run["runtime_s"])) > 0.5:
+        declared = _number(run["runtime_s"])
+        if seconds is not None and (declared is None or abs(seconds - declared) > 0.5):
             differ("runtime", f"{run['runtime_s']} s", f"runtime={options['runtime']}")
     return failures
 
@@ -406,7 +407,7 @@ def _number(value) -> float | None:
 
 def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]:
     """The run entry must be one the declared plan contains: its test, phase, cell, threads, depth and runtime."""
-    blocks = [b for b in _objects(plan.get("blocks")) if b.get("test") == run.get("test")]
+    blocks = [b for b in _objects(_mapping(plan).get("blocks")) if b.get("test") == run.get("test")]
     if not blocks:
         return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no {run.get('test')} test")]
     if run.get("phase") == "wipc":

@@ -138,11 +138,13 @@ def _check_bounds(summary: FioSummary) -> None:
         for key, value in table.items()
     ]
     for name, value in values:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not math.isfinite(value):
-                raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
-            if abs(value) >= MAX_VALUE:
-                raise FioOutputError(f"fio output gives {name} = {value:.3g}, beyond the limit of ±2**63")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+        if abs(value) >= MAX_VALUE:  # compared as an int when it is one: a huge int has no float form
+            shown = f"{value:.3g}" if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
+            raise FioOutputError(f"fio output gives {name} = {shown}, beyond the limit of ±2**63")
 
 
 def _summarize(doc: dict) -> FioSummary:

@@ -26,7 +26,11 @@ def report_text(submission: Submission) -> str:
 
 
 def test_every_hostile_bundle_is_rejected_on_its_first_attempt_and_the_worker_survives(
-    start_worker, owner, owner_api, shared_samples, tmp_path
+    start_worker,  # noqa: F811 (the fixture imported above)
+    owner,
+    owner_api,
+    shared_samples,
+    tmp_path,
 ):
     key = bundle_factory.new_signing_key()
     services.signing_key_register(user=owner, public_key=bundle_factory.public_key_bytes(key))

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
-from nvmedb_client.system import lshw, nvme
+from nvmedb_client.system import lshw, lspci, nvme
 
 FIO_SAMPLE = "fio/local__fio-3.33__randrw_jsonplus.json"
 ID_CTRL = (
@@ -145,3 +145,15 @@ def test_fio_percentiles_beyond_a_double_are_no_measurement(shared_samples):
     percentiles[next(iter(percentiles))] = 1e300
     with pytest.raises(FioOutputError, match="percentile"):
         summarize(doc)
+
+
+def test_lspci_figures_with_thousands_of_digits_or_two_dots_are_not_read():
+    text = (
+        "3b:00.0 Non-Volatile memory controller [0108]: Samsung Electronics Co Ltd [144d:a808]\n"
+        "\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x4, ASPM L1\n"
+        f"\t\tLnkSta:\tSpeed 1.2.3GT/s, Width x{'9' * 5000}\n"
+        f"\tNUMA node: {'9' * 5000}\n"
+    )
+    [device] = lspci.parse_lspci(text)
+    assert (device.link_cap_speed_gts, device.link_cap_width) == (8.0, 4)
+    assert (device.link_speed_gts, device.link_width, device.numa_node) == (None, None, None)

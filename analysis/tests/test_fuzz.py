@@ -10,6 +10,7 @@ longer by hand. A case that ever fails is kept in test_fuzz_regressions.py.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
@@ -288,3 +289,35 @@ def test_re_signed_mutated_bundles_are_read_without_an_exception(tmp_path, templ
         shutil.rmtree(work)
     crashes.check()
     assert read > 40
+
+
+def test_archives_with_damaged_tar_headers_give_only_bundle_errors(tmp_path, template):
+    rng = random.Random(SEED + 5)
+    run_dir, manifest, files = template
+    good = write_bundle(
+        run_dir=run_dir,
+        manifest=manifest,
+        files=files,
+        signing_key=bundles.bundle_factory().new_signing_key(),
+        out_path=tmp_path / "good.nvmedb.tar.gz",
+    )
+    tar = bytearray(gzip.decompress(good.read_bytes()))
+    headers = [offset for offset in range(0, len(tar), 512) if tar[offset + 257 : offset + 262] == b"ustar"]
+    crashes = Crashes()
+    for index in range(60 * SCALE):
+        damaged = bytearray(tar)
+        for _ in range(rng.randint(1, 4)):
+            # a header field (name, mode, size, checksum, type, link name, pax records) or any byte
+            at = rng.choice(headers) + rng.randrange(512) if rng.random() < 0.8 else rng.randrange(len(damaged))
+            damaged[at] = rng.choice((0, 0x30, 0x37, 0x78, 0x4C, 0xFF, rng.randrange(256)))
+        path = tmp_path / f"damaged{index}.nvmedb.tar.gz"
+        path.write_bytes(gzip.compress(bytes(damaged), mtime=0))
+        try:
+            verify_bundle(path, extract_to=tmp_path / f"extracted{index}")
+        except BundleError:
+            pass
+        except Exception as error:
+            crashes.add("verify_bundle", f"header bytes changed in case {index}", error)
+        shutil.rmtree(tmp_path / f"extracted{index}", ignore_errors=True)
+        path.unlink()
+    crashes.check()

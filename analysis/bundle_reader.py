@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
+# the client's job files are a few hundred bytes
+MAX_JOB_FILE_BYTES = 1024 * 1024
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -215,10 +217,13 @@ def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, docum
     if run.get("job_file") and not all(key in options for key in CHECKED_OPTIONS):
         # fio echoes every option it was given; the job file is read only for what the output leaves out
         try:
-            job_text = bundle.read_bytes(run["job_file"]).decode("utf-8", errors="replace")
+            job_bytes = bundle.read_bytes(run["job_file"])
         except KeyError:
             record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
         else:
+            if len(job_bytes) > MAX_JOB_FILE_BYTES:
+                return [*failures, _oversized_job_file(run["job_file"], len(job_bytes))]
+            job_text = job_bytes.decode("utf-8", errors="replace")
             with reading(f"run {run_id}: {run['job_file']}"):
                 options = crosscheck.job_options(doc, job_text)
     documents_options[run_id] = options
@@ -226,6 +231,11 @@ def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, docum
     if plan.get("blocks"):
         failures += crosscheck.check_run_against_plan(run=run, plan=plan)
     return failures
+
+
+def _oversized_job_file(path: str, size: int) -> crosscheck.CheckFailure:
+    reason = f"job file {path} is {size} bytes, more than the limit of {MAX_JOB_FILE_BYTES} for a fio job file"
+    return crosscheck.CheckFailure("job_options", crosscheck.REJECT, reason)
 
 
 def _smart(bundle, path: str | None, record: SubmissionRecord) -> dict | None:

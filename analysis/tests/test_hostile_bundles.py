@@ -1,6 +1,8 @@
 """Each crash class of issue 14 ends as a clear verdict: refused by verify_bundle, or rejected by the pipeline with
 its reason, never an exception out of the reader or the database."""
 
+import json
+
 import pytest
 
 from analysis import columns
@@ -113,3 +115,20 @@ def bundles_identity():
         firmware="1B2QEXM7",
         serial="S1",
     )
+
+
+def test_an_oversized_job_file_is_a_reason_to_reject_not_parsed(make_verified, submission):
+    def huge_job_file(run_dir, manifest, files):
+        run = manifest["runs"][0]
+        output = run_dir / run["output_file"]
+        doc = json.loads(output.read_text())
+        for options in [doc.get("global options") or {}] + [job.get("job options") or {} for job in doc["jobs"]]:
+            options.pop("runtime", None)  # so the job file is what says how long fio ran
+        output.write_text(json.dumps(doc))
+        job = run_dir / run["job_file"]
+        job.write_text(job.read_text() + "# padding\n" * 200_000)
+
+    verified = make_verified(mutate=huge_job_file)
+    outcome = ingest_submission(submission=submission, bundle=verified)
+    assert outcome.status == "rejected"
+    assert any("more than the limit of 1048576 for a fio job file" in reason for reason in outcome.reasons)

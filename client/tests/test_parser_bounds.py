@@ -157,3 +157,8 @@ def test_lspci_figures_with_thousands_of_digits_or_two_dots_are_not_read():
     [device] = lspci.parse_lspci(text)
     assert (device.link_cap_speed_gts, device.link_cap_width) == (8.0, 4)
     assert (device.link_speed_gts, device.link_width, device.numa_node) == (None, None, None)
+
+
+def test_an_lspci_report_beyond_its_size_limit_is_refused_before_parsing():
+    with pytest.raises(lspci.LspciParseError, match="more than the limit"):
+        lspci.parse_lspci(b"00:00.0 Host bridge: x\n" * (lspci.MAX_REPORT_BYTES // 20))

@@ -17,6 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 NVME_CLASS_ID = "0108"
+# a large server's `lspci -vvv` is about 1 MB; a report beyond this is no lspci output
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+
+
+class LspciParseError(ValueError):
+    """The text cannot be an lspci report."""
+
 
 _STDERR_NOISE = re.compile(r"(?:pcilib|lspci): [^\n]*\n")
 _HEADER = re.compile(
@@ -88,6 +95,8 @@ def parse_lspci(text: str | bytes, *, vendor_names: Mapping[str, str] | None = N
     `vendor_names` maps lowercase 4-digit vendor ids to names (from pci.ids); with it, the description is split into
     vendor and device name when the vendor id is known (-nn) or the description starts with a known vendor name.
     """
+    if len(text) > MAX_REPORT_BYTES:
+        raise LspciParseError(f"lspci output is {len(text)} bytes, more than the limit of {MAX_REPORT_BYTES}")
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     text = _STDERR_NOISE.sub("", text.replace("\r\n", "\n"))

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from analysis import crosscheck, thermal, unwritten
+from analysis import crosscheck, plausibility, thermal, unwritten
 from analysis.bundle_system import (
     ListedFiles,
     host_from_facts,
@@ -31,6 +31,7 @@ from analysis.records import (
     TestRunRecord,
     WindowRecord,
 )
+from analysis.run_conditions import run_condition_problems
 from analysis.values import optional_int
 from analysis.wear import wear_from_smart
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
@@ -90,6 +91,12 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     )
     with reading("run.json"):
         run_facts(bundle, files, facts, record)
+        # run_facts already rejected a run.json that is not strict JSON: this second read adds no reason
+        recorded = read_json(bundle, "run.json" if "run.json" in files else None, {}, "run.json", rejects=[]) or {}
+        for problem in run_condition_problems(recorded, manifest):  # the server's own check of cache and idle time
+            record.compliant = False
+            if problem not in record.compliance_reasons:
+                record.compliance_reasons.append(problem)
 
     # Namespace size: id-ns when the target is a device, otherwise what the client measured.
     record.namespace_size_bytes = (id_ns or {}).get("size_bytes") or (
@@ -128,6 +135,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     record.power_on_hours = wear.power_on_hours
     record.data_written_before_bytes = wear.data_written_bytes
     missing.update(wear.missing)
+    record.plan = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
+    plausibility.apply(record)
     if not record.compliant:
         reasons = "; ".join(record.compliance_reasons) or "the client did not declare it compliant"
         record.flags.append(FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300]))

@@ -236,8 +236,8 @@ def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str
             for section in parser.sections():
                 options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
     options.update({str(k): str(v) for k, v in _mapping(doc.get("global options")).items()})
-    jobs = doc.get("jobs")
-    for entry in jobs if isinstance(jobs, list) else []:
+    # fio in client/server mode reports each job under client_stats, with its options there
+    for entry in _entries(doc):
         if isinstance(entry, Mapping):
             options.update({str(k): str(v) for k, v in _mapping(entry.get("job options")).items()})
     return options

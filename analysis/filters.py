@@ -46,7 +46,9 @@ SORT_CHOICES = (
 )
 METRIC_KEYS = frozenset(h.key for h in HEADLINES)
 COMPLIANCE_RUNS = {
-    "pts": Q(profile="pts", compliant=True),
+    # compliant is set only when every plausibility gate and evidence check passed (analysis.plausibility);
+    # a file target is never a PTS result, whatever an older row says
+    "pts": Q(profile="pts", compliant=True, target_kind="device"),
     "quick": Q(profile="quick"),
     "imported": ~Q(source="client"),
 }

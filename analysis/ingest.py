@@ -8,10 +8,12 @@ an earlier attempt wrote, so running it twice yields the same rows.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from analysis.browse import raw_files
 from analysis.bundle_reader import read_bundle
 from analysis.poison import UnreadableBundle
 from analysis.services import store_submission
@@ -47,4 +49,7 @@ def ingest_submission(*, submission: Submission, bundle: VerifiedBundle) -> Inge
         logger.warning("submission %s: %s", submission.pk, unreadable.reason, exc_info=unreadable.error)
         return IngestOutcome(status="rejected", reasons=[unreadable.reason])
     result = store_submission(submission=submission, record=record)
+    if result.status != "rejected":
+        with contextlib.suppress(OSError, ValueError):  # only a cache warm-up: raw-file pages collect them otherwise
+            raw_files.warm_identifiers(storage_name=submission.storage_name, bundle=bundle)
     return IngestOutcome(status=result.status, reasons=result.reasons)

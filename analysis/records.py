@@ -157,3 +157,6 @@ class SubmissionRecord:
     reject_reasons: list[str] = field(default_factory=list)
     hold_reasons: list[str] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)  # imports: field -> where the source states it
+    plan: dict = field(default_factory=dict)  # the bundle's declared plan (client bundles), for the evidence gates
+    gates_applied: bool = False  # analysis.plausibility.apply ran on this record

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
-from analysis import aggregates, columns, pcie
+from analysis import aggregates, columns, pcie, plausibility
 from analysis.bulk import insert_rows
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value, worst_percentile
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
@@ -63,10 +63,11 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     previous_models = set(TestRun.objects.filter(submission=submission).values_list("drive_model_id", flat=True))
     if previous_models or Flag.objects.filter(submission=submission).exists():
         delete_submission_rows(submission=submission)
+    plausibility.apply(record)  # every reader's record passes the same gates (a no-op when its reader ran them)
     if not record.reject_reasons:
         record.reject_reasons.extend(columns.record_problems(record))  # same verdict on SQLite and PostgreSQL
     if record.reject_reasons:
-        for model in DriveModel.objects.filter(id__in=previous_models):
+        for model in DriveModel.objects.filter(id__in=previous_models).order_by("pk"):  # one lock order everywhere
             refresh_aggregates(drive_model=model)
         return StoreResult(REJECTED, list(dict.fromkeys(record.reject_reasons)))
 
@@ -129,7 +130,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     measurement_rows = insert_rows(measurement_rows)
     by_key = {(row.test_run_id, row.run_key): row for row in measurement_rows}
     for row in measurement_rows:
-        if pcie.is_bus_bound(row.link_utilization) and record.link is not None:
+        if plausibility.bus_bound_is_plausible(row.link_utilization) and record.link is not None:
             flags.append(
                 Flag(
                     submission=submission,
@@ -166,7 +167,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
 
     status = HELD if hold_reasons else PUBLISHED
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
-    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}):
+    for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)
     return StoreResult(status, list(dict.fromkeys(hold_reasons)))
 
@@ -213,6 +214,7 @@ def _test_run_row(submission, record, test_record, drive_model, firmware, unit, 
         critical_temperature_k=record.critical_temperature_k,
         max_temperature_k=test_record.max_temperature_k,
         missing={**record.missing, **test_record.missing},
+        evidence=record.evidence,
     )
 
 
@@ -407,12 +409,20 @@ def _link_row(record: SubmissionRecord) -> PcieLink | None:
 
 
 def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
-    """Results far from the published runs of the same model, test, profile and edition (one query for all)."""
+    """Results far from the published runs of the same model, test, profile and edition (one query for all).
+
+    One vote per independent contributor and unit: the peers are the medians of each (contributor, unit) pair's
+    published runs, counting only contributors past review (submissions.review) and never the submitter
+    themselves, so a handful of fresh accounts cannot make an established result look like an outlier.
+    """
+    from submissions.review import established_uploader_ids
+
     runs = [run for run in test_runs if run.headline]
     if not runs:
         return []
     first = runs[0]
-    peers = (
+    uploader_id = first.submission.uploader_id
+    peers = list(
         TestRun.objects.filter(
             drive_model_id=first.drive_model_id,
             test__in=[run.test for run in runs],
@@ -422,26 +432,40 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
             submission__hidden=False,
         )
         .exclude(submission_id=first.submission_id)
-        .values_list("test", "headline")
+        .exclude(submission__uploader_id=uploader_id)
+        .values_list("test", "headline", "submission__uploader_id", "unit_id")
     )
-    peer_values: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for test, headline in peers:
+    established = established_uploader_ids({peer[2] for peer in peers})
+    votes: dict[tuple[str, str], dict[tuple[int, int | None], list[float]]] = defaultdict(lambda: defaultdict(list))
+    for test, headline, contributor, unit in peers:
+        if contributor not in established:
+            continue
         for key, value in (headline or {}).items():
             if value is not None:
-                peer_values[(test, key)].append(float(value))
+                votes[(test, key)][(contributor, unit)].append(float(value))
+    peer_values = {metric: [aggregates.median(v) for v in by_voter.values()] for metric, by_voter in votes.items()}
     found = []
     for run in runs:
         for key, value in run.headline.items():
-            reason = aggregates.outlier_reason(BY_KEY[key].label, float(value), peer_values.get((run.test, key), []))
-            if reason:
-                found.append((run, reason))
+            voters = peer_values.get((run.test, key), [])
+            z = aggregates.robust_z(float(value), voters) if value is not None else None
+            if z is not None and abs(z) > aggregates.OUTLIER_Z:
+                found.append((run, _outlier_sentence(BY_KEY[key].label, float(value), voters, z)))
     return found
+
+
+def _outlier_sentence(label: str, value: float, voters: list[float], z: float) -> str:
+    return (
+        f"{label} of {value:.4g} is far from the median {aggregates.median(voters):.4g} of {len(voters)} independent "
+        f"results of the same drive model (one per contributor and unit; robust z-score {z:+.1f}, threshold "
+        f"±{aggregates.OUTLIER_Z})"
+    )
 
 
 def refresh_aggregates_for_submission(*, submission) -> int:
     """Recompute the aggregates of every drive model `submission` has runs of (after a withdrawal, hiding, or a
     status change made outside ingest). Returns the number of aggregate rows written."""
-    models = DriveModel.objects.filter(test_runs__submission=submission).distinct()
+    models = DriveModel.objects.filter(test_runs__submission=submission).distinct().order_by("pk")
     return sum(refresh_aggregates(drive_model=model) for model in models)
 
 
@@ -450,7 +474,19 @@ def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
 
     Only published submissions count; `also_submission` adds one that is being published in this transaction.
     Returns the number of aggregate rows written.
+
+    Ingests of the same model run at once under a worker's concurrency: each would delete the rows it can see and
+    insert its own, and the second insert broke `aggregate_once_per_level`. Holding the model's row lock serialises
+    the refreshes; the one that waited then reads (READ COMMITTED) every run the other committed, so the last
+    refresh counts both. FOR NO KEY UPDATE, because each ingest already holds FOR KEY SHARE on the model through its
+    test runs' foreign keys, which FOR UPDATE would wait on (a deadlock between two ingests).
     """
+    with transaction.atomic():
+        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+        return _refresh_aggregates_locked(drive_model, also_submission)
+
+
+def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = TestRun.objects.filter(drive_model=drive_model)
     public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public

@@ -1,4 +1,5 @@
-"""Staff moderation: hide a submission or reject it with a reason. Credentials are visible, never their secrets."""
+"""Staff moderation: approve a held submission, hide one or reject it with a reason. Credentials are visible, never
+their secrets."""
 
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse
@@ -6,7 +7,7 @@ from django.shortcuts import render
 
 from submissions import services
 from submissions.forms import ReasonForm
-from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent
+from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
 
 
 class SubmissionEventInline(admin.TabularInline):
@@ -51,12 +52,41 @@ def reject_submissions(modeladmin, request, queryset):
     return _moderate(modeladmin, request, queryset, action="reject", verb="Rejected")
 
 
+@admin.action(description="Approve and publish (held submissions)")
+def approve_submissions(modeladmin, request, queryset):
+    approved = 0
+    for submission in queryset:
+        try:
+            services.submission_approve(submission=submission, by=request.user)
+        except services.NotApprovable as exc:
+            modeladmin.message_user(request, str(exc), messages.ERROR)
+        else:
+            approved += 1
+    if approved:
+        modeladmin.message_user(request, f"Published {approved} submission(s).", messages.SUCCESS)
+
+
+class AwaitingReviewFilter(admin.SimpleListFilter):
+    title = "awaiting review"
+    parameter_name = "awaiting"
+
+    def lookups(self, request, model_admin):
+        return [("review", "New contributor (first submissions)"), ("any", "Any held submission")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "review":
+            return queryset.filter(status=SubmissionStatus.HELD, report__rule="review")
+        if self.value() == "any":
+            return queryset.filter(status=SubmissionStatus.HELD)
+        return queryset
+
+
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = ["id", "uploader", "status", "hidden", "created", "size"]
-    list_filter = ["status", "hidden"]
+    list_filter = [AwaitingReviewFilter, "status", "hidden"]
     search_fields = ["id", "sha256", "uploader__username"]
-    actions = [hide_submissions, reject_submissions]
+    actions = [approve_submissions, hide_submissions, reject_submissions]
     inlines = [SubmissionEventInline]
     readonly_fields = [f.name for f in Submission._meta.fields]
 

@@ -131,8 +131,9 @@ class SubmissionListCreateApi(IntakeApi):
         operation_id="submissions_create",
         description=(
             "Send a bundle (.nvmedb.tar.gz) as the raw body (application/octet-stream) or as the file field "
-            "`bundle` of a multipart form. 202: accepted and queued for validation. 200: the same bundle was "
-            "already submitted; the existing submission is returned."
+            "`bundle` of a multipart form. 202: accepted and queued for validation. 200: you already sent this "
+            "same bundle; your existing submission is returned. Duplicates are per account: a copy someone else "
+            "sent never blocks yours."
         ),
         request={
             "application/octet-stream": OpenApiTypes.BINARY,
@@ -142,9 +143,13 @@ class SubmissionListCreateApi(IntakeApi):
             202: SubmissionOutputSerializer,
             200: SubmissionOutputSerializer,
             400: OpenApiResponse(ErrorSerializer, description="empty body, missing field, or not a gzip archive"),
-            409: OpenApiResponse(ErrorSerializer, description="another account already sent this bundle"),
             413: OpenApiResponse(ErrorSerializer, description="larger than the site's limit"),
             415: OpenApiResponse(ErrorSerializer),
+            503: OpenApiResponse(
+                ErrorSerializer,
+                description="the database, queue or bundle storage is unavailable: nothing was kept; try again after "
+                "the Retry-After header's seconds",
+            ),
         },
     )
     def post(self, request: Request) -> Response:
@@ -191,8 +196,6 @@ class SubmissionListCreateApi(IntakeApi):
             return error(400, "empty_body", str(exc))
         except services.IncompleteUpload as exc:
             return error(400, "incomplete_body", str(exc))
-        except services.BundleOfAnotherAccount as exc:
-            return error(409, "duplicate_of_another_account", str(exc))
         data = SubmissionOutputSerializer(submission, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 

@@ -5,6 +5,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
 from submissions import selectors, services
+from submissions.throttles import FailedAuthThrottle
 
 
 class HashedTokenAuthentication(BaseAuthentication):
@@ -14,14 +15,23 @@ class HashedTokenAuthentication(BaseAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() != self.keyword.lower().encode():
             return None
+        failures = FailedAuthThrottle()
+        if failures.blocked(request):
+            raise exceptions.Throttled(
+                wait=failures.retry_after(request),
+                detail="Too many invalid API tokens were sent from your address; wait before trying again.",
+            )
         if len(parts) != 2:
+            failures.record_failure(request)
             raise exceptions.AuthenticationFailed("Invalid Authorization header: use 'Authorization: Token <token>'.")
         try:
             raw = parts[1].decode("ascii")
         except UnicodeDecodeError:
+            failures.record_failure(request)
             raise exceptions.AuthenticationFailed("Invalid API token: it must be plain ASCII.") from None
         token = selectors.api_token_by_raw(raw)
         if token is None:
+            failures.record_failure(request)
             raise exceptions.AuthenticationFailed("Invalid API token: no account has this token.")
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed(

@@ -33,16 +33,15 @@ class SigningKey(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="signing_keys")
     public_key = models.BinaryField(max_length=32)
-    fingerprint = models.CharField(max_length=64, db_index=True)
+    # Unique across accounts and kept when revoked: a public key stays bound to the first account that registered it,
+    # so nobody can later claim the bundles it signed.
+    fingerprint = models.CharField(max_length=64, unique=True)
     name = models.CharField(max_length=100, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created"]
-        constraints = [
-            models.UniqueConstraint(fields=["user", "fingerprint"], name="signing_key_once_per_user"),
-        ]
 
     def __str__(self) -> str:
         return self.fingerprint
@@ -73,7 +72,7 @@ class Submission(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     uploader = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions")
-    sha256 = models.CharField(max_length=64, unique=True)
+    sha256 = models.CharField(max_length=64, db_index=True)
     size = models.BigIntegerField(help_text="Bytes as uploaded (compressed).")
     storage_name = models.CharField(max_length=255, help_text="Name of the bundle in the default storage.")
     original_name = models.CharField(max_length=255, blank=True)
@@ -92,6 +91,8 @@ class Submission(models.Model):
     class Meta:
         ordering = ["-created"]
         indexes = [models.Index(fields=["status", "status_changed"])]
+        # Per uploader: a stranger who sends someone's bundle first must not block the owner's own upload.
+        constraints = [models.UniqueConstraint(fields=["uploader", "sha256"], name="submission_once_per_uploader")]
 
     def __str__(self) -> str:
         return f"{self.id} ({self.status})"
@@ -115,3 +116,22 @@ class SubmissionEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.submission_id}: {self.from_status or '-'} -> {self.to_status}"
+
+
+class FioOutputFingerprint(models.Model):
+    """A digest of one fio output of a submission, so content published by one contributor cannot be published again
+    under another account (submissions.content). `kind` is "bytes" (SHA-256 of the file) or "measurements" (SHA-256
+    of its measured statistics, which survives re-formatting and scrubbing of the public copy)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="fio_fingerprints")
+    kind = models.CharField(max_length=16)
+    digest = models.CharField(max_length=64, db_index=True)
+    path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "kind", "digest"], name="fingerprint_once_per_submission")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.digest[:12]} of {self.submission_id}"

@@ -21,10 +21,13 @@ RULES: dict[str, str] = {
     "unknown_key": "The bundle is signed by a key that is not registered to your account.",
     "revoked_key": "The bundle is signed by a key that you revoked.",
     "foreign_key": "The bundle is signed by a key registered to another account.",
+    # Attribution: a measurement is published once, under the account that ran it.
+    "content_of_another_account": "These fio outputs were first published by another contributor.",
     # Site-side outcomes.
     "moderation": "Staff rejected this submission.",
     "timeout": "Validation took longer than the site allows.",
     "ingest": "The dataset refused the results.",
+    "review": "A new contributor's first submissions are published after staff review them.",
     "unreadable": "The site could not read the bundle: a file in it has a shape no check expected.",
 }
 

@@ -18,10 +18,18 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from submissions.content import (
+    Conflict,
+    bundle_fingerprints,
+    first_publisher_conflict,
+    lock_fingerprints,
+    record_fingerprints,
+)
 from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
+from submissions.review import review_reason
 from submissions.rules import rule_sentence
 from submissions.upload import HashingReader
 
@@ -48,12 +56,18 @@ class IncompleteUpload(Exception):
     """Fewer bytes arrived than the request announced: the connection broke off."""
 
 
-class BundleOfAnotherAccount(Exception):
-    """The same bytes were already submitted by someone else."""
-
-
 class KeyOfAnotherAccount(Exception):
     pass
+
+
+KEY_OF_ANOTHER_ACCOUNT = (
+    "This public key is bound to another account: a key stays with the first account that registered it, even after "
+    "it is revoked. Create a new key with `nvmedb-client keygen` and register that one."
+)
+
+
+class NotApprovable(Exception):
+    """Staff cannot publish this submission as it is (not held, no dataset rows, or its content is someone else's)."""
 
 
 class InvalidPublicKey(ValueError):
@@ -113,8 +127,8 @@ def public_key_fingerprint(public_key: bytes) -> str:
 
 @transaction.atomic
 def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str = "") -> tuple[SigningKey, bool]:
-    """Registers an Ed25519 public key for `user`; returns (key, created). A key already active on another
-    account is refused, so a signature always points at exactly one contributor."""
+    """Registers an Ed25519 public key for `user`; returns (key, created). A public key stays bound to the first
+    account that registered it, revoked or not, so a signature always points at exactly one contributor."""
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     if len(public_key) != 32:
@@ -124,15 +138,22 @@ def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str
     except ValueError as exc:
         raise InvalidPublicKey(f"Not an Ed25519 public key: {exc}") from None
     fp = public_key_fingerprint(public_key)
-    if SigningKey.objects.filter(fingerprint=fp, revoked_at__isnull=True).exclude(user=user).exists():
-        raise KeyOfAnotherAccount("This public key is already registered to another account.")
-    existing = SigningKey.objects.select_for_update().filter(user=user, fingerprint=fp).first()
-    if existing is not None:
-        if existing.revoked_at is not None:
-            raise InvalidPublicKey("You revoked this key; create a new signing key instead of reusing it.")
-        return existing, False
-    key = SigningKey.objects.create(user=user, public_key=public_key, fingerprint=fp, name=name.strip()[:100])
-    return key, True
+    existing = SigningKey.objects.select_for_update().filter(fingerprint=fp).first()
+    if existing is None:
+        try:
+            with transaction.atomic():
+                key = SigningKey.objects.create(
+                    user=user, public_key=public_key, fingerprint=fp, name=name.strip()[:100]
+                )
+        except IntegrityError:  # registered by someone else a moment ago
+            existing = SigningKey.objects.get(fingerprint=fp)
+        else:
+            return key, True
+    if existing.user_id != user.pk:
+        raise KeyOfAnotherAccount(KEY_OF_ANOTHER_ACCOUNT)
+    if existing.revoked_at is not None:
+        raise InvalidPublicKey("You revoked this key; create a new signing key instead of reusing it.")
+    return existing, False
 
 
 def signing_key_revoke(*, key: SigningKey) -> SigningKey:
@@ -183,8 +204,10 @@ def submission_create(
 ) -> tuple[Submission, bool]:
     """Streams `stream` to storage while hashing it and returns (submission, created).
 
-    The same bytes sent again by the same account return the existing submission. Raises BundleTooLarge, NotGzip,
-    EmptyUpload, IncompleteUpload or BundleOfAnotherAccount; nothing is kept from a refused upload.
+    The same bytes sent again by the same account return that account's existing submission. Duplicates are per
+    uploader: a stranger who sent the same bytes first gets a submission of their own (which validation rejects,
+    since the signing key is not theirs) and never blocks the owner. Raises BundleTooLarge, NotGzip, EmptyUpload or
+    IncompleteUpload; nothing is kept from a refused upload.
     """
     storage = storage or default_storage
     submission_id = uuid.uuid4()
@@ -218,10 +241,10 @@ def submission_create(
             transaction.on_commit(lambda: submission_enqueue(submission_id=submission.id))
     except IntegrityError:
         _delete_quietly(storage, stored_name)
-        existing = Submission.objects.get(sha256=reader.sha256)
-        if existing.uploader_id != uploader.pk:
-            raise BundleOfAnotherAccount("Another account already submitted this exact bundle.") from None
-        return existing, False
+        return Submission.objects.get(uploader=uploader, sha256=reader.sha256), False
+    except DatabaseError:
+        _delete_quietly(storage, stored_name)  # the database is away: nothing was acknowledged, keep nothing
+        raise
     return submission, True
 
 
@@ -304,6 +327,11 @@ def submission_reject(*, submission: Submission, reason: str, by: AbstractBaseUs
     locked.save()
     _refresh_dataset(locked)
     return locked
+
+
+def _has_dataset_rows(submission: Submission) -> bool:
+    """Whether the dataset stored rows for `submission` (its test runs point back at it)."""
+    return Submission.objects.filter(pk=submission.pk, test_runs__isnull=False).exists()
 
 
 def _refresh_dataset(submission: Submission) -> None:
@@ -439,6 +467,12 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
             report = _report(outcome="rejected", rule=check.rule, detail=detail)
             return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report, key=check.key)
 
+        record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))
+        conflict = first_publisher_conflict(submission)
+        if conflict is not None:
+            report = _content_report(conflict)
+            return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report, key=check.key)
+
         ingest = _ingest_function()
         if ingest is None:
             report = _report(outcome="held", reasons=["The bundle is valid; this site has no dataset ingest yet."])
@@ -455,20 +489,88 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
             locked = Submission.objects.select_for_update().get(pk=submission_id)
             if locked.is_final:
                 return locked
+            # Judged again under lock: of two accounts' copies validated at once, only the first publishes.
+            lock_fingerprints(locked)
+            conflict = first_publisher_conflict(locked)
+            if conflict is not None:
+                _transition(locked, SubmissionStatus.REJECTED, note="content_of_another_account")
+                locked.report = _content_report(conflict)
+                locked.finished_at = timezone.now()
+                locked.save()
+                return locked
             outcome = ingest(submission=locked, bundle=bundle)
             reasons = [str(r) for r in outcome.reasons]
-            if outcome.status == "rejected":
+            status, rule = outcome.status, ""
+            review = review_reason(locked.uploader) if status != SubmissionStatus.REJECTED else None
+            if review:
+                reasons.append(review)
+                if status == SubmissionStatus.PUBLISHED:
+                    status, rule = SubmissionStatus.HELD, "review"
+            if status == "rejected":
                 detail = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
                 report = _report(outcome="rejected", rule="ingest", detail=detail, reasons=reasons)
             else:
-                report = _report(outcome=outcome.status, reasons=reasons)
-            _transition(locked, outcome.status)
+                report = _report(outcome=status, rule=rule, reasons=reasons)
+            _transition(locked, status)
             locked.report = report
             locked.finished_at = timezone.now()
-            if outcome.status == SubmissionStatus.PUBLISHED:
+            if status == SubmissionStatus.PUBLISHED:
                 locked.published_at = locked.finished_at
             locked.save()
+            if status != outcome.status:
+                _refresh_dataset(locked)  # the ingest counted it as published; the aggregates must not
             return locked
+
+
+def _content_report(conflict: Conflict) -> dict:
+    return _report(outcome="rejected", rule="content_of_another_account", detail=conflict.sentence())
+
+
+@transaction.atomic
+def submission_approve(*, submission: Submission, by: AbstractBaseUser) -> Submission:
+    """Staff publish a held submission whose dataset rows were stored (held for review, as an outlier, or for a
+    cross-check staff judged harmless); the drive models' aggregates follow in the same transaction."""
+    locked = Submission.objects.select_for_update().get(pk=submission.pk)
+    if locked.status != SubmissionStatus.HELD:
+        raise NotApprovable(f"Submission {locked.pk} is {locked.status}; only a held submission can be approved.")
+    if not _has_dataset_rows(locked):
+        raise NotApprovable(
+            f"Submission {locked.pk} has no dataset rows (validation never finished); it cannot be published as is."
+        )
+    lock_fingerprints(locked)
+    conflict = first_publisher_conflict(locked)
+    if conflict is not None:
+        raise NotApprovable(f"Submission {locked.pk}: {conflict.sentence()}")
+    _transition(locked, SubmissionStatus.PUBLISHED, note=f"approved by {by}")
+    now = timezone.now()
+    locked.report = {
+        **(locked.report or {}),
+        "outcome": "published",
+        "rule": "",
+        "summary": "",
+        "approved": f"Published after review by staff on {now:%Y-%m-%d}.",
+    }
+    locked.finished_at = locked.finished_at or now
+    locked.published_at = now
+    locked.save()
+    _refresh_dataset(locked)
+    return locked
+
+
+def submission_fingerprint_stored(*, submission: Submission, storage: Storage | None = None) -> int:
+    """Records the fio-output digests of a stored submission validated before digests existed, so content it
+    published is protected too. Returns how many digests it has; raises BundleError when its bundle no longer
+    verifies."""
+    from nvmedb_client.bundle import BundleLimits, verify_bundle
+
+    storage = storage or default_storage
+    with tempfile.TemporaryDirectory(prefix="nvmedb-fingerprint-") as tmp:
+        workdir = Path(tmp)
+        path = _local_copy(storage, submission.storage_name, workdir)
+        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
+        bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
+        record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))
+    return submission.fio_fingerprints.count()
 
 
 def submission_time_out(*, submission_id: uuid.UUID) -> Submission:

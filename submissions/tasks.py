@@ -1,18 +1,27 @@
 """Thin Celery tasks: load by id, call one service. Queued with transaction.on_commit (see services)."""
 
+import errno
 import logging
 import uuid
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from submissions import selectors, services
 
 logger = logging.getLogger(__name__)
 
-# Database hiccups and lost storage connections are worth another try; a bad bundle is not (it gets a report).
-TRANSIENT_ERRORS = services.TRANSIENT_ERRORS
+
+class DiskFull(OSError):
+    """The worker's disk (or quota) filled up while it extracted a bundle: a fault of this machine, not the bundle."""
+
+
+DISK_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+# Database hiccups, lost storage connections and a full disk are worth another try; a bad bundle is not (it gets a
+# report).
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError, DiskFull)
 
 
 @shared_task(
@@ -32,6 +41,11 @@ def validate_submission(self, submission_id: str) -> str | None:
         submission = services.submission_validate(submission_id=uuid.UUID(submission_id))
     except SoftTimeLimitExceeded:
         submission = services.submission_time_out(submission_id=uuid.UUID(submission_id))
+    except OSError as exc:
+        if exc.errno in DISK_FULL_ERRNOS:  # the extraction was removed with its temporary directory
+            logger.warning("disk full while validating submission %s; retrying later", submission_id)
+            raise DiskFull(exc.errno, exc.strerror) from exc
+        raise
     return submission.status if submission is not None else None
 
 

@@ -1,7 +1,7 @@
 """Server-rendered pages: sign up, profile (tokens and keys), uploading a bundle, and a submission's page."""
 
 from django.conf import settings
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
@@ -16,10 +16,11 @@ from submissions import selectors, services
 from submissions.forms import SigningKeyForm, SignupForm, TokenCreateForm, TokenUpdateForm, UploadForm
 from submissions.models import SubmissionStatus
 from submissions.selectors import Visibility
-from submissions.throttles import address_allowed
+from submissions.throttles import address_allowed, upload_allowed
 from submissions.upload import MULTIPART_OVERHEAD_BYTES, BundleTooLarge, LimitedTemporaryFileUploadHandler
 
 TOO_MANY = "Too many attempts from your address; wait a few minutes and try again."
+TOO_MANY_UPLOADS = "Too many uploads from your account or address; wait a while and try again."
 
 
 class RateLimitedLoginView(LoginView):
@@ -29,12 +30,19 @@ class RateLimitedLoginView(LoginView):
         return super().post(request, *args, **kwargs)
 
 
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's own sign-in form, behind the same per-address limit as the site's."""
+    if request.method == "POST" and not address_allowed(request):
+        return HttpResponse(TOO_MANY, status=429, content_type="text/plain")
+    return admin.site.login(request)
+
+
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("submissions:profile")
     form = SignupForm(request.POST or None)
     if request.method == "POST":
-        if not address_allowed(request):
+        if not address_allowed(request, scope="signup_ip") or not address_allowed(request):
             return HttpResponse(TOO_MANY, status=429, content_type="text/plain")
         if form.is_valid():
             user = services.user_create(
@@ -145,7 +153,7 @@ def _upload(request: HttpRequest) -> HttpResponse:
         submission, created = services.submission_create(
             uploader=request.user, stream=upload, original_name=upload.name
         )
-    except (services.NotGzip, services.EmptyUpload, services.BundleOfAnotherAccount) as exc:
+    except (services.NotGzip, services.EmptyUpload) as exc:
         form.add_error("bundle", str(exc))
         return _upload_page(request, form, status=400)
     if not created:
@@ -157,6 +165,8 @@ def _upload(request: HttpRequest) -> HttpResponse:
 @csrf_exempt
 @login_required
 def upload(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST" and not upload_allowed(request):
+        return HttpResponse(TOO_MANY_UPLOADS, status=429, content_type="text/plain")
     limit = settings.NVMEDB_MAX_BUNDLE_BYTES
     length = request.META.get("CONTENT_LENGTH") or "0"
     if request.method == "POST" and length.isdigit() and int(length) > limit + MULTIPART_OVERHEAD_BYTES:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis import aggregates, crosscheck, pcie, unwritten
+from analysis import aggregates, crosscheck, pcie, plausibility, unwritten
 from analysis.browse import units
 from analysis.headline import HEADLINES
 from nvmedb_client import plan, steady_state, tracking
@@ -35,4 +35,6 @@ def methodology_context() -> dict:
         "arithmetic_tolerance_pct": round(crosscheck.ARITHMETIC_TOLERANCE * 100),
         "runtime_tolerance_pct": round(crosscheck.RUNTIME_TOLERANCE * 100),
         "min_coverage_pct": round(unwritten.MIN_COVERAGE * 100),
+        "plausibility_rules": list(plausibility.RULES.items()),
+        "link_margin_pct": round(plausibility.LINK_MARGIN * 100),
     }

@@ -1,61 +1,37 @@
-"""Raw files of a stored bundle, as the public may see them: serial numbers, unit identifiers and hostnames scrubbed.
+"""Raw files of a stored bundle, as the public may see them: every identifier found anywhere in the bundle removed.
 
 The bundle is read as a stream (tar members in order), never extracted: the manifest comes first and lists every file
-that may be served; nothing outside that list is ever opened.
+that may be served; nothing outside that list is ever opened. Which identifiers to remove is decided once per bundle
+over all of its files (analysis.privacy) and cached; a file is then scrubbed with that union as it is read. Files up
+to NVMEDB_RAW_FILE_RENDER_MAX_BYTES are shown; larger ones are offered as a streamed download, up to
+NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import hashlib
 import json
-import re
+import logging
 import tarfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.files.storage import Storage, default_storage
 
-SCRUBBED = "[scrubbed]"
+from analysis import privacy
+
+logger = logging.getLogger(__name__)
+SCRUBBED = privacy.SCRUBBED
 MANIFEST_NAME = "manifest.json"
 FILES_PREFIX = "files/"
 MAX_MANIFEST_BYTES = 16 * 1024**2
-MAX_SERVED_BYTES = 64 * 1024**2
-
-# JSON keys (compared lowercased, without "_" "-" " ") whose values identify one unit or one machine.
-IDENTIFYING_KEYS = frozenset(
-    {
-        "sn",
-        "serial",
-        "serialnumber",
-        "serialno",
-        "subnqn",
-        "nguid",
-        "eui64",
-        "wwn",
-        "uuid",
-        "hostname",
-        "nodename",
-        "hostnqn",
-        "hostid",
-        "host",
-    }
-)
-# Text lines: "<label> <separator> <value>" where the label names a serial number or a host.
-TEXT_PATTERNS = (
-    re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
-    re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
-    re.compile(
-        r"^(\s*(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)\s*[:=]\s*)(\S.*)$", re.I
-    ),
-)
-
-
-# "key": "value" pairs in text that is not one JSON document (fio output with a prefix, concatenated documents)
-JSONISH_PAIR = re.compile(r'("([A-Za-z_ -]{2,20})"\s*:\s*)"(?:[^"\\]|\\.)*"')
-
-
-def _scrub_pair(match: re.Match) -> str:
-    if _key(match.group(2)) in IDENTIFYING_KEYS:
-        return f'{match.group(1)}"{SCRUBBED}"'
-    return match.group(0)
+READ_BYTES = 256 * 1024
+CACHE_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -69,113 +45,212 @@ class RawFileNotFound(LookupError):
     pass
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[\s_\-]", "", name).lower()
+class RawFileTooLarge(RawFileNotFound):
+    pass
 
 
-def scrub_json(document):
-    """A copy of `document` with identifying values replaced, and the replaced strings (to scrub elsewhere)."""
-    found: set[str] = set()
-
-    def walk(node, *, root: bool = False):
-        if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                identifying = _key(str(key)) in IDENTIFYING_KEYS
-                # lshw's top node is the machine: its id is the hostname
-                if root and key == "id" and node.get("class") == "system":
-                    identifying = True
-                if identifying and isinstance(value, (str, int)) and str(value).strip():
-                    found.add(str(value).strip())
-                    out[key] = SCRUBBED
-                else:
-                    out[key] = walk(value)
-            return out
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        return node
-
-    cleaned = walk(document, root=True)
-    # the same values inside other strings (a description naming the host): replaced there too, longest first
-    needles = sorted((v for v in found if len(v) >= 4 and v != SCRUBBED), key=len, reverse=True)
-
-    def replace_inside(node):
-        if isinstance(node, dict):
-            return {key: replace_inside(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [replace_inside(item) for item in node]
-        if isinstance(node, str):
-            for needle in needles:
-                node = node.replace(needle, SCRUBBED)
-        return node
-
-    return replace_inside(cleaned) if needles else cleaned, found
+def render_max_bytes() -> int:
+    return int(getattr(settings, "NVMEDB_RAW_FILE_RENDER_MAX_BYTES", 2 * 1024**2))
 
 
-def scrub_text(text: str) -> str:
-    lines = []
-    for line in text.splitlines(keepends=True):
-        ending = line[len(line.rstrip("\r\n")) :]
-        body = line[: len(line) - len(ending)]
-        for pattern in TEXT_PATTERNS:
-            body = pattern.sub(lambda m: m.group(1) + SCRUBBED, body)
-        body = JSONISH_PAIR.sub(_scrub_pair, body)
-        lines.append(body + ending)
-    return "".join(lines)
+def download_max_bytes() -> int:
+    return int(getattr(settings, "NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES", 64 * 1024**2))
 
 
-def scrub(name: str, data: bytes) -> bytes:
-    """The public form of raw file `name`: JSON scrubbed by key, anything else by line patterns."""
-    text = data.decode("utf-8", errors="replace")
+def scrub(name: str, data: bytes, identifiers: set[str] | None = None) -> bytes:
+    """The public form of one file on its own (plus `identifiers` found elsewhere in its bundle)."""
+    found = privacy.identifiers_in_file(name, data) | set(identifiers or ())
+    text = privacy.Scrubber(found).text(data.decode("utf-8", errors="replace"))
     if name.endswith(".json"):
-        try:
-            document = json.loads(text)
-        except ValueError:
-            document = None
-        if document is not None:
-            cleaned, _ = scrub_json(document)
-            return (json.dumps(cleaned, indent=2, ensure_ascii=False) + "\n").encode()
-    return scrub_text(text).encode()
+        text = privacy.pretty_json(text)
+    return text.encode()
+
+
+UNREADABLE = (tarfile.TarError, EOFError, zlib.error, UnicodeDecodeError)
+
+
+@contextlib.contextmanager
+def _readable(storage_name: str) -> Iterator[None]:
+    """A stored bundle that is not the gzip tar it should be is not found, never a server error."""
+    try:
+        yield
+    except UNREADABLE as exc:
+        raise RawFileNotFound(f"the stored bundle cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def _open_archive(storage: Storage, storage_name: str):
     handle = storage.open(storage_name, "rb")
-    return handle, tarfile.open(fileobj=handle, mode="r|gz")
+    try:
+        with _readable(storage_name):
+            return handle, tarfile.open(fileobj=handle, mode="r|gz")
+    except BaseException:
+        handle.close()
+        raise
+
+
+def _read_manifest(archive: tarfile.TarFile, member: tarfile.TarInfo | None) -> dict:
+    if member is None or member.name != MANIFEST_NAME or not member.isfile() or member.size > MAX_MANIFEST_BYTES:
+        raise RawFileNotFound("the bundle does not start with its manifest")
+    try:
+        manifest = json.loads(archive.extractfile(member).read())
+    except (ValueError, RecursionError):
+        raise RawFileNotFound("the bundle's manifest is not readable JSON") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files", []), list):
+        raise RawFileNotFound("the bundle's manifest lists no files")
+    return manifest
+
+
+def _listed(manifest: dict) -> set[str]:
+    return {str(entry["path"]) for entry in manifest["files"] if isinstance(entry, dict) and "path" in entry}
 
 
 def bundle_files(*, storage_name: str, storage: Storage | None = None) -> list[RawFile]:
     """The files the bundle's manifest lists (read from its first member)."""
-    manifest = _manifest(storage or default_storage, storage_name)
-    return [RawFile(e["path"], int(e["size"]), e["sha256"]) for e in manifest.get("files", [])]
+    handle, archive = _open_archive(storage or default_storage, storage_name)
+    with handle, archive, _readable(storage_name):
+        manifest = _read_manifest(archive, next(iter(archive), None))
+    try:
+        return [RawFile(str(e["path"]), int(e["size"]), str(e["sha256"])) for e in manifest["files"]]
+    except (KeyError, TypeError, ValueError):
+        raise RawFileNotFound("the bundle's manifest lists a file without its path, size or hash") from None
 
 
-def _manifest(storage: Storage, storage_name: str) -> dict:
-    handle, archive = _open_archive(storage, storage_name)
-    with handle, archive:
-        for member in archive:
-            if member.name == MANIFEST_NAME and member.isfile() and member.size <= MAX_MANIFEST_BYTES:
-                return json.loads(archive.extractfile(member).read())
-            break
-    raise RawFileNotFound("the bundle does not start with its manifest")
+def listed_file(*, storage_name: str, path: str, storage: Storage | None = None) -> RawFile:
+    """The manifest's entry for `path` (its size was checked against the file when the bundle was verified)."""
+    found = next((f for f in bundle_files(storage_name=storage_name, storage=storage) if f.path == path), None)
+    if found is None:
+        raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
+    return found
 
 
-def read_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> bytes:
-    """The scrubbed bytes of `path` (relative to files/), which must be listed in the bundle's manifest."""
-    storage = storage or default_storage
-    handle, archive = _open_archive(storage, storage_name)
-    with handle, archive:
+def _text_pieces(stream) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while block := stream.read(READ_BYTES):
+        yield decoder.decode(block)
+    yield decoder.decode(b"", final=True)
+
+
+def _identifiers_of(path: str, size: int, stream) -> set[str]:
+    if size <= privacy.MAX_PARSED_BYTES:
+        return privacy.identifiers_in_file(path, stream.read())
+    return privacy.identifiers_in_chunks(_text_pieces(stream))
+
+
+def _manifest_identifiers(manifest: dict) -> set[str]:
+    return privacy.identifiers_in_text(json.dumps(manifest, ensure_ascii=False))
+
+
+def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
+    """The union of the identifiers in the manifest and every listed file of the stored bundle."""
+    handle, archive = _open_archive(storage or default_storage, storage_name)
+    found: set[str] = set()
+    with handle, archive, _readable(storage_name):
         listed: set[str] | None = None
         for member in archive:
             if listed is None:
-                if member.name != MANIFEST_NAME or member.size > MAX_MANIFEST_BYTES:
-                    raise RawFileNotFound("the bundle does not start with its manifest")
-                manifest = json.loads(archive.extractfile(member).read())
-                listed = {entry["path"] for entry in manifest.get("files", [])}
-                if path not in listed:
-                    raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
+                manifest = _read_manifest(archive, member)
+                listed = _listed(manifest)
+                found |= _manifest_identifiers(manifest)
                 continue
-            if member.name == FILES_PREFIX + path and member.isfile():
-                if member.size > MAX_SERVED_BYTES:
-                    raise RawFileNotFound(f"{path!r} is too large to show here; download the bundle instead")
-                return scrub(path, archive.extractfile(member).read())
+            path = member.name.removeprefix(FILES_PREFIX)
+            if member.isfile() and member.name.startswith(FILES_PREFIX) and path in listed:
+                found |= _identifiers_of(path, member.size, archive.extractfile(member))
+    return found
+
+
+def _cache_key(storage_name: str) -> str:
+    # the rules' version is part of the key, so a deploy that finds more identifiers does not serve old sets
+    return f"raw-ids:{privacy.RULES_VERSION}:" + hashlib.sha256(storage_name.encode()).hexdigest()
+
+
+def _remember(storage_name: str, found: set[str]) -> None:
+    try:
+        cache.set(_cache_key(storage_name), sorted(found), CACHE_SECONDS)
+    except Exception:  # noqa: BLE001 - a cache outage only costs a re-read of the bundle
+        logger.warning("raw-file identifiers of %s not cached", storage_name, exc_info=True)
+
+
+def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
+    """collect_bundle_identifiers, kept in the cache (a stored bundle never changes)."""
+    try:
+        cached = cache.get(_cache_key(storage_name))
+    except Exception:  # noqa: BLE001
+        cached = None
+    if cached is not None:
+        return set(cached)
+    found = collect_bundle_identifiers(storage_name=storage_name, storage=storage)
+    _remember(storage_name, found)
+    return found
+
+
+def warm_identifiers(*, storage_name: str, bundle) -> None:
+    """Collect a just-verified bundle's identifiers from its extracted files (ingest calls this in the worker), so
+    the first visitor of a raw file does not wait for the whole bundle to be read."""
+    found = _manifest_identifiers(bundle.manifest)
+    for entry in bundle.manifest.get("files", []):
+        path = bundle.root / "files" / entry["path"]
+        with open(path, "rb") as stream:
+            found |= _identifiers_of(entry["path"], path.stat().st_size, stream)
+    _remember(storage_name, found)
+
+
+class ScrubbedFile:
+    """One listed file of a bundle, scrubbed as it is read: iterate `chunks()` once, or `close()` it."""
+
+    def __init__(self, path: str, size: int, handle, archive, member, scrubber: privacy.Scrubber):
+        self.path, self.size = path, size  # size: bytes in the bundle, before scrubbing
+        self._handle, self._archive, self._member, self._scrubber = handle, archive, member, scrubber
+
+    def chunks(self) -> Iterator[str]:
+        try:
+            yield from self._scrubber.chunks(_text_pieces(self._archive.extractfile(self._member)))
+        except UNREADABLE as exc:
+            logger.warning("stored bundle unreadable while serving %s", self.path, exc_info=True)
+            yield f"\n[the stored bundle could not be read past this point: {type(exc).__name__}]\n"
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._archive.close()
+        self._handle.close()
+
+
+def open_scrubbed(*, storage_name: str, path: str, storage: Storage | None = None) -> ScrubbedFile:
+    """`path` (relative to files/, listed in the manifest) scrubbed with its bundle's identifiers, as a stream."""
+    storage = storage or default_storage
+    identifiers = bundle_identifiers(storage_name=storage_name, storage=storage)
+    if len(identifiers) > privacy.MAX_IDENTIFIERS:
+        raise RawFileNotFound(
+            f"the bundle names {len(identifiers)} identifiers, more than the {privacy.MAX_IDENTIFIERS} its raw files "
+            "can be scrubbed of here"
+        )
+    scrubber = privacy.Scrubber(identifiers)
+    handle, archive = _open_archive(storage, storage_name)
+    try:
+        with _readable(storage_name):
+            return _find_member(path, handle, archive, scrubber)
+    except BaseException:
+        archive.close()
+        handle.close()
+        raise
+
+
+def _find_member(path: str, handle, archive: tarfile.TarFile, scrubber: privacy.Scrubber) -> ScrubbedFile:
+    listed: set[str] | None = None
+    for member in archive:
+        if listed is None:
+            listed = _listed(_read_manifest(archive, member))
+            if path not in listed:
+                raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
+            continue
+        if member.name == FILES_PREFIX + path and member.isfile():
+            if member.size > download_max_bytes():
+                raise RawFileTooLarge(f"{path!r} ({member.size} bytes) is larger than the site serves")
+            return ScrubbedFile(path, member.size, handle, archive, member, scrubber)
     raise RawFileNotFound(f"{path!r} is not in the bundle")
+
+
+def inline_text(scrubbed: ScrubbedFile) -> str:
+    """The whole scrubbed file as a raw-file page shows it (a one-line JSON document laid out)."""
+    text = "".join(scrubbed.chunks())
+    return privacy.pretty_json(text) if scrubbed.path.endswith(".json") else text

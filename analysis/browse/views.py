@@ -8,7 +8,7 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import EmptyPage, Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -18,6 +18,7 @@ from analysis.browse import charts, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context
+from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.filters import DriveFilter
 from analysis.headline import HEADLINES
 from analysis.models import DriveModel, FlagKind
@@ -139,15 +140,8 @@ def _csv_response(chart: charts.Chart, filename: str) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(chart.columns)
     for row in chart.rows:
-        writer.writerow(["" if cell is None else _spreadsheet_safe(cell) for cell in row])
+        writer.writerow(["" if cell is None else spreadsheet_safe(cell) for cell in row])
     return response
-
-
-def _spreadsheet_safe(cell):
-    # a text cell starting with = + - @ runs as a formula in spreadsheets (CSV injection); numbers are left alone
-    if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@"):
-        return "'" + cell
-    return cell
 
 
 def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse:
@@ -234,14 +228,30 @@ def methodology(request: HttpRequest) -> HttpResponse:
 
 
 def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpResponse:
+    """A scrubbed raw file: shown as text up to the render limit; above it a page offers it as a download
+    (?download=1), streamed; above the download limit, a 404 that says so."""
     found = submission_for_viewer(submission_id=submission_id, viewer=request.user)
     if found is None or found[0].status != "published" or found[0].hidden:
         raise Http404("No public submission with this id.")
+    storage_name, download = found[0].storage_name, request.GET.get("download") == "1"
     try:
-        content = raw_files.read_scrubbed(storage_name=found[0].storage_name, path=path)
+        listed = raw_files.listed_file(storage_name=storage_name, path=path)  # the manifest only: cheap
+        if listed.size > raw_files.download_max_bytes():
+            message = f"{path} ({listed.size} bytes) is larger than the site serves.\n"
+            return HttpResponse(message, status=404, content_type="text/plain; charset=utf-8")
+        if not download and listed.size > raw_files.render_max_bytes():
+            context = {"submission": found[0], "path": path, "size": listed.size, "limit": raw_files.render_max_bytes()}
+            return render(request, "analysis/browse/raw_file_large.html", context)
+        scrubbed = raw_files.open_scrubbed(storage_name=storage_name, path=path)
     except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
         raise Http404(str(exc)) from None
-    response = HttpResponse(content, content_type="text/plain; charset=utf-8")
+    if download:
+        response = StreamingHttpResponse(
+            (chunk.encode() for chunk in scrubbed.chunks()), content_type="text/plain; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{path.rsplit("/", 1)[-1]}"'
+        return response
+    response = HttpResponse(raw_files.inline_text(scrubbed), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = "inline"
     return response
 

@@ -61,7 +61,7 @@ class Filters:
             q &= Q(**{f"{prefix}pcie_link__generation": v["pcie_generation"]})
         compliance = v.get("compliance")
         if compliance == "pts":
-            q &= Q(**{f"{prefix}profile": "pts", f"{prefix}compliant": True})
+            q &= Q(**{f"{prefix}profile": "pts", f"{prefix}compliant": True, f"{prefix}target_kind": "device"})
         elif compliance == "quick":
             q &= Q(**{f"{prefix}profile": "quick"})
         elif compliance == "imported":

@@ -22,6 +22,7 @@ from django.db.models import CharField, F, Func
 
 from analysis.datasets import writers
 from analysis.datasets.filters import Filters, filtered_queryset
+from analysis.datasets.spreadsheet import SpreadsheetSafeText
 from analysis.datasets.tables import Column, Table
 
 BLOCK_BYTES = 1 << 20
@@ -37,25 +38,29 @@ class CsvDatetime(Func):
     output_field = CharField()
 
 
-def _csv_expression(column: Column):
+def _csv_expression(column: Column, *, for_spreadsheets: bool):
     source = F(column.source) if isinstance(column.source, str) else column.source
     if column.type == "boolean":
         return CsvBoolean(source)
     if column.type == "datetime":
         return CsvDatetime(source)
+    if column.type == "string" and for_spreadsheets:
+        return SpreadsheetSafeText(source)
     return source
 
 
-def copy_query(table: Table, filters: Filters) -> tuple[str, tuple]:
-    queryset = filtered_queryset(table, filters).values_list(*[_csv_expression(c) for c in table.columns])
+def copy_query(table: Table, filters: Filters, *, for_spreadsheets: bool = False) -> tuple[str, tuple]:
+    """The export query as SQL; `for_spreadsheets` neutralises formula-like text (the CSV file, not Parquet)."""
+    columns = [_csv_expression(c, for_spreadsheets=for_spreadsheets) for c in table.columns]
+    queryset = filtered_queryset(table, filters).values_list(*columns)
     if filters.size is not None:
         queryset = queryset[: filters.size]
     return queryset.query.sql_with_params()
 
 
-def copy_csv_records(table: Table, filters: Filters) -> Iterator[bytes]:
+def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool = False) -> Iterator[bytes]:
     """The table's rows as CSV records (no header), as PostgreSQL sends them."""
-    sql, params = copy_query(table, filters)
+    sql, params = copy_query(table, filters, for_spreadsheets=for_spreadsheets)
     with connection.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy:
         for data in copy:
             yield bytes(data)
@@ -66,7 +71,7 @@ def _header(table: Table) -> bytes:
 
 
 def stream_csv(table: Table, filters: Filters) -> Iterator[bytes]:
-    records = copy_csv_records(table, filters)
+    records = copy_csv_records(table, filters, for_spreadsheets=True)
     try:
         yield _header(table)
         yield from records

@@ -18,6 +18,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.datasets.tables import Column
 
 BATCH_ROWS = 2000
@@ -56,18 +57,22 @@ CSV_DATETIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
-    """Cells that need spelling out: booleans as true/false, datetimes as ISO 8601 in UTC (as pg_copy does)."""
+    """Cells that need spelling out: booleans as true/false, datetimes as ISO 8601 in UTC (as pg_copy does), text that
+    a spreadsheet would run as a formula made inert."""
     converters = []
     for i, column in enumerate(columns):
         if column.type == "boolean":
             converters.append((i, lambda v: None if v is None else ("true" if v else "false")))
         elif column.type == "datetime":
             converters.append((i, lambda v: None if v is None else v.astimezone(UTC).strftime(CSV_DATETIME)))
+        elif column.type == "string":
+            converters.append((i, spreadsheet_safe))
     return converters
 
 
 def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
-    """RFC 4180 CSV with a header row. Empty cell = missing value; booleans true/false; datetimes ISO 8601 UTC."""
+    """RFC 4180 CSV with a header row. Empty cell = missing value; booleans true/false; datetimes ISO 8601 UTC;
+    formula-like text neutralised (analysis.datasets.spreadsheet)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([column.name for column in columns])

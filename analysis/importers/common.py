@@ -114,14 +114,15 @@ def measurement_from_fio(
     read_pct: int,
     pattern: str,
     missing: dict[str, str],
+    test: str = "iops",
     **extra,
 ) -> MeasurementRecord:
-    """An imported IOPS measurement: the figures, clock, threads and depth come from the fio output itself."""
+    """An imported measurement: the figures, clock, threads and depth come from the fio output itself."""
     options = crosscheck.job_options(fio.doc)
     started, finished = fio_times(fio.doc)
     return MeasurementRecord(
         run_key=extra.pop("run_key", fio.path),
-        test="iops",
+        test=test,
         phase=phase,
         series=series,
         round_number=round_number,
@@ -174,12 +175,25 @@ def importer_user():
     return user
 
 
-def store_import(*, record: SubmissionRecord, root: Path, files: list[Path], uploader=None):
-    """Create (or find, for a re-import of the same files) the submission and store the record in one transaction."""
+def store_import(
+    *,
+    record: SubmissionRecord,
+    root: Path,
+    files: list[Path],
+    uploader=None,
+    name: str = "",
+    digest: tuple[str, int] | None = None,
+):
+    """Create (or find, for a re-import of the same files) the submission and store the record in one transaction.
+
+    `name` is what the submission is called (default: the folder's name); `digest` the folder's (sha256, size) when
+    the caller has already computed it.
+    """
     from analysis.services import store_submission
+    from submissions.content import file_fingerprints, record_fingerprints
     from submissions.models import Submission, SubmissionEvent
 
-    digest, size = directory_digest(root, files)
+    digest, size = digest or directory_digest(root, files)
     with transaction.atomic():
         submission, created = Submission.objects.select_for_update().get_or_create(
             sha256=digest,
@@ -187,11 +201,13 @@ def store_import(*, record: SubmissionRecord, root: Path, files: list[Path], upl
                 "uploader": uploader or importer_user(),
                 "size": size,
                 "storage_name": "",
-                "original_name": root.name[:255],
+                "original_name": (name or root.name)[:255],
                 "status": "ingesting",
             },
         )
         result = store_submission(submission=submission, record=record)
+        # published here, so nobody can publish these fio outputs again as their own run
+        record_fingerprints(submission=submission, fingerprints=file_fingerprints(root, files))
         now = dj_timezone.now()
         SubmissionEvent.objects.create(
             submission=submission,

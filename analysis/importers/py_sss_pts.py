@@ -36,6 +36,7 @@ from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRe
 from analysis.wear import wear_from_smart
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 from nvmedb_client.system import nvme
+from nvmedb_client.system.lshw import parse_lshw
 from nvmedb_client.system.lspci import parse_lspci
 from nvmedb_client.tracking import evaluate_runs
 
@@ -43,6 +44,7 @@ CELL = re.compile(r"^round-(?P<round>\d+)/rr-(?P<read>\d+)/bs-(?P<bs>[^/]+)/wdpc
 LICENSE = "GPL-3.0-or-later"
 REFERENCE = "https://github.com/ccrssaa/py-sss-pts"
 TOOL_VARIABLES = ((0, 4096), (65, 65536), (100, 1048576))
+SET_WRITE_CACHE = re.compile(r"set-feature:\s*0x0*6\b[^\n]*?value:\s*(?P<value>0x[0-9a-f]+|\d+)", re.I)
 
 
 def tool_value(summary, read_pct: int) -> float:
@@ -101,9 +103,13 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
     record.percentage_used, record.power_on_hours = wear.percentage_used, wear.power_on_hours
     record.data_written_before_bytes = wear.data_written_bytes
     missing.update(wear.missing)
+    # py-sss-pts writes purge/nvme-format/ only after `nvme format` exited 0 (its run() exits on any failure)
     record.purge_method = "nvme format" if (root / "purge/nvme-format").is_dir() else ""
-    if not record.purge_method:
+    if record.purge_method:
+        record.evidence["purge_method"] = "purge/nvme-format/ (py-sss-pts writes it only after nvme format succeeded)"
+    else:
         missing["purge_method"] = "no purge/nvme-format output: py-sss-pts skips the purge in its test mode"
+    _write_cache(root, record)
 
     namespaces = _parse(root, "device/nvme-list/stdout.log", nvme.parse_list, missing, "nvme_list") or []
     tested = [e for e in namespaces if e.get("serial") == identity.serial] or namespaces
@@ -116,8 +122,7 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
     if why:
         missing["overprovisioning"] = why
     _link(root, record, namespaces)
-    record.host = HostRecord(kernel=metadata.kernel)
-    record.host.missing = {"cpu_model": "py-sss-pts keeps lshw output only; not read here", "os_name": "not recorded"}
+    record.host = _host(root, record, metadata)
     queue = _text(root, "settings/queue/data.json")
     if queue:
         try:
@@ -128,7 +133,7 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
             missing["scheduler"] = "settings/queue/data.json is not the expected JSON"
 
     test_run = TestRunRecord(test="iops")
-    runs, summaries = [], {}
+    runs, summaries, job_sizes = [], {}, set()
     for path in files:
         relative = str(path.relative_to(root))
         match = CELL.match(relative)
@@ -143,6 +148,7 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
         if fio is None:
             continue
         read_pct, round_number = int(match["read"]), int(match["round"])
+        job_sizes.add(crosscheck.job_options(fio.doc).get("size", ""))
         check_fio_file(
             fio, declared={"block_size_bytes": block_size, "read_pct": read_pct, "pattern": "randrw"}, record=record
         )
@@ -230,7 +236,7 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
         )
     _wipc(root, record, test_run)
     record.test_runs.append(test_run)
-    _unwritten(record, test_run)
+    _unwritten(record, test_run, job_sizes)
     return record, files
 
 
@@ -334,12 +340,82 @@ def _wipc(root: Path, record: SubmissionRecord, test_run: TestRunRecord) -> None
     )
 
 
-def _unwritten(record: SubmissionRecord, test_run: TestRunRecord) -> None:
-    if not record.namespace_size_bytes:
-        record.missing["unwritten_data"] = "the namespace size is unknown, so written coverage cannot be estimated"
+def _host(root: Path, record: SubmissionRecord, metadata: ImportMetadata) -> HostRecord:
+    """The host as lshw described it (py-sss-pts saves `lshw -json`); the kernel only when the import is told it."""
+    host = HostRecord(kernel=metadata.kernel)
+    if metadata.kernel:
+        record.evidence["host.kernel"] = "given on the import's command line"
+    else:
+        host.missing["kernel"] = "py-sss-pts records no kernel release"
+    host.missing["os_name"] = "py-sss-pts records no operating system release"
+    hardware = _parse(root, "platform/lshw/stdout.log", parse_lshw, host.missing, "lshw")
+    if hardware is None:
+        why = host.missing.pop("lshw")
+        for name in ("cpu_model", "cpu_count", "memory_bytes", "board_vendor", "board_name"):
+            host.missing[name] = why
+        return host
+    host.cpu_model = hardware["cpu_model"] or ""
+    host.cpu_count = hardware["cpu_threads"]  # logical CPUs, as the client records them
+    host.memory_bytes = hardware["memory_bytes"]
+    host.board_vendor = hardware["board_vendor"] or ""
+    host.board_name = hardware["board_product"] or ""
+    for name, key in (
+        ("cpu_model", "cpu_model"),
+        ("cpu_count", "cpu_threads"),
+        ("memory_bytes", "memory_bytes"),
+        ("board_vendor", "board_vendor"),
+        ("board_name", "board_product"),
+    ):
+        if hardware[key] in (None, ""):
+            host.missing[name] = hardware["missing"].get(key, "lshw does not report it")
+        else:
+            record.evidence[f"host.{name}"] = "platform/lshw/stdout.log (lshw -json)"
+    return host
+
+
+def _write_cache(root: Path, record: SubmissionRecord) -> None:
+    """The volatile write cache (feature 0x06) as py-sss-pts set it before preconditioning, from nvme-cli's reply."""
+    text = _text(root, "pre-conditioning/nvme-set-feature/stdout.log")
+    match = SET_WRITE_CACHE.search(text or "")
+    if match:
+        record.write_cache = "enabled" if int(match["value"], 0) & 1 else "disabled"
+        record.evidence["write_cache"] = f"pre-conditioning/nvme-set-feature/stdout.log: {match[0]}"[:300]
+    else:
+        record.missing["write_cache"] = (
+            "pre-conditioning/nvme-set-feature/stdout.log does not show the write cache (feature 0x06) being set"
+        )
+
+
+def _active_range(record: SubmissionRecord, sizes: set[str]) -> int | None:
+    """The active range from the fio jobs' own `size` (py-sss-pts writes it in KiB; a share needs the namespace)."""
+    if len(sizes) != 1 or not next(iter(sizes)):
+        record.missing["active_range_bytes"] = f"the fio jobs state {len(sizes - {''})} different sizes"
+        return None
+    size = next(iter(sizes))
+    record.evidence["active_range_bytes"] = f"fio size={size}" + ("" if not size.endswith("%") else " of the namespace")
+    if size.endswith("%"):
+        if not record.namespace_size_bytes:
+            record.missing["active_range_bytes"] = f"fio size={size} and the namespace size is unknown"
+            return None
+        return int(record.namespace_size_bytes * float(size[:-1]) / 100)
+    parsed = crosscheck.parse_size(size)
+    if parsed is None:
+        record.missing["active_range_bytes"] = f"fio size={size!r} is not a size"
+    return parsed
+
+
+def _unwritten(record: SubmissionRecord, test_run: TestRunRecord, sizes: set[str]) -> None:
+    active = _active_range(record, sizes)
+    if active is None:
+        record.missing["unwritten_data"] = "the active range is unknown, so written coverage cannot be estimated"
         return
-    active = record.namespace_size_bytes * (75 if record.edition == "client" else 100) // 100
     record.active_range_bytes = active
+    if not record.purge_method:
+        record.missing["unwritten_data"] = (
+            "no purge is recorded, so what the drive held before the first run is unknown; "
+            "reads are not judged for unwritten data"
+        )
+        return
     runs = [
         unwritten.RunIO(m.run_key, "iops", m.pattern, m.read_pct, m.summary.write_bytes or 0)
         for m in test_run.measurements  # the wipc run comes first

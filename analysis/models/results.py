@@ -69,6 +69,9 @@ class TestRun(models.Model):
     critical_temperature_k = models.FloatField(null=True, blank=True)
     max_temperature_k = models.FloatField(null=True, blank=True)
     missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
+    evidence = models.JSONField(
+        default=dict, blank=True, help_text="Imports: field name -> where the imported files state it."
+    )
 
     class Meta:
         ordering = ["submission", "test"]

@@ -9,12 +9,12 @@ import os
 import uuid
 from datetime import datetime
 
-import pyarrow.parquet as pq
 import pytest
 from django.core.signals import request_finished
 from django.db import close_old_connections, connection
 from django.http import StreamingHttpResponse
 
+from analysis.datasets import parquet
 from analysis.datasets.filters import Filters, rows_queryset
 from analysis.datasets.tables import TABLES
 from analysis.models import Measurement
@@ -67,7 +67,7 @@ def parsed(table: str, fmt: str, content: bytes) -> list[dict]:
         return json.loads(content)
     if fmt == "ndjson":
         return [json.loads(line) for line in content.decode().splitlines()]
-    return pq.read_table(io.BytesIO(content)).to_pylist()
+    return parquet.read_table(content).to_pylist()
 
 
 def normalise(table: str, fmt: str, row: dict) -> dict:
@@ -296,8 +296,8 @@ def test_closing_a_csv_download_early_cancels_the_copy_on_the_server(rf, monkeyp
     # however fast the machine and however large its socket buffers.
     real_copy_query = pg_copy.copy_query
 
-    def slow_copy_query(table, filters):
-        sql, params = real_copy_query(table, filters)
+    def slow_copy_query(table, filters, **options):
+        sql, params = real_copy_query(table, filters, **options)
         return f"SELECT slow.*, pg_sleep(0.005) FROM ({sql}) AS slow", params
 
     monkeypatch.setattr(pg_copy, "copy_query", slow_copy_query)

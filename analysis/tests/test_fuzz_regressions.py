@@ -41,3 +41,28 @@ def test_a_plan_of_any_shape_is_a_reason_not_a_crash(plan):
     run = {"id": "r1", "test": "iops", "phase": "wdpc", "pattern": "randrw", "block_size_bytes": 4096, "read_pct": 65}
     [failure] = crosscheck.check_run_against_plan(run=run, plan=plan)
     assert failure.check == "plan"
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        {
+            "blocks": [
+                {"test": "iops", "series": [{"phase": "wdpc", "cells": [{"pattern": {"a": 1}}], "runtime_s": 60}]}
+            ]
+        },
+        {"blocks": 5},
+        {"blocks": [{"test": "iops", "series": {"phase": "wdpc"}}]},
+        {"blocks": [{"test": "iops", "series": [{"phase": "wdpc", "cells": 7}]}]},
+    ],
+)
+def test_the_planned_cell_time_is_read_from_a_plan_of_any_shape(plan):
+    """The plausibility gate looked cells up in a set: a cell value that is an object made read_bundle raise."""
+    from analysis.plausibility.measurement import planned_runtime_s
+    from analysis.records import MeasurementRecord
+
+    m = MeasurementRecord(
+        run_key="r1", test="iops", phase="wdpc", series="", round_number=1, block_size_bytes=4096, read_pct=65,
+        summary=None, raw_file="fio/r1.json", json_path="$.jobs[*]", pattern="randrw",
+    )  # fmt: skip
+    assert planned_runtime_s(plan, m) is None

@@ -9,6 +9,7 @@ from django.core.management import call_command
 from analysis.importers.py_sss_pts import tool_rule, tool_value
 from analysis.models import Flag, Measurement, SteadyStateWindow, TestRun
 from nvmedb_client.fio_output import parse_fio_output, summarize
+from nvmedb_client.system.lshw import parse_lshw
 
 CELLS = ((0, "4KB", "4k"), (65, "64KB", "64k"), (100, "1024KB", "1024k"))
 ID_CTRL = (
@@ -162,3 +163,67 @@ def test_nvme_list_picks_the_tested_drive_among_several(db, result_tree, shared_
     capsys.readouterr()
     link = TestRun.objects.get().pcie_link
     assert link.pci_address == "3c:00.0" and (link.generation, link.width) == (3, 4)
+
+
+def _namespace(result_tree, size: int = 800_000_000_000) -> None:
+    (result_tree / "device/nvme-list").mkdir(parents=True, exist_ok=True)
+    device = {"NameSpace": "nvme0n1", "DevicePath": "/dev/nvme0n1", "SerialNumber": "S43ANA0M405593"}
+    device |= {"ModelNumber": "MZ1LB960HAJQ", "Firmware": "EDA76F2Q", "PhysicalSize": size, "SectorSize": 512}
+    (result_tree / "device/nvme-list/stdout.log").write_text(json.dumps({"Devices": [device]}))
+
+
+def test_without_a_purge_record_no_read_is_judged_unwritten(db, result_tree, capsys):
+    _namespace(result_tree)
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    assert json.loads(capsys.readouterr().out)["status"] == "published"
+    run = TestRun.objects.get()
+    assert run.active_range_bytes == 600_000_000_000  # the fio jobs' size=75% of the namespace
+    assert run.purge_method == "" and "not judged for unwritten data" in run.missing["unwritten_data"]
+    assert not Flag.objects.filter(kind="unwritten_data").exists()
+
+
+def test_a_recorded_nvme_format_lets_reads_of_a_mostly_unwritten_range_be_flagged(db, result_tree, capsys):
+    _namespace(result_tree)
+    (result_tree / "purge/nvme-format").mkdir(parents=True)
+    (result_tree / "purge/nvme-format/stdout.log").write_text("Success formatting namespace:1\n")
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    run = TestRun.objects.get()
+    assert run.purge_method == "nvme format" and "purge_method" not in run.missing
+    assert run.evidence["purge_method"].startswith("purge/nvme-format/")
+    flagged = Flag.objects.filter(kind="unwritten_data").select_related("measurement")
+    # no wipc, and 15 one-minute cells write far less than the 600 GB range: every read met mostly unwritten blocks
+    assert {f.measurement.raw_file for f in flagged} == {m.raw_file for m in Measurement.objects.filter(read_pct__gt=0)}
+
+
+def test_the_write_cache_is_read_from_the_set_feature_reply(db, result_tree, capsys):
+    (result_tree / "pre-conditioning/nvme-set-feature").mkdir(parents=True)
+    (result_tree / "pre-conditioning/nvme-set-feature/stdout.log").write_text(
+        "set-feature:0x06 (Volatile Write Cache), value:0x00000001, cdw12:0x00000000, save:0\n"
+    )
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    run = TestRun.objects.get()
+    assert run.write_cache == "enabled" and "write_cache" not in run.missing
+    assert run.evidence["write_cache"].startswith("pre-conditioning/nvme-set-feature/stdout.log: set-feature:0x06")
+
+
+def test_the_host_is_read_from_the_saved_lshw_output(db, result_tree, shared_samples, capsys):
+    (result_tree / "platform/lshw").mkdir(parents=True)
+    sample = shared_samples / "lshw/Manouchehri__dl360p__lshw.json"
+    shutil.copyfile(sample, result_tree / "platform/lshw/stdout.log")
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    run = TestRun.objects.get()
+    expected = parse_lshw(sample.read_text())
+    assert run.host.cpu_model == expected["cpu_model"] and run.host.cpu_model
+    assert run.host.memory_bytes == expected["memory_bytes"] and run.host.cpu_count == expected["cpu_threads"]
+    assert run.evidence["host.cpu_model"] == "platform/lshw/stdout.log (lshw -json)"
+    assert run.host.kernel == "" and "no kernel release" in run.host.missing["kernel"]
+
+
+def test_without_lshw_output_the_host_is_unknown_with_the_reason(db, result_tree, capsys):
+    call_command("import_results", str(result_tree), "--format", "py-sss-pts", "--json")
+    capsys.readouterr()
+    host = TestRun.objects.get().host
+    assert host.cpu_model == "" and host.missing["cpu_model"] == "platform/lshw/stdout.log is not in the directory"

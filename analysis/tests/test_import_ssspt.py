@@ -5,7 +5,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.importers.ssspt import parse_readme, ssspt_rule
+from analysis.importers.ssspt_readme import parse_readme
+from analysis.importers.ssspt_roles import ssspt_rule
 from analysis.models import Flag, Measurement, SteadyStateWindow, TestRun
 
 SAMPLE = "ssspt-hp-iops-1"
@@ -33,8 +34,17 @@ def test_the_sample_is_published_as_an_imported_unsigned_run(imported):
     assert run.unit is not None and "15NS100WT9JW" not in run.unit.serial_hash
     assert (run.edition, run.threads, run.iodepth, run.fio_version) == ("client", 2, 16, "fio-3.8")
     assert run.host.kernel == "4.4.0-133-generic"
-    assert run.missing["pcie_link"] and run.missing["purge_method"]
+    assert run.missing["pcie_link"] and run.missing["write_cache"]
     assert Flag.objects.filter(kind="imported").count() == 1
+
+
+def test_no_purge_is_asserted_and_no_read_is_flagged_as_unwritten_without_a_purge_record(imported):
+    run = TestRun.objects.get()
+    assert run.purge_method == "" and "no purge" in run.missing["purge_method"]
+    assert "2018-10-30" in run.missing["purge_method"] and "2018-08-16" in run.missing["purge_method"]
+    assert "not judged for unwritten data" in run.missing["unwritten_data"]
+    assert "no purge is recorded" in run.compliance_reasons
+    assert not Flag.objects.filter(kind="unwritten_data").exists()
 
 
 def test_every_fio_output_becomes_a_traceable_measurement(imported, shared_samples):
@@ -100,9 +110,9 @@ def test_importing_the_same_directory_again_replaces_its_rows(imported, shared_s
 
 
 def test_the_readme_table_is_read_without_its_markup(shared_samples):
-    table = parse_readme((shared_samples / SAMPLE / "README.md").read_text())
-    assert table["Interface"] == "SATA Rev 3.0" and table["Model No."] == "THNSNJ256G8NU"
-    assert table["kernel"] == "4.4.0-133-generic"
+    facts = parse_readme((shared_samples / SAMPLE / "README.md").read_text())
+    assert facts.table["Interface"] == "SATA Rev 3.0" and facts.table["Model No."] == "THNSNJ256G8NU"
+    assert facts.kernel == "4.4.0-133-generic" and facts.evidence["kernel"].startswith("README.md line 1:")
 
 
 def test_ssspts_rule_differs_from_the_pts_rule():

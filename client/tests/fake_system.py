@@ -76,6 +76,18 @@ class FakeSystem:
             self._link_block(part, part_dir, whole=False)
         return disk_dir
 
+    def add_subsystem(self, name: str, controllers: list[str]) -> None:
+        """/sys/class/nvme-subsystem/<name>/<controller> links, as the kernel shows the controllers of a subsystem;
+        each controller is found from one of its namespaces added with add_disk(controller=...)."""
+        directory = self.root / "sys/devices/virtual/nvme-subsystem" / name
+        directory.mkdir(parents=True)
+        link = self.root / "sys/class/nvme-subsystem" / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(directory, link.parent))
+        for controller in controllers:
+            found = next(p for p in self.root.joinpath("sys/devices").rglob(controller) if p.parent.name == "nvme")
+            (directory / controller).symlink_to(os.path.relpath(found, directory))
+
     def add_virtual(self, name: str, *, devnum: str, dm_name: str | None = None) -> Path:
         """A dm-* or md* device (no PCI parent)."""
         directory = self.root / "sys/devices/virtual/block" / name

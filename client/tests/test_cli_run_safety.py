@@ -5,6 +5,7 @@ the NVMe identify commands, which need a real drive and root, answer with real c
 """
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -184,3 +185,77 @@ def test_resume_of_a_folder_that_is_not_a_run_says_so(tmp_path, monkeypatch, cal
     result, _ = invoke(["--resume", str(tmp_path / "elsewhere")], tmp_path, monkeypatch)
     assert result.exit_code == exit_codes.FAILURE
     assert "is not a run directory" in result.output
+
+
+DUAL_CONTROLLER_LIST = (
+    Path(__file__).parent / "fixtures" / "nvme-cli" / "nvme-list-2.11-dual-controller.json"
+).read_text()
+
+
+@pytest.fixture
+def shared_drive(monkeypatch, shared_samples, calls, tmp_path):
+    """A drive whose Format erases the whole controller (FNA bit 0) and that supports Sanitize, with another
+    namespace on its controller and one on a second controller of the subsystem (fake sysfs + nvme list 2.11)."""
+    doc = json.loads((shared_samples / ID_CTRL_SAMPLE).read_text())
+    doc.update(fna=5, sanicap=2)
+    fake = FakeSystem(tmp_path / "root")
+    fake.add_disk("nvme0n1", devnum="259:0", controller="nvme0")
+    fake.add_disk("nvme0n2", devnum="259:1", controller="nvme0", partitions={"nvme0n2p1": "259:2"})
+    fake.add_disk("nvme1n3", devnum="259:3", controller="nvme1", pci_path=("0000:00:1d.0", "0000:3c:00.0"))
+    fake.add_subsystem("nvme-subsys0", ["nvme0", "nvme1"])
+    monkeypatch.setattr(safety, "check_device_safe", lambda device, root: None)
+    monkeypatch.setattr(safety, "require_root", lambda: None)
+    monkeypatch.setattr(safety, "require_tool", lambda name: f"/usr/bin/{name}")
+    started = []
+    monkeypatch.setattr(
+        runner, "execute_run", lambda **kwargs: started.append(kwargs["run_dir"]) or tmp_path / "b.nvmedb.tar.gz"
+    )
+
+    def fake_run_command(args, *, timeout=None, check=False):
+        calls.append(list(args))
+        answers = {"id-ctrl": json.dumps(doc), "id-ns": json.dumps(ID_NS), "list": DUAL_CONTROLLER_LIST}
+        return commands.CommandResult(tuple(args), 0, answers[args[1]], "", 0.01)
+
+    monkeypatch.setattr(commands, "run_command", fake_run_command)
+    return fake, started
+
+
+def shared_run(shared_drive, tmp_path, monkeypatch, typed):
+    fake, started = shared_drive
+    monkeypatch.setattr(run_cli, "stdin_is_terminal", lambda: True)
+    monkeypatch.setenv("NVMEDB_CONFIG_DIR", str(tmp_path / "config"))
+    args = ["run", "--device", "/dev/nvme0n1", "--system-root", str(fake.root), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(main, args, input=f"{typed}\n")
+    config = json.loads((started[0] / "state.json").read_text())["config"] if started else None
+    return result, config
+
+
+def test_the_prompt_names_every_namespace_a_wide_purge_would_erase(shared_drive, tmp_path, monkeypatch):
+    result, config = shared_run(shared_drive, tmp_path, monkeypatch, "S43ANA0M405593+2")
+    assert "ALSO ERASES /dev/nvme0n2, /dev/nvme1n3" in result.output
+    assert "S43ANA0M405593+2" in result.output
+    assert result.exit_code == 0, result.output
+    assert config["erase_confirmed"] == ["nvme0n2", "nvme1n3"]
+
+
+def test_the_bare_serial_keeps_the_purge_to_the_target_namespace(shared_drive, tmp_path, monkeypatch):
+    result, config = shared_run(shared_drive, tmp_path, monkeypatch, "S43ANA0M405593")
+    assert result.exit_code == 0, result.output
+    assert config["erase_confirmed"] == []
+    assert "Only /dev/nvme0n1 will be erased" in result.output
+
+
+def test_a_namespace_in_use_is_not_offered_and_the_prompt_says_why(shared_drive, tmp_path, monkeypatch):
+    fake, _ = shared_drive
+    fake.mount("/dev/nvme0n2p1", "/srv", devnum="259:2")
+    result, config = shared_run(shared_drive, tmp_path, monkeypatch, "S43ANA0M405593")
+    assert "nvme0n2p1 is mounted on /srv" in result.output
+    assert "ALSO ERASES" not in result.output
+    assert config["erase_confirmed"] == []
+
+
+def test_a_wrong_count_confirms_nothing(shared_drive, tmp_path, monkeypatch, calls):
+    result, config = shared_run(shared_drive, tmp_path, monkeypatch, "S43ANA0M405593+1")
+    assert result.exit_code == exit_codes.UNSAFE_TARGET
+    assert config is None
+    assert not any(call[1] in ("format", "sanitize") for call in calls)

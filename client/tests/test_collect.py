@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from fake_system import FakeSystem
 from nvmedb_client.cli import main
+from nvmedb_client.privacy import sanitize_lshw
 from nvmedb_client.system import collect as collect_module
 from nvmedb_client.system import commands
 from nvmedb_client.system.collect import collect_system, smart_snapshot
@@ -115,7 +116,8 @@ def test_collect_with_captured_outputs_parses_and_keeps_every_raw_file(
 
     assert (out / "nvme-id-ctrl.json").read_text() == _nvme_sample(shared_samples, "id_ctrl")
     assert (out / "nvme-smart-log.json").read_text() == _nvme_sample(shared_samples, "v2.11__nvme-smart-log")
-    assert (out / "lshw.json").read_text() == fake_commands.outputs[("lshw", "-json")]
+    assert (out / "lshw.json").read_text() == sanitize_lshw(fake_commands.outputs[("lshw", "-json")])
+    assert "192.0.2.2" not in (out / "lshw.json").read_text()  # the VM's address is never collected
     assert "02:00.0 Non-Volatile memory controller" in (out / "lspci.txt").read_text()
     assert json.loads((out / "facts.json").read_text()) == facts
     logged = json.loads((out / "commands.json").read_text())

@@ -93,3 +93,47 @@ def test_an_invalid_manifest_gets_the_full_list_of_errors(manifest):
     del candidate["timing"]
     errors = manifest_errors(candidate)
     assert len(errors) == 2 and any("profile" in e for e in errors) and any("timing" in e for e in errors), errors
+
+
+def with_resume_and_cache_facts(manifest):
+    newer = copy.deepcopy(manifest)
+    newer["compliance"]["tests"] = {"iops": ["write cache at test end: the drive reports its write cache enabled"]}
+    newer["interruptions"] = [
+        {"started_at": "2026-11-23T10:00:00.5Z", "resumed_at": "2026-11-23T10:05:00Z", "length_s": 299.5,
+         "block": "iops", "stage": "rounds", "round": 3, "action": "restart", "reason": "inside round 3",
+         "superseded_runs": ["iops-wipc"]}
+    ]  # fmt: skip
+    newer["write_cache_checks"] = [
+        {"block": "iops", "when": "test end", "at": "2026-11-23T10:00:00Z", "value": 1, "enabled": True,
+         "wanted_enabled": False, "problem": "the drive reports its write cache enabled"}
+    ]  # fmt: skip
+    return newer
+
+
+def test_manifests_without_the_resume_and_cache_keys_stay_valid_and_with_them_are_checked(manifest):
+    assert "interruptions" not in manifest and manifest_errors(manifest) == []
+    newer = with_resume_and_cache_facts(manifest)
+    assert manifest_errors(newer) == []
+    for path, value in (
+        (("interruptions", 0, "length_s"), -1),
+        (("interruptions", 0, "action"), "ignored"),
+        (("write_cache_checks", 0, "enabled"), "yes"),
+        (("compliance", "tests", "iops"), "not a list"),
+    ):
+        assert manifest_errors(mutated(newer, path, "replace", value)), path
+
+
+def test_both_validators_agree_on_every_mutation_of_the_new_keys(manifest):
+    full, fast = _schema_validators()
+    newer = with_resume_and_cache_facts(manifest)
+    for path, how, replacement in mutations(newer):
+        if path[0] not in ("interruptions", "write_cache_checks", "compliance"):
+            continue
+        candidate = mutated(newer, path, how, replacement)
+        full_valid = not list(full.iter_errors(candidate))
+        try:
+            fast(candidate)
+            fast_valid = True
+        except Exception:
+            fast_valid = False
+        assert fast_valid == full_valid, (path, how, replacement)

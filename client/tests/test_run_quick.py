@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from nvmedb_client import resume as resume_module
 from nvmedb_client.bundle import rederive_steady_state, verify_bundle
 from nvmedb_client.cli import main
 from nvmedb_client.fio_output import parse_fio_output, summarize
@@ -143,6 +144,19 @@ def test_every_run_keeps_its_job_file_and_json_plus_output_with_the_percentiles(
     assert "system/facts.json" in files
 
 
+def test_the_bundle_names_the_target_file_without_its_directory(quick_run):
+    assert quick_run.manifest["target"]["path"] == "target.img"
+    directory = str(quick_run.base)  # the temp directory's path carries the user name
+    for entry in quick_run.manifest["files"]:
+        text = quick_run.verified.read_bytes(entry["path"]).decode("utf-8", "replace")
+        assert directory not in text, entry["path"]
+        if entry["path"].startswith("jobs/"):
+            assert "filename=target.img" in text.splitlines()
+        if entry["path"].startswith("fio/"):
+            assert parse_fio_output(text.encode())["global options"]["filename"] == "target.img"
+    assert directory not in json.dumps(quick_run.manifest)
+
+
 def test_the_steady_state_claims_match_the_re_derivation_and_say_why_not_steady(quick_run):
     claims = quick_run.manifest["steady_state"]
     assert claims == rederive_steady_state(quick_run.verified)
@@ -251,12 +265,34 @@ def test_a_run_killed_with_sigkill_mid_cell_resumes_into_a_complete_bundle_with_
     ids = [run["id"] for run in verified.manifest["runs"]]
     assert ids == planned_ids(small_plan())
     assert ids[: len(before["runs"])] == [run["id"] for run in before["runs"]]
-    sessions = json.loads(verified.read_bytes("run.json"))["sessions"]
+    facts = json.loads(verified.read_bytes("run.json"))
+    sessions = facts["sessions"]
     assert [s["resumed"] for s in sessions] == [False, True]
     assert sessions[-1]["outcome"] == "finished"
     assert not list((run_dir / "files" / "fio").glob("*.partial"))
     result = CliRunner().invoke(main, ["verify", str(bundle)], env=env)
     assert result.exit_code == 0, result.output
+
+    # The idle time is recorded, from the last checkpoint to the resume, and not hidden: fio was killed inside a
+    # test, so that test started again from its preconditioning and its earlier runs are kept as superseded.
+    (gap,) = facts["interruptions"]
+    assert gap["started_at"] == before["saved_at"]
+    assert gap["resumed_at"] == sessions[1]["started_at"]
+    assert gap["length_s"] > 0
+    assert gap["action"] == "restart"
+    assert gap["block"] == before["position"]["block"]
+    assert verified.manifest["interruptions"] == facts["interruptions"]
+    superseded = facts["superseded_runs"]
+    assert [run["id"] for run in superseded] == gap["superseded_runs"]
+    blocks = {block.label: block for block in small_plan().blocks}
+    restarted = blocks[gap["block"]]
+    assert {run["id"] for run in superseded} <= resume_module.block_run_ids(restarted)
+    assert {run["id"] for run in before["runs"]} - {run["id"] for run in superseded} <= set(ids)
+    for run in superseded:
+        assert run["output_file"].startswith(f"superseded/{gap['block']}-1/")
+        assert json.loads(verified.read_bytes(run["output_file"]))["jobs"]
+    if restarted.wipc:
+        assert restarted.wipc_run_id in ids  # preconditioned again after the interruption
 
 
 def test_ctrl_c_stops_fio_and_leaves_a_resumable_directory(tmp_path):

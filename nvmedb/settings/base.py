@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "nvmedb.security.ContentSecurityPolicyMiddleware",
+    "nvmedb.faults.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "nvmedb.urls"
@@ -82,6 +84,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Pages and exports run many short or streamed queries; PostgreSQL's JIT spent ~1 s compiling the export query
     # before its first row (EXPLAIN ANALYZE on 1 M rows) and saves nothing for queries like these.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("options", "-c jit=off")
+# A connection kept between requests is checked before reuse, so the first request after a database restart does not
+# fail on a connection the server has closed.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -121,6 +126,9 @@ STORAGES = {
 
 # Bundles are streamed to storage; these bound what one upload may cost the site.
 NVMEDB_MAX_BUNDLE_BYTES = env_int("NVMEDB_MAX_BUNDLE_BYTES", 1024**3)
+# Public raw files: shown inline up to the first size, offered as a streamed download up to the second.
+NVMEDB_RAW_FILE_RENDER_MAX_BYTES = env_int("NVMEDB_RAW_FILE_RENDER_MAX_BYTES", 2 * 1024**2)
+NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES = env_int("NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES", 64 * 1024**2)
 # Keyed hash for drive serial numbers (analysis): never publish a raw serial.
 NVMEDB_SERIAL_HASH_KEY = env_str("NVMEDB_SERIAL_HASH_KEY") or SECRET_KEY
 
@@ -130,8 +138,8 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     # A message a dead worker had taken comes back after this long; it must outlive the longest task.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT_S", 3600)}
-    # Rate limits must be shared by every web process.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    # Rate limits must be shared by every web process; while Redis is away each process uses its own memory.
+    CACHES = {"default": {"BACKEND": "nvmedb.cache.FailOpenRedisCache", "LOCATION": REDIS_URL}}
 else:
     _broker_dir = VAR_DIR / "broker"
     for _sub in ("queue", "processed", "control"):
@@ -173,21 +181,52 @@ NVMEDB_VALIDATION_TIME_LIMIT_S = env_int("NVMEDB_VALIDATION_TIME_LIMIT_S", 1800)
 NVMEDB_REQUEUE_RECEIVED_AFTER_S = env_int("NVMEDB_REQUEUE_RECEIVED_AFTER_S", 120)
 NVMEDB_REQUEUE_WORKING_AFTER_S = env_int("NVMEDB_REQUEUE_WORKING_AFTER_S", NVMEDB_VALIDATION_TIME_LIMIT_S + 120)
 NVMEDB_MAX_VALIDATION_ATTEMPTS = env_int("NVMEDB_MAX_VALIDATION_ATTEMPTS", 5)
+# A contributor's first N submissions wait for staff review (admin action "Approve and publish"); 0 turns review off.
+NVMEDB_REVIEW_FIRST_N = env_int("NVMEDB_REVIEW_FIRST_N", 3)
+# How many reverse proxies in front of the site append to X-Forwarded-For. 0: the client is REMOTE_ADDR and the header
+# is ignored; N: the client is the N-th address from the right (what the outermost trusted proxy saw).
+NVMEDB_TRUSTED_PROXY_COUNT = env_int("NVMEDB_TRUSTED_PROXY_COUNT", 0)
 # Test-only: makes validation sleep so a test can kill a worker mid-task. Zero everywhere else.
 NVMEDB_TEST_VALIDATION_DELAY_S = float(env_str("NVMEDB_TEST_VALIDATION_DELAY_S", "0") or 0)
 
+# Seconds a client is told to wait (Retry-After) when the database, the queue or bundle storage is unavailable.
+NVMEDB_RETRY_AFTER_S = env_int("NVMEDB_RETRY_AFTER_S", 30)
+# Content-Security-Policy of every response (nvmedb.security); an empty value sends none. Every script the site runs
+# is one of its own static files (plotly.js, charts.js, the Swagger UI): no inline script, no eval. Figures travel in
+# <script type="application/json"> blocks, which are data. Plotly and the Swagger UI set inline styles.
+DEFAULT_CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+NVMEDB_CONTENT_SECURITY_POLICY = env_str("NVMEDB_CONTENT_SECURITY_POLICY", DEFAULT_CONTENT_SECURITY_POLICY)
+
 REST_FRAMEWORK = {
+    "EXCEPTION_HANDLER": "nvmedb.faults.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "submissions.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # DRF's own throttles, if any view uses them, read the client address the way submissions.throttles.client_ip does.
+    "NUM_PROXIES": NVMEDB_TRUSTED_PROXY_COUNT,
     # Per token (or signed-in user) and per client address; the scopes are used by the intake endpoints.
     "DEFAULT_THROTTLE_RATES": {
         "upload_user": env_str("NVMEDB_RATE_UPLOAD_USER", "60/hour"),
         "upload_ip": env_str("NVMEDB_RATE_UPLOAD_IP", "120/hour"),
         "auth_user": env_str("NVMEDB_RATE_AUTH_USER", "60/hour"),
         "auth_ip": env_str("NVMEDB_RATE_AUTH_IP", "30/minute"),
+        "auth_failed_ip": env_str("NVMEDB_RATE_AUTH_FAILED_IP", "20/hour"),
+        "signup_ip": env_str("NVMEDB_RATE_SIGNUP_IP", "10/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",

@@ -78,3 +78,53 @@ def stranger_api(stranger_token) -> APIClient:
 @pytest.fixture
 def anonymous_api() -> APIClient:
     return api_client()
+
+
+# --- bundles the dataset publishes (consistent with their real fio outputs), uploaded and validated ---------------
+
+
+def register_key(user):
+    from submissions.tests.bundles import bundle_factory
+
+    key = bundle_factory.new_signing_key()
+    services.signing_key_register(user=user, public_key=bundle_factory.public_key_bytes(key), name="test")
+    return key
+
+
+@pytest.fixture
+def publishable_bundle(tmp_path, shared_samples):
+    """`build(key, samples=None, label="")` writes a signed bundle the ingest publishes (the shared real fio outputs
+    with the system files of a real drive). `label` changes the manifest, hence the bundle's bytes, not its runs."""
+    from analysis.tests import bundles
+    from nvmedb_client.bundle import write_bundle
+
+    counter = iter(range(1000))
+
+    def build(key, *, samples=None, label: str = ""):
+        work = tmp_path / f"publishable-{next(counter)}"
+        work.mkdir()
+        run_dir, manifest, files = bundles.consistent_run_dir(work, shared_samples, samples)
+        bundles.add_system_files(run_dir, files, shared_samples)
+        if label:
+            manifest["test_label"] = label
+        return write_bundle(
+            run_dir=run_dir, manifest=manifest, files=files, signing_key=key, out_path=work / "run.nvmedb.tar.gz"
+        )
+
+    return build
+
+
+@pytest.fixture
+def upload(django_capture_on_commit_callbacks):
+    """`upload(client, path)` posts a bundle through the API, runs the queued validation, and returns the
+    submission as its uploader sees it."""
+
+    def _upload(client, path) -> dict:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                "/api/v1/submissions/", data=path.read_bytes(), content_type="application/octet-stream"
+            )
+        assert response.status_code in (200, 202), response.content
+        return client.get(response.json()["url"]).json()
+
+    return _upload

@@ -113,6 +113,8 @@ def start_worker(transactional_db, tmp_path, bundle_storage):
             "NVMEDB_VAR_DIR": str(tmp_path / "var"),
             "CELERY_TASK_DEFAULT_QUEUE": queue,
             "CELERY_TASK_ALWAYS_EAGER": "false",
+            # like the in-process tests, the worker publishes without review unless a test asks for it
+            "NVMEDB_REVIEW_FIRST_N": "0",
             **overrides,
         }
         schedule = tmp_path / f"beat-{len(started)}" if beat else None

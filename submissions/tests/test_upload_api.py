@@ -108,14 +108,16 @@ def test_the_same_bundle_again_returns_the_existing_submission(owner_api, bundle
     assert len(stored_files(bundle_storage)) == 1, "the second copy is not kept"
 
 
-def test_the_same_bundle_from_another_account_is_refused(owner_api, stranger_api, bundle_storage):
+def test_a_strangers_copy_sent_first_never_blocks_the_owners_upload(owner, owner_api, stranger, stranger_api):
     body = gzip_body("mine")
-    assert post_raw(owner_api, body).status_code == 202
-    response = post_raw(stranger_api, body)
-    assert response.status_code == 409
-    assert response.json()["code"] == "duplicate_of_another_account"
-    assert Submission.objects.count() == 1
-    assert len(stored_files(bundle_storage)) == 1
+    theirs = post_raw(stranger_api, body)
+    mine = post_raw(owner_api, body)
+    assert theirs.status_code == mine.status_code == 202
+    assert theirs.json()["id"] != mine.json()["id"]
+    assert Submission.objects.get(pk=mine.json()["id"]).uploader == owner
+    assert Submission.objects.get(pk=theirs.json()["id"]).uploader == stranger
+    again = post_raw(owner_api, body)
+    assert again.status_code == 200 and again.json()["id"] == mine.json()["id"], "duplicates are per account"
 
 
 def test_a_body_that_is_not_gzip_is_refused_as_not_an_archive(owner_api, bundle_storage):

@@ -8,10 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.importers.common import ImportError_, ImportMetadata, store_import
-from analysis.importers.py_sss_pts import read_py_sss_pts
-from analysis.importers.ssspt import read_ssspt
-
-READERS = {"ssspt": read_ssspt, "py-sss-pts": read_py_sss_pts}
+from analysis.importers.tree import READERS
 
 
 class Command(BaseCommand):

@@ -47,7 +47,7 @@ class FioProcess:
         self._current: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
-    def run(self, args: list[str]) -> FioResult:
+    def run(self, args: list[str], *, cwd: str | None = None) -> FioResult:
         argv = tuple(str(a) for a in args)
         logger.info("running: %s", shlex.join(argv))
         started = time.monotonic()
@@ -59,6 +59,7 @@ class FioProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=env,
+                cwd=cwd,
                 start_new_session=True,
                 preexec_fn=_die_with_parent,  # noqa: PLW1509 - single-threaded at this point; needed for PDEATHSIG
             )

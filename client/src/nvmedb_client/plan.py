@@ -285,8 +285,16 @@ def build_plan(
     )
 
 
+def wipc_range_bytes(plan: Plan) -> int:
+    """WIPC covers the whole user capacity (PTS: "2X user capacity"), not only the active range of the tests."""
+    usable = plan.capacity_bytes
+    if plan.profile.range_cap_bytes is not None:
+        usable = min(usable, plan.profile.range_cap_bytes)
+    return max(plan.active_range_bytes, usable // RANGE_ALIGNMENT * RANGE_ALIGNMENT)
+
+
 def wipc_bytes(plan: Plan) -> int:
-    return WIPC_PASSES * plan.active_range_bytes
+    return WIPC_PASSES * wipc_range_bytes(plan)
 
 
 def series_tracking(series: Series) -> list:
@@ -389,7 +397,8 @@ def plan_to_dict(plan: Plan) -> dict:
             "pattern": "write",
             "block_size_bytes": WIPC_BLOCK_SIZE,
             "bytes": wipc_bytes(plan),
-            "rule": f"{WIPC_PASSES}x the active range, sequential, the range split between the jobs so every LBA "
+            "range_bytes": wipc_range_bytes(plan),
+            "rule": f"{WIPC_PASSES}x the user capacity, sequential, split between the jobs so every LBA "
             "is written exactly twice",
         },
         "steady_state": {

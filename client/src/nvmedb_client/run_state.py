@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,6 +44,9 @@ class RunConfig:
     iodepth: int | None = None
     max_rounds: int | None = None
     cell_runtime_s: float | None = None  # quick profile only; None = the profile's default
+    # Other namespaces the operator confirmed a controller- or subsystem-wide purge may erase (names like nvme0n2).
+    erase_confirmed: list[str] = field(default_factory=list)
+    system_root: str | None = None  # where /proc, /sys and /dev are read (tests use a fake tree)
 
     def build_plan(self) -> Plan:
         profile = quick_profile(self.cell_runtime_s) if self.profile == "quick" else self.profile
@@ -122,3 +125,10 @@ def load_state(run_dir: Path) -> dict:
 
 def config_from_state(state: dict) -> RunConfig:
     return RunConfig(**state["config"])
+
+
+def save_config(run_dir: Path, config: RunConfig) -> None:
+    """A resumed run's confirmation replaces the one stored (it was given again, for the namespaces seen now)."""
+    state = load_state(run_dir)
+    state["config"] = asdict(config)
+    write_json_atomic(run_dir / STATE_FILE, state)

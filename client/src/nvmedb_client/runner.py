@@ -18,10 +18,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvmedb_client import __version__, device, fio_jobs, steady_state, tracking
+from nvmedb_client import __version__, device, fio_jobs, privacy, resume, steady_state, tracking
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 from nvmedb_client.fio_process import FioProcess
-from nvmedb_client.plan import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series, plan_to_dict, series_tracking
+from nvmedb_client.plan import (
+    WSAT_CAPACITY_MULTIPLE,
+    Block,
+    Cell,
+    Series,
+    plan_to_dict,
+    series_tracking,
+    wipc_range_bytes,
+)
 from nvmedb_client.progress import Reporter, Status, TrackingLine
 from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
     FILES,
@@ -32,6 +40,7 @@ from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's pub
     config_from_state,
     create_run_dir,
     load_state,
+    save_config,
     utc_now,
     write_json_atomic,
 )
@@ -60,14 +69,17 @@ class Runner:
         self.config = config_from_state(self.state)
         self.plan = self.config.build_plan()
         self.reporter = reporter or Reporter()
-        self.fio = fio
+        self.fio = os.path.abspath(fio) if os.sep in fio else fio  # fio runs in the target file's directory
         self.fio_process = FioProcess()
         self.completed: dict[str, dict] = {run["id"]: run for run in self.state["runs"]}
         self.summaries: dict[str, FioSummary] = {}
         self.status = Status(max_rounds=self.plan.max_rounds)
         self.context = _Context()
         self.interrupted: str | None = None
-        self.device = self.config.target_path if self.config.target_kind == "device" else None
+        self.device = privacy.kernel_device(self.config.target_path) if self.config.target_kind == "device" else None
+        # what fio's job files, its outputs and the manifest name the target by (no serial, no user's directory)
+        self.recorded_target = privacy.recorded_target(self.config.target_kind, self.config.target_path)
+        self.fio_cwd = None if self.device else str(Path(self.config.target_path).parent)
 
     # -- public ---------------------------------------------------------------------------------------------------
 
@@ -75,8 +87,10 @@ class Runner:
         """Run (or resume) the plan to its end and write the bundle into `out_dir`; returns the bundle path."""
         from nvmedb_client import bundle, signing
 
-        session = {"started_at": utc_now(), "resumed": bool(self.completed), "ended_at": None, "outcome": None}
+        session = {"started_at": utc_now(), "resumed": bool(self.state["sessions"]), "ended_at": None, "outcome": None}
         self.state["sessions"].append(session)
+        if session["resumed"]:
+            self._account_for_interruption(session["started_at"])
         self._save()
         with self._signals():
             try:
@@ -152,28 +166,94 @@ class Runner:
     # -- the walk -------------------------------------------------------------------------------------------------
 
     def _walk(self) -> None:
+        done = self.state.setdefault("blocks_done", [])
         for block_index, block in enumerate(self.plan.blocks):
             self.context.block_index = block_index
+            if block.label in done:
+                continue
+            self._position(block=block.label, stage="purge")
             self._purge(block)
+            self._check_write_cache(block, "test start")
+            self._position(block=block.label, stage="wipc")
             if block.wipc:
                 self._wipc(block)
             for series_index, series in enumerate(block.series):
                 self.context.series_index = series_index
                 if series.phase == "wsat":
-                    self._wsat(series)
+                    self._wsat(series, block)
                 else:
-                    self._rounds(series)
+                    self._rounds(series, block)
+            self._check_write_cache(block, "test end")
+            done.append(block.label)
+            self._position(block=block.label, stage="done")
+
+    def _position(self, **where) -> None:
+        """Where the walk stands, saved with every checkpoint, so a resumed run knows where the interruption fell."""
+        self.state["position"] = where
+        self._save()
+
+    def _account_for_interruption(self, now: str) -> None:
+        gap = resume.interruption(self.state, now=now)
+        if "position" not in self.state and self.state["runs"]:
+            # a run directory of an earlier client does not say where it stopped: assume inside the last run's test
+            last = self.state["runs"][-1]["id"]
+            block = next((b for b in self.plan.blocks if last in resume.block_run_ids(b)), None)
+            if block is not None:
+                gap.update(block=block.label, action="restart", reason="the checkpoint does not say where it stopped")
+        if gap["action"] == "restart":
+            block = next(b for b in self.plan.blocks if b.label == gap["block"])
+            gap["superseded_runs"] = resume.supersede_block(self.state, block, self.files)
+            self.completed = {run["id"]: run for run in self.state["runs"]}
+            self.summaries = {}
+            self.state["position"] = {"block": block.label, "stage": "purge"}
+        self.state.setdefault("interruptions", []).append(gap)
+        logger.info("interruption of %.0f s (%s): %s", gap["length_s"], gap["action"], gap["reason"])
+
+    def _check_write_cache(self, block: Block, when: str) -> None:
+        """Read feature 0x06 back; a test that did not run with the edition's setting is not compliant."""
+        if self.device is None or not (self.state.get("write_cache") or {}).get("applicable"):
+            return
+        wanted = self.plan.edition.write_cache_enabled
+        check = device.check_write_cache(self.device, wanted=wanted, block=block.label, when=when)
+        checks = self.state.setdefault("write_cache_checks", [])
+        checks.append(check)
+        if check["problem"] and when != "test end":
+            # no I/O of the test has run yet: setting it again costs the test nothing, if the drive keeps it
+            record, _ = device.apply_write_cache(self.device, enabled=wanted, record=self.state.get("write_cache"))
+            self.state["write_cache"] = record
+            when = f"{when}, set again"
+            check = device.check_write_cache(self.device, wanted=wanted, block=block.label, when=when)
+            checks.append(check)
+        if check["problem"]:
+            self._test_non_compliant(block.label, f"write cache at {when}: {check['problem']}")
+        self._save()
+
+    def _test_non_compliant(self, label: str, reason: str) -> None:
+        reasons = self.state.setdefault("test_compliance", {}).setdefault(label, [])
+        if reason not in reasons:
+            reasons.append(reason)
 
     def _purge(self, block: Block) -> None:
-        if any(p["block"] == block.label for p in self.state["purges"]):
+        if any(p["block"] == block.label and not p.get("superseded") for p in self.state["purges"]):
             return
         if self.device is None:
             record = {"block": block.label, "method": None, "reason": "file target: never purged", "at": utc_now()}
         else:
             self._message(f"purging {self.device} before {block.label}")
-            record = device.purge(self.device, label=block.label, interrupted=lambda: self.interrupted)
+            record = device.purge(
+                self.device, label=block.label, interrupted=lambda: self.interrupted, check_scope=self._erase_scope
+            )
         self.state["purges"].append(record)
         self._save()
+        self._check_write_cache(block, "after purge")
+
+    def _erase_scope(self, scope: str) -> tuple[list[str] | None, str | None]:
+        """The namespaces a purge of `scope` erases, and why it may not run: one that nobody confirmed, or one in use."""
+        from nvmedb_client import namespaces
+
+        return namespaces.erase_scope_check(
+            self.device, scope, confirmed=self.config.erase_confirmed, root=Path(self.config.system_root or "/")
+        )
 
     def _wipc(self, block: Block) -> None:
         run_id = block.wipc_run_id
@@ -182,8 +262,8 @@ class Runner:
         engine = self.state["ioengine"]
         job = fio_jobs.render_wipc(
             name=run_id,
-            filename=self.config.target_path,
-            range_bytes=self.plan.active_range_bytes,
+            filename=self.recorded_target,
+            range_bytes=wipc_range_bytes(self.plan),
             threads=block.wipc_threads,
             iodepth=self.plan.iodepth,
             ioengine=engine["engine"],
@@ -203,10 +283,12 @@ class Runner:
             job_text=job,
         )
 
-    def _rounds(self, series: Series) -> None:
+    def _rounds(self, series: Series, block: Block) -> None:
         variables = series_tracking(series)
         for round_number in range(1, series.max_rounds + 1):
             self.context.round = round_number
+            where = {"block": block.label, "stage": "rounds", "phase": series.phase, "round": round_number}
+            self._position(**where, round_complete=False)
             for index, cell in enumerate(series.cells, start=1):
                 self.context.cell_index = index
                 run_id = series.run_id(round_number, cell)
@@ -223,12 +305,13 @@ class Runner:
                 )
                 self._run_series_cell(series, round_number, cell, run_id)
             points = self._points(series, variables)
+            self._position(**where, round_complete=True)
             self._show_tracking(points)
             self.reporter.update(self.status, "round-finished")
             if variables and steady_state.first_steady_round(points) is not None:
                 return
 
-    def _wsat(self, series: Series) -> None:
+    def _wsat(self, series: Series, block: Block) -> None:
         target = self.plan.wsat_target_bytes
         written = 0
         cell = series.cells[0]
@@ -236,6 +319,8 @@ class Runner:
             if written >= target:
                 break
             self.context.round, self.context.cell_index = sample, 1
+            # WSAT is one continuous time series: any pause inside it is inside the measurement
+            self._position(block=block.label, stage="rounds", phase="wsat", round=sample, round_complete=False)
             run_id = series.run_id(sample, cell)
             if run_id not in self.completed:
                 self._update(
@@ -260,7 +345,7 @@ class Runner:
         engine = self.state["ioengine"]
         job = fio_jobs.render_cell(
             name=run_id,
-            filename=self.config.target_path,
+            filename=self.recorded_target,
             cell=cell,
             threads=series.threads,
             iodepth=series.iodepth,
@@ -304,7 +389,14 @@ class Runner:
         smart_before = self._smart(f"smart/{run_id}.before.json")
         partial = self.files / f"{out_rel}.partial"
         result = self.fio_process.run(
-            [self.fio, "--output-format=json+", f"--output={partial}", "--eta=never", str(self.files / job_rel)]
+            [
+                self.fio,
+                "--output-format=json+",
+                f"--output={partial.absolute()}",
+                "--eta=never",
+                str((self.files / job_rel).absolute()),
+            ],
+            cwd=self.fio_cwd,
         )
         if self.interrupted:
             partial.unlink(missing_ok=True)
@@ -422,7 +514,7 @@ class Runner:
     def _remaining(self) -> tuple[float, float]:
         """Bounds on the time left: every series steady as early as possible, or run to its round limit."""
         overhead = sum(self.context.overheads) / len(self.context.overheads) if self.context.overheads else 0.35
-        wipc_s = 2 * self.plan.active_range_bytes / 1e9 + overhead
+        wipc_s = 2 * wipc_range_bytes(self.plan) / 1e9 + overhead
         low = high = 0.0
         ctx = self.context
         for bi, block in enumerate(self.plan.blocks):
@@ -476,6 +568,7 @@ class Runner:
                 signal.signal(sig, old)
 
     def _save(self) -> None:
+        self.state["saved_at"] = utc_now()
         write_json_atomic(self.run_dir / STATE_FILE, self.state)
 
     # -- the manifest -------------------------------------------------------------------------------------------
@@ -501,6 +594,9 @@ class Runner:
                 else []
             ),
             "sessions": self.state["sessions"],
+            "interruptions": self.state.get("interruptions", []),
+            "superseded_runs": self.state.get("superseded_runs", []),
+            "write_cache_checks": self.state.get("write_cache_checks", []),
         }
 
     def compliance(self) -> dict:
@@ -509,19 +605,29 @@ class Runner:
         if engine.get("note"):
             reasons.append(f"fio engine {engine['engine']}: {engine['note']}")
         reasons += [r for r in self.state.get("compliance_extra", []) if r not in reasons]
-        purges = (
-            [p for p in self.state["purges"] if (p.get("method") or "").startswith("blkdiscard")] if self.device else []
-        )
-        if purges:
-            reasons.append("purged with blkdiscard: neither NVMe Format with Secure Erase nor Sanitize worked")
-        return {"compliant": not reasons, "reasons": reasons}
+        for purge in self.state["purges"] if self.device else []:
+            if (purge.get("method") or "").startswith("blkdiscard") and not purge.get("superseded"):
+                why = (
+                    "a Format or Sanitize would also have erased namespaces that were not confirmed or are in use"
+                    if purge.get("skipped_attempts")
+                    else "neither NVMe Format with Secure Erase nor Sanitize worked"
+                )
+                reason = f"purged with blkdiscard (a deallocate, not a secure erase): {why}"
+                if reason not in reasons:
+                    reasons.append(reason)
+        tests = self.state.get("test_compliance", {})
+        reasons += [f"{label}: {reason}" for label, items in tests.items() for reason in items]
+        result = {"compliant": not reasons, "reasons": reasons}
+        if tests:
+            result["tests"] = tests
+        return result
 
     def build_manifest(self, system_files: list[str]) -> tuple[dict, list[str]]:
         runs = self.state["runs"]
         summaries = {run["id"]: self._summary(run["id"]) for run in runs}
         write_json_atomic(self.files / "run.json", self.run_facts())
         files = ["run.json", *system_files]
-        for run in runs:
+        for run in [*runs, *self.state.get("superseded_runs", [])]:
             files += [run["job_file"], run["output_file"]]
             files += [p for p in (run["smart_before"], run["smart_after"]) if p]
         tools = {"fio": self.state.get("fio_version"), "nvme-cli": self._nvme_version()}
@@ -534,7 +640,7 @@ class Runner:
             "compliance": self.compliance(),
             "target": {
                 "kind": self.config.target_kind,
-                "path": self.config.target_path,
+                "path": self.recorded_target,
                 "size_bytes": self.config.size_bytes,
                 "active_range_bytes": self.plan.active_range_bytes,
             },
@@ -544,6 +650,10 @@ class Runner:
             "runs": runs,
             "steady_state": tracking.evaluate_runs(runs, summaries),
         }
+        if self.state.get("interruptions"):
+            manifest["interruptions"] = self.state["interruptions"]
+        if self.state.get("write_cache_checks"):
+            manifest["write_cache_checks"] = self.state["write_cache_checks"]
         return manifest, sorted(set(files))
 
     def _nvme_version(self) -> str | None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 MIN_FILE_TARGET_BYTES = 16 * 1024**2
 _NVME_NAMESPACE = re.compile(r"^nvme\d+n\d+$")
+_CONTROLLER = re.compile(r"^nvme\d+$")
+_SUBSYSTEM = re.compile(r"^nvme-subsys\d+$")
 
 
 class SafetyError(Exception):
@@ -59,6 +61,22 @@ def check_device_safe(device: str, *, root: Path = Path("/")) -> None:
     if (sys_block / "partition").exists():
         raise UnsafeTargetError(f"{device} is a partition; give the whole NVMe namespace (for example /dev/nvme0n1).")
 
+    _refuse_if_in_use(root, device, name)
+
+    if not _NVME_NAMESPACE.match(name):
+        raise UnsafeTargetError(f"{device} ({name}) is not an NVMe namespace; give one like /dev/nvme0n1.")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise UnsafeTargetError(f"{device} cannot be examined: {exc.strerror}.") from exc
+    if not stat.S_ISBLK(mode):
+        raise UnsafeTargetError(f"{device} is not a block device.")
+
+
+def _refuse_if_in_use(root: Path, device: str, name: str) -> None:
+    """UnsafeTargetError when block device `name` (or a partition of it, or what is built on those) is mounted,
+    holds the root filesystem, is swap or is a RAID, LVM or device-mapper member."""
+    sys_block = _under(root, "/sys/class/block") / name
     partitions = sorted(child.name for child in _dir_entries(sys_block) if (child / "partition").exists())
     family = {name, *partitions}
     users = _holders_recursive(root, family)  # dm/md devices built on the device, and what is built on those
@@ -87,15 +105,6 @@ def check_device_safe(device: str, *, root: Path = Path("/")) -> None:
             raise UnsafeTargetError(
                 f"{device} is a member of a RAID, LVM or device-mapper device: {member} is held by {described}."
             )
-
-    if not _NVME_NAMESPACE.match(name):
-        raise UnsafeTargetError(f"{device} ({name}) is not an NVMe namespace; give one like /dev/nvme0n1.")
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        raise UnsafeTargetError(f"{device} cannot be examined: {exc.strerror}.") from exc
-    if not stat.S_ISBLK(mode):
-        raise UnsafeTargetError(f"{device} is not a block device.")
 
 
 def check_file_target(path: Path, size_bytes: int, *, min_size_bytes: int = MIN_FILE_TARGET_BYTES) -> None:
@@ -127,6 +136,56 @@ def check_file_target(path: Path, size_bytes: int, *, min_size_bytes: int = MIN_
         )
 
 
+def namespaces_erased_with(device: str, scope: str, *, root: Path = Path("/")) -> list[str] | None:
+    """The NVMe namespaces (block device names, `device` included) that a command of `scope` erases, from sysfs.
+
+    scope "namespace": the device alone; "controller" (a Format with FNA bit 0 set): every namespace attached to the
+    device's controller; "subsystem" (a Sanitize): every namespace of every controller of its NVM subsystem.
+    None when sysfs does not show the relation, so the caller can refuse the command instead of guessing."""
+    name = Path(os.path.realpath(_under(root, device))).name
+    disk = Path(os.path.realpath(_under(root, "/sys/class/block") / name))
+    if scope == "namespace":
+        return [name]
+    parent = disk.parent
+    if _SUBSYSTEM.match(parent.name):  # a multipath head: every path's controller may apply the command
+        subsystem: Path | None = parent
+    elif _CONTROLLER.match(parent.name):
+        subsystem = _subsystem_of(root, parent.name)
+        if scope == "controller":
+            return sorted(_namespaces_in(parent) | {name})
+    else:
+        return None
+    if subsystem is None:
+        return None
+    found = _namespaces_in(subsystem) | {name}
+    for controller in _dir_entries(subsystem):
+        if _CONTROLLER.match(controller.name):
+            found |= _namespaces_in(Path(os.path.realpath(controller)))
+    return sorted(found)
+
+
+def namespace_refusals(names: list[str], *, root: Path = Path("/")) -> dict[str, str]:
+    """For each namespace that is in use (mounted, root, swap, RAID/LVM/dm member), why it may not be erased."""
+    refusals = {}
+    for name in names:
+        try:
+            _refuse_if_in_use(root, f"/dev/{name}", name)
+        except UnsafeTargetError as exc:
+            refusals[name] = exc.reason
+    return refusals
+
+
+def _subsystem_of(root: Path, controller: str) -> Path | None:
+    for subsystem in _dir_entries(_under(root, "/sys/class/nvme-subsystem")):
+        if (subsystem / controller).exists():
+            return Path(os.path.realpath(subsystem))
+    return None
+
+
+def _namespaces_in(directory: Path) -> set[str]:
+    return {child.name for child in _dir_entries(directory) if _NVME_NAMESPACE.match(child.name)}
+
+
 def require_root() -> None:
     if os.geteuid() != 0:
         raise NotRootError("Testing a device needs root (the client sends NVMe admin commands); run it with sudo.")
@@ -141,16 +200,27 @@ def require_tool(name: str) -> str:
     return found
 
 
-def confirm_destruction(serial_expected: str | None, typed: str | None) -> None:
-    """Raise ConfirmationError unless the operator typed the drive's serial number exactly (surrounding spaces aside)."""
+def confirm_destruction(serial_expected: str | None, typed: str | None, *, others: list[str] = ()) -> list[str]:
+    """Raise ConfirmationError unless the operator typed the drive's serial number exactly (surrounding spaces aside).
+
+    When a purge could also erase `others` (namespaces sharing the controller or subsystem), `SERIAL+N` (N their
+    number) confirms them too and returns them; the bare serial confirms the target alone and returns []."""
     expected = (serial_expected or "").strip()
     if not expected:
         raise ConfirmationError("The drive reports no serial number, so destruction cannot be confirmed.")
     given = (typed or "").strip()
-    if given != expected:
+    if given == expected:
+        return []
+    if others and re.fullmatch(rf"{re.escape(expected)}\s*\+\s*{len(others)}", given):
+        return list(others)
+    if others and given.startswith(expected) and "+" in given:
         raise ConfirmationError(
-            f"The serial number typed ({given or 'nothing'}) does not match the drive's ({expected}); nothing was written."
+            f"{given} does not confirm the {len(others)} other namespaces the purge would erase "
+            f"({', '.join('/dev/' + name for name in others)}): type {expected}+{len(others)}; nothing was written."
         )
+    raise ConfirmationError(
+        f"The serial number typed ({given or 'nothing'}) does not match the drive's ({expected}); nothing was written."
+    )
 
 
 def _under(root: Path, path: str) -> Path:

@@ -60,6 +60,7 @@ def collect(device: str | None, out_dir: Path | None, as_json: bool) -> None:
       sudo nvmedb-client collect --device /dev/nvme0n1 --out facts-nvme0
       nvmedb-client collect --device /dev/nvme0n1 --json
     """
+    from nvmedb_client import privacy
     from nvmedb_client.system.collect import collect_system
 
     if out_dir is None:
@@ -67,7 +68,8 @@ def collect(device: str | None, out_dir: Path | None, as_json: bool) -> None:
     if out_dir.exists() and any(out_dir.iterdir()):
         raise click.ClickException(f"The folder {out_dir} is not empty; give a new or empty folder with --out.")
     try:
-        facts = collect_system(device=device, out_dir=out_dir)
+        # a by-id name carries the serial: the facts name the device by its kernel name
+        facts = collect_system(device=privacy.kernel_device(device) if device else None, out_dir=out_dir)
     except OSError as exc:
         raise click.ClickException(f"Could not write into {out_dir}: {exc.strerror or exc}.") from None
 

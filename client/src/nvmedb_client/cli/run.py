@@ -49,7 +49,13 @@ class RunRefused(click.ClickException):
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Continue an interrupted run directory; its settings are used, test options are ignored.",
 )
-@click.option("--yes-destroy-data", "confirm_serial", metavar="SERIAL", help="Confirm without a prompt: the serial.")
+@click.option(
+    "--yes-destroy-data",
+    "confirm_serial",
+    metavar="SERIAL",
+    help="Confirm without a prompt: the serial; SERIAL+N also lets the purge erase the N other namespaces that a "
+    "Format (FNA bit 0) or Sanitize of this drive erases.",
+)
 @click.option("--upload", is_flag=True, help="Upload the bundle when the run finishes.")
 @click.option("--server", metavar="URL", help="The nvmedb site for --upload (default: the one you logged in to).")
 @click.option("--wait", is_flag=True, help="With --upload, wait until the site has processed the bundle.")
@@ -77,7 +83,9 @@ def run(
     """Run the SNIA PTS v2.0.2 plan with fio and write a signed result bundle.
 
     A device run destroys every byte on the drive: the client refuses mounted, system, swap and RAID/LVM members, and
-    asks you to type the drive's serial number (or pass --yes-destroy-data=SERIAL). A --target-file run needs no root,
+    asks you to type the drive's serial number (or pass --yes-destroy-data=SERIAL). When the best purge would also erase
+    other namespaces of the controller or subsystem, it names them; SERIAL+N confirms them too, the bare serial keeps
+    the purge to the one namespace. A --target-file run needs no root,
     never purges, and its bundle is marked as a file-target result. Ctrl-C stops cleanly; --resume continues.
 
     \b
@@ -102,6 +110,8 @@ def run(
 
     if config.target_kind == "device":
         _check_device(config, confirm_serial=confirm_serial, system_root=system_root)
+        if resume_dir is not None:
+            runner_module.save_config(resume_dir, config)
     else:
         _check_file(config)
 
@@ -238,21 +248,68 @@ def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> N
 
     serial = id_ctrl.get("serial")
     model = id_ctrl.get("model") or "the drive"
+    others, notes = _wide_purge_namespaces(config.target_path, id_ctrl, id_ns, system_root)
     typed = confirm_serial
     if typed is None:
         if not stdin_is_terminal():
             raise RunRefused(
                 "There is no terminal to confirm the destruction: pass --yes-destroy-data=SERIAL "
-                f"with the serial number of {config.target_path}."
+                f"with the serial number of {config.target_path}"
+                + (f" (or SERIAL+{len(others)} to let the purge erase {_dev_list(others)} too)." if others else ".")
             )
-        typed = click.prompt(
-            f"ALL DATA on {config.target_path} ({model}, serial {serial}) will be destroyed. "
-            "Type its serial number to go on"
-        )
+        typed = click.prompt(_confirmation_text(config.target_path, model, serial, others, notes))
     try:
-        safety.confirm_destruction(serial, typed)
+        config.erase_confirmed = safety.confirm_destruction(serial, typed, others=others)
     except safety.ConfirmationError as exc:
         raise RunRefused(str(exc)) from None
+    config.system_root = str(system_root)
+    if others and not config.erase_confirmed:
+        click.echo(
+            f"Only {config.target_path} will be erased: the purge uses a per-namespace method (recorded in the bundle).",
+            err=True,
+        )
+
+
+def _wide_purge_namespaces(device: str, id_ctrl: dict, id_ns: dict, root: Path) -> tuple[list[str], list[str]]:
+    """Other namespaces a controller- or subsystem-wide purge would erase and that may be offered for erasure, and
+    notes on the wide purges that are not offered (a namespace in use, or unknown sharing)."""
+    from nvmedb_client import device as device_module
+    from nvmedb_client import namespaces
+
+    target = namespaces.target_name(device, root)
+    scopes = {m.scope for m in device_module.purge_attempts(device, id_ctrl, id_ns, nvme_version=None)}
+    others: set[str] = set()
+    notes = []
+    list_text = None
+    for scope in sorted(scopes - {"namespace"}):
+        if list_text is None:
+            from nvmedb_client.system.commands import run_command
+
+            listed = run_command(["nvme", "list", "-o", "json"], timeout=60)
+            list_text = listed.stdout if listed.ok else ""
+        names, refusal = namespaces.erase_scope_check(device, scope, confirmed=None, root=root, list_text=list_text)
+        if refusal:
+            notes.append(f"{refusal.rstrip('.')}, so it is not used")
+        else:
+            others |= {name for name in names or [] if name != target}
+    return sorted(others), notes
+
+
+def _dev_list(names: list[str]) -> str:
+    return ", ".join(f"/dev/{name}" for name in names)
+
+
+def _confirmation_text(device: str, model: str, serial: str | None, others: list[str], notes: list[str]) -> str:
+    text = f"ALL DATA on {device} ({model}, serial {serial}) will be destroyed."
+    for note in notes:
+        text += f"\n{note[0].upper()}{note[1:]}."
+    if not others:
+        return text + " Type its serial number to go on"
+    return (
+        f"{text}\nThe best purge of this drive (Format with FNA bit 0, or Sanitize) ALSO ERASES {_dev_list(others)}."
+        f"\nType the serial number to erase only {device} (a per-namespace purge is used), "
+        f"or the serial number followed by +{len(others)} (e.g. {serial}+{len(others)}) to erase all of them"
+    )
 
 
 def stdin_is_terminal() -> bool:

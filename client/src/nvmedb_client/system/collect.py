@@ -20,6 +20,7 @@ A value that could not be had is {"missing": "<reason>"}; inside parsed dicts th
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -29,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nvmedb_client import __version__
+from nvmedb_client import __version__, privacy
 from nvmedb_client.system import commands, host, lshw, lspci, nvme
 from nvmedb_client.system.host import is_missing, missing
 
@@ -48,8 +49,12 @@ class _Collector:
         self.log: list[dict[str, Any]] = []
         self.is_root = host.is_root()
 
-    def run(self, args: Sequence[str], filename: str | None) -> commands.CommandResult:
+    def run(
+        self, args: Sequence[str], filename: str | None, clean: Callable[[str], str] | None = None
+    ) -> commands.CommandResult:
         result = commands.run_command(args, timeout=COMMAND_TIMEOUT_S)
+        if clean is not None and result.ok:
+            result = dataclasses.replace(result, stdout=clean(result.stdout))
         entry: dict[str, Any] = {
             "args": list(result.args),
             "returncode": result.returncode,
@@ -74,10 +79,16 @@ class _Collector:
         return f"{why} (not running as root, which this command may need)"
 
     def parsed(
-        self, args: Sequence[str], filename: str | None, parse: Callable[[str], Any], *, empty_ok: bool = False
+        self,
+        args: Sequence[str],
+        filename: str | None,
+        parse: Callable[[str], Any],
+        *,
+        empty_ok: bool = False,
+        clean: Callable[[str], str] | None = None,
     ) -> Any:
-        """The parsed stdout of a command, or a missing marker saying why there is none."""
-        result = self.run(args, filename)
+        """The parsed stdout of a command (after `clean`), or a missing marker saying why there is none."""
+        result = self.run(args, filename, clean)
         if not result.ok:
             return missing(self.reason(result))
         if not result.stdout.strip() and not empty_ok:
@@ -110,7 +121,7 @@ def collect_system(*, device: str | None, out_dir: Path, root: Path = Path("/"))
         "privileges": {"root": collector.is_root},
         "tools": _tool_versions(collector),
         "host": host.host_facts(root=root),
-        "lshw": collector.parsed(["lshw", "-json"], "lshw.json", lshw.parse_lshw),
+        "lshw": collector.parsed(list(privacy.LSHW_ARGS), "lshw.json", lshw.parse_lshw, clean=privacy.sanitize_lshw),
         "nvme_list": collector.parsed(["nvme", "list", "-o", "json"], "nvme-list.json", nvme.parse_list),
     }
     if not collector.is_root and not is_missing(facts["lshw"]):

@@ -275,6 +275,12 @@ def parse_id_ns(data: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     reason = "flbas missing" if current is None else f"no LBA format {current} in 'lbafs'"
     f.derived("lba_data_size_bytes", block, reason)
     f.derived("lba_metadata_size_bytes", chosen["metadata_size_bytes"] if chosen else None, reason)
+    # What a Format must repeat to keep the namespace as it is (NVMe Base 2.0, 5.23): FLBAS bit 4 is the metadata
+    # setting (extended LBA), DPS bits 2:0 the protection information type and bit 3 its location (first/last bytes).
+    f.derived("metadata_extended", _bit(flbas, 4), "flbas missing")
+    dps = f.number("dps")
+    f.derived("pi_type", None if not isinstance(dps, int) else dps & 0x7, "dps missing")
+    f.derived("pi_first", _bit(dps, 3), "dps missing")
     f.derived("size_bytes", _product(nsze, block), "namespace size or LBA size missing")
     f.derived("capacity_bytes", _product(ncap, block), "namespace capacity or LBA size missing")
     f.derived("used_bytes", _product(nuse, block), "namespace utilization or LBA size missing")
@@ -352,7 +358,59 @@ def parse_volatile_write_cache(text: str) -> dict[str, Any]:
 
 
 def parse_version(text: str) -> dict[str, str | None]:
-    """`nvme version`: {"nvme-cli": "2.3", "libnvme": "1.3"} (libnvme None before nvme-cli 2.0)."""
-    cli = re.search(r"nvme version\s+(\S+)", text)
-    lib = re.search(r"libnvme version\s+(\S+)", text)
+    """`nvme version`: {"nvme-cli": "2.3", "libnvme": "1.3"} (libnvme None before nvme-cli 2.0).
+
+    1.x prints `nvme version 1.9` (git builds: `nvme version 1.9.12.gabcd`); 2.x prints
+    `nvme version 2.3 (git 2.3)` and a second line `libnvme version 1.3 (git 1.3)`."""
+    cli = re.search(r"^nvme version\s+v?(\S+)", text, re.MULTILINE)
+    lib = re.search(r"libnvme version\s+v?(\S+)", text)
     return {"nvme-cli": cli.group(1) if cli else None, "libnvme": lib.group(1) if lib else None}
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    """ "1.9" -> (1, 9); "2.3-rc1" -> (2, 3); None when the text does not start with a number."""
+    if not version:
+        return None
+    match = re.match(r"v?(\d+(?:\.\d+)*)", version.strip())
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+# SSTAT bits 2:0 (NVMe Base 2.0, Figure 290).
+SANITIZE_STATES = {0: "never", 1: "succeeded", 2: "in_progress", 3: "failed", 4: "succeeded"}
+
+
+def parse_sanitize_log(data: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """`nvme sanitize-log DEV -o json`.
+
+    Every nvme-cli from 1.9 to 2.11 prints `{"nvme0n1": {"sprog": 65535, "sstat": {"global_erased": 1,
+    "no_cmplted_passes": 0, "status": "(1) Most Recent Sanitize Command Completed Successfully."}, ...}}`: the status
+    is text that starts with the SSTAT bits 2:0 in parentheses. A plain integer SSTAT (raw value) is read too.
+    `state` is never, succeeded, in_progress, failed or unknown; `progress` is SPROG / 65536 (None when unknown)."""
+    doc = load_json(data)
+    if not isinstance(doc, Mapping):
+        raise NvmeParseError("nvme sanitize-log JSON is not an object")
+    entry: Any = doc
+    if "sstat" not in doc and len(doc) == 1:
+        entry = next(iter(doc.values()))
+    if not isinstance(entry, Mapping) or "sstat" not in entry:
+        raise NvmeParseError("this JSON is not an nvme sanitize-log: it has no 'sstat' field")
+    sstat = entry["sstat"]
+    status: int | None = None
+    text: str | None = None
+    raw = sstat.get("status", sstat.get("value")) if isinstance(sstat, Mapping) else sstat
+    if isinstance(raw, str):
+        text = raw.strip()
+        match = re.match(r"\(\s*(\d+)\s*\)", text)
+        number = int(match.group(1)) if match else to_number(text)
+        status = number & 0x7 if isinstance(number, int) else None
+    elif isinstance(raw, int) and not isinstance(raw, bool):
+        status = raw & 0x7
+    sprog = to_number(entry.get("sprog"))
+    state = SANITIZE_STATES.get(status, "unknown") if status is not None else "unknown"
+    return {
+        "status": status,
+        "status_text": text,
+        "state": state,
+        "sprog": sprog,
+        "progress": sprog / 65536 if isinstance(sprog, int) and state == "in_progress" else None,
+    }

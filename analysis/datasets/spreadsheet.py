@@ -1,0 +1,32 @@
+"""CSV cells that a spreadsheet would run as a formula (CSV injection), made inert.
+
+A text cell that starts with = + - @ (or a tab or carriage return, which some spreadsheets skip before looking for
+one) is a formula when Excel, LibreOffice or Google Sheets open the file: `=HYPERLINK(...)` makes a link that leaks
+data, `-2+3+cmd|...` ran commands through DDE. Such a cell gets a leading apostrophe, which spreadsheets treat as
+"this is text" and do not show. Only text columns are touched: a number like -5 stays a number. JSON, NDJSON and
+Parquet keep every value verbatim: they are not opened by spreadsheets as code, and their readers want the data.
+"""
+
+from __future__ import annotations
+
+from django.db.models import CharField, Func
+
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+NEUTRALISER = "'"
+
+
+def spreadsheet_safe(cell):
+    """`cell` with a leading apostrophe when it is text a spreadsheet would read as a formula; anything else as is."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_PREFIXES):
+        return NEUTRALISER + cell
+    return cell
+
+
+class SpreadsheetSafeText(Func):
+    """`spreadsheet_safe` in SQL (PostgreSQL), for the CSV that `COPY` writes."""
+
+    template = (
+        "CASE WHEN left(CAST(%(expressions)s AS text), 1) IN ('=', '+', '-', '@', chr(9), chr(13)) "
+        "THEN '''' || CAST(%(expressions)s AS text) ELSE CAST(%(expressions)s AS text) END"
+    )
+    output_field = CharField()

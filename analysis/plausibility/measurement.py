@@ -1,0 +1,279 @@
+"""Gates on one measurement: fio's figures against the link, the block size, Little's law and the planned time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from analysis import crosscheck
+from analysis.plausibility.limits import (
+    CLOCK_SLACK_S,
+    HOLD,
+    LINK_MARGIN,
+    LITTLE_MARGIN,
+    MIN_DEVICE_LATENCY_NS,
+    MIN_TRANSFER_BYTES,
+    NOT_COMPLIANT,
+    REJECT,
+    RUNTIME_TOLERANCE,
+    GateFailure,
+    LinkBounds,
+    against_link,
+    epoch,
+    finite,
+    fmt,
+    show,
+)
+from analysis.records import MeasurementRecord
+
+
+def check_finite_non_negative(m: MeasurementRecord) -> list[GateFailure]:
+    """Every figure fio reported (IOPS, bandwidth, bytes, latency, percentiles, runtime) is finite and not negative."""
+    s = m.summary
+    if s is None:
+        return []
+    values: dict[str, object] = {
+        name: getattr(s, name)
+        for name in (
+            "runtime_s", "read_iops", "write_iops", "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s",
+            "total_bw_bytes_per_s", "read_bytes", "write_bytes", "total_bytes", "read_lat_mean_ns",
+            "write_lat_mean_ns", "lat_mean_ns", "read_lat_max_ns", "write_lat_max_ns", "lat_max_ns",
+        )
+    }  # fmt: skip
+    for direction, percentiles in (s.percentiles_ns or {}).items():
+        for key, value in (percentiles or {}).items():
+            values[f"{direction} p{key}"] = value
+    values["measured runtime"] = m.runtime_s
+    values["declared runtime_s"] = m.declared_runtime_s
+    values["block size"] = m.block_size_bytes
+    values["threads × iodepth"] = (m.threads or 0) * (m.iodepth or 0)
+    failures = []
+    for name, value in values.items():
+        if value is None:
+            continue
+        if not finite(value) or value < 0:
+            failures.append(
+                GateFailure(
+                    "finite_non_negative", REJECT, f"{m.raw_file}: {name} is {show(value)}, not a finite number ≥ 0"
+                )
+            )
+    return failures
+
+
+def _directions(m: MeasurementRecord) -> list[tuple[str, float | None, float | None]]:
+    """(direction, IOPS, bytes/s) per direction fio reported; 'total' alone under unified_rw_reporting."""
+    s = m.summary
+    if s.read_bw_bytes_per_s is None and s.write_bw_bytes_per_s is None:
+        return [("total", s.total_iops, s.total_bw_bytes_per_s)]
+    return [
+        ("read", s.read_iops, s.read_bw_bytes_per_s),
+        ("write", s.write_iops, s.write_bw_bytes_per_s),
+    ]
+
+
+def check_link_bandwidth(m: MeasurementRecord, bounds: LinkBounds) -> list[GateFailure]:
+    """Each direction's bandwidth ≤ the link's usable bandwidth × (1 + margin); a unified total may use both."""
+    if m.summary is None:
+        return []
+    failures = []
+    for direction, _, bw in _directions(m):
+        if finite(bw) and bw > 0:
+            allowed = 2.0 if direction == "total" else 1.0
+            what = f"{m.raw_file}: {direction} bandwidth {fmt(bw)} B/s"
+            failures += against_link("link_bandwidth", what, bw, bounds, allowed)
+    return failures
+
+
+def check_link_iops(m: MeasurementRecord, bounds: LinkBounds) -> list[GateFailure]:
+    """Each direction's IOPS × block size (at least one 512-byte block) ≤ the link's usable bandwidth × margin."""
+    if m.summary is None:
+        return []
+    size = max(m.block_size_bytes or 0, MIN_TRANSFER_BYTES)
+    failures = []
+    for direction, iops, _ in _directions(m):
+        if finite(iops) and iops > 0:
+            allowed = 2.0 if direction == "total" else 1.0
+            what = f"{m.raw_file}: {direction} {fmt(iops)} IOPS × {size} B"
+            failures += against_link("link_iops", what, iops * size, bounds, allowed)
+    return failures
+
+
+def check_transfer_size(m: MeasurementRecord, *, device: bool) -> list[GateFailure]:
+    """Bandwidth ÷ IOPS, the mean transfer size, is the block size (fio's rounding allowed: 1 % or 2 KiB/s), or with
+    a mix of block sizes at least one 512-byte block on a device. Catches IOPS inflated where crosscheck cannot
+    compare them with a block size (a bssplit, a unified total)."""
+    if m.summary is None:
+        return []
+    failures = []
+    size = m.block_size_bytes or 0
+    for direction, iops, bw in _directions(m):
+        if not (finite(iops) and finite(bw)) or iops <= 0:
+            continue
+        mean = bw / iops
+        where = f"{m.raw_file}: {direction} {fmt(bw)} B/s ÷ {fmt(iops)} IOPS = {fmt(mean)} B per I/O"
+        if size:
+            if abs(mean - size) > max(crosscheck.ARITHMETIC_TOLERANCE * size, 2048 / iops):
+                failures.append(GateFailure("transfer_size", REJECT, f"{where}, but the block size is {size} B"))
+        elif device and mean < MIN_TRANSFER_BYTES * (1 - crosscheck.ARITHMETIC_TOLERANCE):
+            failures.append(
+                GateFailure("transfer_size", REJECT, f"{where}, less than one {MIN_TRANSFER_BYTES}-byte block")
+            )
+    return failures
+
+
+def check_latency_floor(m: MeasurementRecord, bounds: LinkBounds, *, device: bool) -> list[GateFailure]:
+    """A mean latency is > 0, ≤ the maximum, no shorter than moving one block over the fastest link the drive could
+    have, and (on a device) no shorter than one NVMe command can take."""
+    s = m.summary
+    if s is None or not (s.total_iops or 0) > 0:
+        return []
+    failures = []
+    transfer_ns = max(m.block_size_bytes or 0, MIN_TRANSFER_BYTES) / (bounds.capability * (1 + LINK_MARGIN)) * 1e9
+    for name, mean, maximum, iops in (
+        ("read", s.read_lat_mean_ns, s.read_lat_max_ns, s.read_iops),
+        ("write", s.write_lat_mean_ns, s.write_lat_max_ns, s.write_iops),
+        ("mean", s.lat_mean_ns, s.lat_max_ns, s.total_iops),
+    ):
+        if mean is None or not finite(mean) or not (finite(iops) and iops > 0):
+            continue
+        where = f"{m.raw_file}: {name} latency {fmt(mean)} ns"
+        if mean <= 0:
+            failures.append(GateFailure("latency_floor", REJECT, f"{where} with I/O completed; latency must be > 0"))
+        elif finite(maximum) and maximum < mean:
+            failures.append(GateFailure("latency_floor", REJECT, f"{where} is above its maximum {fmt(maximum)} ns"))
+        elif mean < transfer_ns:
+            failures.append(
+                GateFailure(
+                    "latency_floor",
+                    REJECT,
+                    f"{where} is shorter than moving {m.block_size_bytes} B over {bounds.label} ({fmt(transfer_ns)} ns)",
+                )
+            )
+        elif device and mean < MIN_DEVICE_LATENCY_NS:
+            failures.append(
+                GateFailure(
+                    "latency_floor",
+                    HOLD,
+                    f"{where} is below {MIN_DEVICE_LATENCY_NS} ns, faster than any NVMe command known to complete",
+                )
+            )
+    return failures
+
+
+def check_littles_law(m: MeasurementRecord) -> list[GateFailure]:
+    """I/Os in flight, IOPS × mean latency (Little's law), cannot exceed threads × iodepth × (1 + margin):
+    equivalently mean latency ≤ threads × iodepth / IOPS. A shorter latency only means the queue was not kept full
+    (a synchronous engine, a CPU-bound host), so it bounds nothing from below."""
+    s = m.summary
+    if s is None or not finite(s.lat_mean_ns) or not finite(s.total_iops) or s.total_iops <= 0:
+        return []
+    if not m.threads or not m.iodepth:
+        if m.phase == "wipc":
+            return []
+        return [
+            GateFailure(
+                "littles_law", NOT_COMPLIANT, f"run {m.run_key} declares no thread count or queue depth to check"
+            )
+        ]
+    depth = m.threads * m.iodepth
+    in_flight = s.total_iops * s.lat_mean_ns / 1e9
+    if in_flight <= depth * (1 + LITTLE_MARGIN):
+        return []
+    return [
+        GateFailure(
+            "littles_law",
+            REJECT,
+            f"{m.raw_file}: {fmt(s.total_iops)} IOPS at a mean latency of {fmt(s.lat_mean_ns)} ns means "
+            f"{in_flight:.1f} I/Os in flight, more than {m.threads} threads × QD {m.iodepth} = {depth} allow",
+        )
+    ]
+
+
+def planned_runtime_s(plan: Mapping | None, m: MeasurementRecord) -> float | None:
+    """The cell time the plan's series for this measurement declares (None when the plan does not say)."""
+    if not isinstance(plan, Mapping):
+        return None
+    cell = (m.pattern, m.block_size_bytes, m.read_pct)
+    for block in _list(plan.get("blocks")):
+        if not isinstance(block, Mapping) or block.get("test") != m.test:
+            continue
+        for series in _list(block.get("series")):
+            if not isinstance(series, Mapping) or series.get("phase") != m.phase:
+                continue
+            # a list, not a set: a hostile plan's cell values need not be hashable
+            cells = [
+                (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct"))
+                for c in _list(series.get("cells"))
+                if isinstance(c, Mapping)
+            ]
+            if cell in cells:
+                value = series.get("runtime_s")
+                return float(value) if finite(value) else math.nan if value is not None else None
+    return None
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None) -> list[GateFailure]:
+    """fio ran each cell for a finite, positive time, at least the plan's cell time (or the run's declared runtime_s
+    when the plan has none) minus the tolerance. A cell with no planned time is not a pass: it is not compliant."""
+    if m.summary is None or m.phase == "wipc":
+        return []  # preconditioning is sized in bytes, not seconds
+    measured = m.runtime_s
+    if not finite(measured) or measured <= 0:
+        return [GateFailure("cell_runtime", REJECT, f"{m.raw_file}: fio reported no finite runtime ({show(measured)})")]
+    declared = m.declared_runtime_s
+    if declared is not None and (not finite(declared) or declared <= 0):
+        return [
+            GateFailure(
+                "cell_runtime", REJECT, f"run {m.run_key}: runtime_s is {show(declared)}, not a positive number"
+            )
+        ]
+    planned = planned_runtime_s(plan, m)
+    if planned is not None and (not finite(planned) or planned <= 0):
+        return [GateFailure("cell_runtime", REJECT, f"run {m.run_key}: the plan's cell time is {show(planned)}")]
+    expected = planned if planned is not None else declared
+    if expected is None:
+        return [
+            GateFailure(
+                "cell_runtime",
+                NOT_COMPLIANT,
+                f"run {m.run_key}: neither the plan nor the run says how long the cell was meant to run",
+            )
+        ]
+    if measured < expected * (1 - RUNTIME_TOLERANCE):
+        return [
+            GateFailure(
+                "cell_runtime",
+                REJECT,
+                f"{m.raw_file}: the cell ran {measured:g} s, shorter than the planned {expected:g} s "
+                f"(tolerance {RUNTIME_TOLERANCE:.0%})",
+            )
+        ]
+    return []
+
+
+def run_window_s(m: MeasurementRecord) -> float | None:
+    try:
+        return (m.finished_at - m.started_at).total_seconds()
+    except TypeError:  # one missing, or one naive beside one aware
+        start, end = epoch(m.started_at), epoch(m.finished_at)
+        return None if start is None or end is None else end - start
+
+
+def check_run_window(m: MeasurementRecord) -> list[GateFailure]:
+    """fio's runtime fits between the run's recorded start and finish (with the clock slack of both clocks)."""
+    window = run_window_s(m)
+    if window is None or not finite(m.runtime_s):
+        return []
+    if m.runtime_s <= window + 2 * CLOCK_SLACK_S:
+        return []
+    return [
+        GateFailure(
+            "run_window",
+            REJECT,
+            f"run {m.run_key}: fio ran {m.runtime_s:g} s between a start and finish {window:g} s apart",
+        )
+    ]

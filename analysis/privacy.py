@@ -1,0 +1,401 @@
+"""What in a bundle identifies a person, a machine or one drive unit, and how it is taken out of what the public sees.
+
+Scrubbing is two passes over a bundle. `identifiers_in_file` (run on every file by
+analysis.browse.raw_files.collect_bundle_identifiers) gathers the literal identifiers a file names: serial numbers,
+host names, user names, the serial tail of `/dev/disk/by-id/` names, addresses. `Scrubber` then removes the union of
+them from every file, plus whatever the patterns match there (IPv4/IPv6 and MAC addresses, UUIDs, by-id paths,
+`/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in id-ctrl is also removed from a fio job file that
+names the drive by its by-id path.
+
+Scrubbing works on text, never on a parsed tree, so a 10,000-deep JSON document is handled like any other and the
+served file keeps its layout (its JSON stays valid: replacements never touch quotes or escapes). Collection also
+parses small JSON files, walking them without recursion; what the parser cannot read is covered by the patterns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import re
+from collections.abc import Iterable, Iterator
+
+SCRUBBED = "[scrubbed]"
+RULES_VERSION = 1  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
+MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
+MIN_NEEDLE_CHARS = 3
+MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down
+MAX_TRIE_CHARS = 128  # longer identifiers (rare) are replaced with str.replace
+CHUNK_CHARS = 1024**2
+
+# JSON keys (compared lowercased, without "_" "-" " ") whose values identify one unit, one machine or one network.
+IDENTIFYING_KEYS = frozenset(
+    {
+        "sn",
+        "serial",
+        "serialnumber",
+        "serialno",
+        "subnqn",
+        "subsystemnqn",
+        "nqn",
+        "nguid",
+        "fguid",
+        "eui64",
+        "wwn",
+        "wwid",
+        "uuid",
+        "hostname",
+        "nodename",
+        "hostnqn",
+        "hostid",
+        "host",
+        "ip",
+        "ipaddress",
+        "ipv4",
+        "ipv6",
+        "mac",
+        "macaddress",
+        "hwaddr",
+        "user",
+        "username",
+        "login",
+    }
+)
+# Values that name nothing in particular (vendor placeholders, lshw -sanitize output): never used as needles.
+PLACEHOLDERS = frozenset(
+    v.lower()
+    for v in (
+        SCRUBBED,
+        "[REMOVED]",
+        "computer",
+        "localhost",
+        "localhost.localdomain",
+        "To Be Filled By O.E.M.",
+        "Default string",
+        "System Serial Number",
+        "Not Specified",
+        "None",
+        "N/A",
+        "Unknown",
+        "0123456789",
+        "true",
+        "false",
+        "root",
+    )
+)
+
+BY_ID_PATH = re.compile(r"(/dev/disk/by-(?:id|uuid|partuuid|path|label|partlabel|diskseq)/)([^\s\"',;:]+)")
+# NVMe qualified names: "nqn.2014.08.org.nvmexpress:<vid><ssvid><serial> <model>" or "...:uuid:<uuid>"
+NQN = re.compile(r"(nqn\.\d{4}[.-]\d{2}\.[A-Za-z0-9.-]+:)([^\s\"',;]+)")
+HOME_PATH = re.compile(r"(/(?:home|Users)/)([^/\s\"',;:]+)")
+UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+MAC = re.compile(
+    r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}(?:(?:[0-9A-Fa-f]{2}\1){2})?[0-9A-Fa-f]{2}"
+    r"(?![0-9A-Fa-f:-])"
+)
+IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+IPV6 = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{1,4}|(?=::))(?::[0-9A-Fa-f]{0,4}){2,7}(?![0-9A-Fa-f])")
+# Every address above holds two separators with only hex digits between them: finding those first (they are rare in
+# fio's numbers) and looking at the run of address characters around each keeps a 60 MB output to one fast pass.
+ADDRESS_SEED = re.compile(r"[:.\-][0-9A-Fa-f]*[:.\-]")
+ADDRESS_RUN = re.compile(r"[0-9A-Fa-f:.\-]*")
+ADDRESS_RUN_BEFORE = re.compile(r"[0-9A-Fa-f:.\-]*\Z")
+VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"\Z', re.IGNORECASE)
+# Text lines "<label> <separator> <value>" where the label names a serial number or a host.
+TEXT_PATTERNS = (
+    re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
+    re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
+    re.compile(
+        r"^([ \t]*+(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)[ \t]*[:=][ \t]*)(\S.*)$",
+        re.IGNORECASE | re.MULTILINE,
+    ),
+)
+# "key": value pairs whose key is identifying ("Serial_Number", "serial-number" and "SerialNumber" alike), found in
+# the text whether or not it is one JSON document
+_KEY = (
+    "(?i:" + "|".join("[_ -]?".join(map(re.escape, k)) for k in sorted(IDENTIFYING_KEYS, key=len, reverse=True)) + ")"
+)
+# the lookahead on the key's first letter lets the engine skip most quotes without trying every key
+_KEY = (
+    "(?=[" + "".join(sorted({k[0] for k in IDENTIFYING_KEYS} | {k[0].upper() for k in IDENTIFYING_KEYS})) + "])" + _KEY
+)
+JSON_STRING_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)"((?:[^"\\\n]|\\.){0,512})"')
+JSON_NUMBER_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)(\d{4,40})(?![\d.eE])')
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+def _usable(value: str) -> bool:
+    value = value.strip()
+    return len(value) >= MIN_NEEDLE_CHARS and value.lower() not in PLACEHOLDERS and not set(value) <= set("0 -_.:")
+
+
+def _by_id_identifiers(name: str) -> set[str]:
+    """The unit-identifying part of a by-id name: the serial after the last "_", or the eui/wwn/nvme-uuid value."""
+    found = {name}
+    tail = re.sub(r"-part\d+$", "", name)
+    if "_" in tail:
+        found.add(tail.rsplit("_", 1)[1])
+    for prefix in ("nvme-eui.", "wwn-0x", "wwn-", "nvme-uuid.", "nvme-nvme."):
+        if tail.startswith(prefix):
+            found.add(tail[len(prefix) :])
+    return {value for value in found if len(value) >= 6}
+
+
+def _version_before(text: str, position: int) -> bool:
+    """A dotted quad that is the value of a version key (lshw's `"firmware" : "18.168.6.1"`), not an address."""
+    return bool(VERSION_KEY_BEFORE.search(text, max(0, position - 40), position))
+
+
+def _is_ipv4(text: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified)
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        address = ipaddress.IPv6Address(text.split("%", 1)[0])
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified)
+
+
+def identifiers_in_text(text: str) -> set[str]:
+    """Literal identifiers a text names by context: key/value pairs, labelled lines, by-id and /home paths."""
+    found: set[str] = set()
+    for match in JSON_STRING_PAIR.finditer(text):
+        try:
+            found.add(json.loads(f'"{match.group(2)}"'))
+        except ValueError:
+            found.add(match.group(2))
+    found.update(match.group(2) for match in JSON_NUMBER_PAIR.finditer(text))
+    for pattern in TEXT_PATTERNS:
+        found.update(match.group(2).strip() for match in pattern.finditer(text))
+    for match in BY_ID_PATH.finditer(text):
+        found |= _by_id_identifiers(match.group(2))
+    found.update(match.group(2) for match in HOME_PATH.finditer(text))
+    for match in NQN.finditer(text):
+        found.add(match.group(2))
+        if match.group(1).endswith("nvmexpress:") and re.fullmatch(r"[0-9a-fA-F]{8}\S+", match.group(2)):
+            found.add(match.group(2)[8:])  # the serial after the vendor and subsystem vendor ids
+    found.update(text[start:end] for start, end in address_spans(text))
+    return found
+
+
+def identifiers_in_json(document) -> set[str]:
+    """Identifiers a parsed document names by key, walked without recursion. lshw's machine node (`"class":
+    "system"` with an `id`, also inside an array) is named by the host name."""
+    found: set[str] = set()
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("class") == "system" and isinstance(node.get("id"), str):
+                found.add(node["id"])
+            for key, value in node.items():
+                if _key(str(key)) in IDENTIFYING_KEYS and isinstance(value, (str, int)) and not isinstance(value, bool):
+                    found.add(str(value).strip())
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def identifiers_in_file(name: str, data: bytes) -> set[str]:
+    text = data.decode("utf-8", errors="replace")
+    found = identifiers_in_text(text)
+    if len(data) <= MAX_PARSED_BYTES and text.lstrip()[:1] in ("{", "["):
+        # not one JSON document, or deeper than the parser goes: the text patterns above still ran
+        with contextlib.suppress(ValueError, RecursionError):
+            found |= identifiers_in_json(json.loads(text))
+    return found
+
+
+def identifiers_in_chunks(chunks: Iterable[str], *, overlap: int = 4096) -> set[str]:
+    """`identifiers_in_text` over a long text given in pieces (a large fio output), overlapping so none is cut."""
+    found: set[str] = set()
+    tail = ""
+    for chunk in chunks:
+        window = tail + chunk
+        found |= identifiers_in_text(window)
+        tail = window[-overlap:]
+    return found
+
+
+def needles(identifiers: Iterable[str]) -> list[str]:
+    """The identifiers worth replacing everywhere, longest first, with their JSON-escaped spellings."""
+    out: set[str] = set()
+    for value in identifiers:
+        value = value.strip()
+        if not _usable(value):
+            continue
+        out.add(value)
+        out.add(json.dumps(value, ensure_ascii=True)[1:-1])
+        out.add(json.dumps(value, ensure_ascii=False)[1:-1])
+    return sorted((n for n in out if _usable(n)), key=lambda n: (-len(n), n))
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """A regex matching any of `words`, longest first, built from their prefix tree (depth <= MAX_TRIE_CHARS)."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def follow(node: dict) -> str:
+        branches = []
+        for char in sorted(key for key in node if key):
+            chain, child = re.escape(char), node[char]
+            while len(child) == 1 and "" not in child:  # a run with no fork: one literal
+                ((char, child),) = child.items()
+                chain += re.escape(char)
+            branches.append(chain + follow(child))
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return follow(trie)
+
+
+class Scrubber:
+    """Removes a bundle's identifiers (and anything the patterns match) from any text of that bundle."""
+
+    def __init__(self, identifiers: Iterable[str]):
+        found = needles(identifiers)
+        self.needle_count = len(found)
+        # One pattern shaped as a trie, so each position costs one step per character whatever the number of
+        # identifiers; the boundaries are checked in _needle, not as a lookbehind that would cost a test everywhere.
+        short = [n for n in found if len(n) <= MAX_TRIE_CHARS]
+        self._long = [n for n in found if len(n) > MAX_TRIE_CHARS]
+        self._needles = re.compile(_trie_pattern(short)) if short else None
+
+    def text(self, text: str) -> str:
+        for pattern in TEXT_PATTERNS:
+            text = pattern.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = JSON_STRING_PAIR.sub(_scrub_string_pair, text)
+        text = JSON_NUMBER_PAIR.sub(_scrub_number_pair, text)
+        text = BY_ID_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = HOME_PATH.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = NQN.sub(lambda m: m.group(1) + SCRUBBED, text)
+        text = _replace_spans(text, address_spans(text))
+        for long_needle in self._long:
+            text = text.replace(long_needle, SCRUBBED)
+        if self._needles is not None:
+            text = self._needles.sub(_needle, text)
+        return text
+
+    def chunks(self, pieces: Iterable[str]) -> Iterator[str]:
+        """Scrub a long text given in pieces, cut only at line ends (in a line longer than a chunk, after a comma),
+        so no pattern or identifier is split between two pieces."""
+        pending = ""
+        for piece in pieces:
+            pending += piece
+            if len(pending) < CHUNK_CHARS:
+                continue
+            # a line end, else (one-line JSON) the comma before a key, so no "key": "value" pair is cut in two
+            cut = pending.rfind("\n") + 1 or pending.rfind(',"') + 1 or pending.rfind(",") + 1
+            if cut == 0:
+                continue
+            yield self.text(pending[:cut])
+            pending = pending[cut:]
+        if pending:
+            yield self.text(pending)
+
+
+def _needle(match: re.Match) -> str:
+    """An identifier standing alone (not the middle of a longer word or number) is replaced."""
+    text, start, end = match.string, match.start(), match.end()
+    if (start > 0 and text[start - 1].isascii() and text[start - 1].isalnum()) or (
+        end < len(text) and text[end].isascii() and text[end].isalnum()
+    ):
+        return match.group(0)
+    return SCRUBBED
+
+
+def _scrub_string_pair(match: re.Match) -> str:
+    return f'{match.group(1)}"{SCRUBBED}"' if match.group(2).strip() else match.group(0)
+
+
+def _scrub_number_pair(match: re.Match) -> str:
+    return f'{match.group(1)}"{SCRUBBED}"'
+
+
+def address_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a UUID, a MAC or EUI-64, or an IPv4/IPv6 address (not loopback, not a version number)."""
+    spans: list[tuple[int, int]] = []
+    covered = 0
+    for seed in ADDRESS_SEED.finditer(text):
+        if seed.start() < covered:
+            continue
+        begin = seed.start() - len(ADDRESS_RUN_BEFORE.search(text, max(0, seed.start() - 64), seed.start()).group(0))
+        end = ADDRESS_RUN.match(text, seed.start()).end()
+        covered = end
+        run = text[begin:end]
+        for pattern in (UUID, MAC, IPV4, IPV6):
+            for found in pattern.finditer(run):
+                start, stop = begin + found.start(), begin + found.end()
+                if pattern is IPV6 and text[stop - 1] == ":" and text[stop - 2] != ":":
+                    stop -= 1  # "fe80::1: link up"
+                value = text[start:stop]
+                if pattern is IPV4 and (not _is_ipv4(value) or _version_before(text, start)):
+                    continue
+                if pattern is IPV6 and not _is_ipv6(value):
+                    continue
+                if _alnum(text, start - 1) or _alnum(text, stop):
+                    continue  # part of a longer word: "std::vector" holds "d::ec"
+                spans.append((start, stop))
+    return spans
+
+
+def _alnum(text: str, index: int) -> bool:
+    return 0 <= index < len(text) and text[index].isascii() and text[index].isalnum()
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    out, position = [], 0
+    for start, end in sorted(spans):
+        if end <= position:
+            continue
+        out.append(text[position : max(position, start)])
+        out.append(SCRUBBED)
+        position = end
+    out.append(text[position:])
+    return "".join(out)
+
+
+JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\],:]|[^"{}\[\],:\s]+')
+
+
+def pretty_json(text: str, *, max_levels: int = 32) -> str:
+    """A one-line JSON document laid out one value a line, token by token without parsing it into a tree (so depth
+    costs nothing), with indentation that stops growing after `max_levels`. Other text comes back unchanged."""
+    stripped = text.strip()
+    if "\n" in stripped or stripped[:1] not in ("{", "["):
+        return text
+    out: list[str] = []
+    depth = 0
+    for token in JSON_TOKEN.findall(stripped):
+        if token in ("{", "["):
+            depth += 1
+            out.append(token + "\n" + "  " * min(depth, max_levels))
+        elif token in ("}", "]"):
+            depth = max(0, depth - 1)
+            out.append("\n" + "  " * min(depth, max_levels) + token)
+        elif token == ",":
+            out.append(",\n" + "  " * min(depth, max_levels))
+        elif token == ":":
+            out.append(": ")
+        else:
+            out.append(token)
+    return "".join(out) + "\n"

@@ -1,0 +1,59 @@
+"""How long scrubbing a large raw file takes: the identifier pass and the scrub pass over a ~58 MB fio json+ output.
+
+The file is a real fio-3.33 json+ sample from ../shared/samples repeated to the size of the largest raw file the
+security review uploaded (58 MB, which then held a web worker 12.5 s). Prints seconds and MB/s for both passes, and
+the time to pretty-print a 2 MiB one-line JSON document (the largest file a raw-file page renders by default).
+
+Usage: python bench/raw_file_scrub.py [--mb 58]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analysis import privacy  # noqa: E402 - after the path set-up: this script runs without Django
+
+SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "fio" / "local__fio-3.33__randrw_jsonplus.json"
+PIECE = 256 * 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=58.0)
+    args = parser.parse_args()
+    if not SAMPLE.is_file():
+        print(f"skipped: {SAMPLE.name} is not in ../shared/samples")
+        return 0
+    base = SAMPLE.read_text()
+    text = base * int(args.mb * 1e6 // len(base) + 1)
+    pieces = [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
+    size_mb = len(text) / 1e6
+
+    started = time.monotonic()
+    found = privacy.identifiers_in_chunks(pieces)
+    collect_s = time.monotonic() - started
+    scrubber = privacy.Scrubber(found | {"S43ANA0M405593", "wuffinotebook", "mariadelgado"})
+    started = time.monotonic()
+    out = sum(len(chunk) for chunk in scrubber.chunks(pieces))
+    scrub_s = time.monotonic() - started
+    document = json.loads(base)
+    one_line = json.dumps([document] * int(2 * 1024**2 // len(json.dumps(document)) + 1))
+    started = time.monotonic()
+    privacy.pretty_json(one_line)
+    pretty_s = time.monotonic() - started
+
+    print(f"raw file: {size_mb:.1f} MB of fio json+ ({out / 1e6:.1f} MB out)")
+    print(f"  identifier pass: {collect_s:.2f} s ({size_mb / collect_s:.0f} MB/s)")
+    print(f"  scrub pass:      {scrub_s:.2f} s ({size_mb / scrub_s:.0f} MB/s)")
+    print(f"  pretty-printing a {len(one_line) / 1e6:.1f} MB one-line JSON: {pretty_s:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Who is still in review: a contributor's first submissions wait for staff until NVMEDB_REVIEW_FIRST_N of theirs
+were accepted. Staff accounts are trusted from the start. The dataset reads `established_uploader_ids` so that only
+contributors past review vote on what is an outlier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q
+
+from submissions.models import Submission, SubmissionStatus
+
+
+def review_first_n() -> int:
+    return max(0, int(getattr(settings, "NVMEDB_REVIEW_FIRST_N", 3)))
+
+
+def accepted_submissions():
+    """Submissions that count as accepted: published (by the pipeline or a staff approval), not hidden or rejected
+    by staff since; one its owner withdrew later still counts."""
+    return Submission.objects.filter(
+        published_at__isnull=False,
+        status__in=[SubmissionStatus.PUBLISHED, SubmissionStatus.WITHDRAWN],
+        hidden=False,
+    )
+
+
+def accepted_count(user_id: int) -> int:
+    return accepted_submissions().filter(uploader_id=user_id).count()
+
+
+def review_reason(uploader) -> str | None:
+    """Why a submission of `uploader` waits for staff, or None when they are past review."""
+    needed = review_first_n()
+    if needed == 0 or uploader.is_staff:
+        return None
+    accepted = accepted_count(uploader.pk)
+    if accepted >= needed:
+        return None
+    return (
+        f"A new contributor's first {needed} submissions are published after staff review them; "
+        f"{accepted} of yours {'has' if accepted == 1 else 'have'} been accepted so far."
+    )
+
+
+def established_uploader_ids(user_ids: Iterable[int]) -> set[int]:
+    """The accounts among `user_ids` that are past review (one query)."""
+    ids = set(user_ids)
+    needed = review_first_n()
+    if needed == 0 or not ids:
+        return ids
+    accepted = Q(
+        submissions__published_at__isnull=False,
+        submissions__status__in=[SubmissionStatus.PUBLISHED, SubmissionStatus.WITHDRAWN],
+        submissions__hidden=False,
+    )
+    rows = (
+        get_user_model()
+        .objects.filter(pk__in=ids)
+        .annotate(accepted=Count("submissions", filter=accepted))
+        .filter(Q(is_staff=True) | Q(accepted__gte=needed))
+        .values_list("pk", flat=True)
+    )
+    return set(rows)

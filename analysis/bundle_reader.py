@@ -15,6 +15,7 @@ from analysis.bundle_system import (
     ListedFiles,
     host_from_facts,
     link_from_lspci,
+    not_strict_json,
     parsed,
     read_json,
     run_facts,
@@ -22,6 +23,7 @@ from analysis.bundle_system import (
 )
 from analysis.identity import DriveIdentity, identity_from_id_ctrl
 from analysis.overprovisioning import overprovisioning
+from analysis.poison import reading
 from analysis.records import (
     FlagRecord,
     MeasurementRecord,
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
+# the client's job files are a few hundred bytes
+MAX_JOB_FILE_BYTES = 1024 * 1024
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -58,10 +62,14 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     files = {entry["path"] for entry in manifest.get("files", []) if isinstance(entry, Mapping) and "path" in entry}
     system = system_files(manifest, files)
     missing: dict[str, str] = {}
+    rejects: list[str] = []
 
-    id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl")
-    id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns")
-    facts = read_json(bundle, system.get("facts"), missing, "facts")
+    id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl", rejects=rejects)
+    id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns", rejects=rejects)
+    for key, reason in ((id_ns or {}).get("missing") or {}).items():
+        if key.startswith("lba_format_"):  # a block size no NVMe drive can have: not a real id-ns
+            rejects.append(f"{system['id_ns']}: {reason}"[:300])
+    facts = read_json(bundle, system.get("facts"), missing, "facts", rejects=rejects)
     target = manifest.get("target") or {}
 
     identity = _identity(id_ctrl, missing)
@@ -79,13 +87,16 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         tool_versions={str(k): v for k, v in (manifest.get("tools") or {}).items()},
         signed=True,
         missing=missing,
+        reject_reasons=rejects,
     )
-    run_facts(bundle, files, facts, record)
-    recorded = read_json(bundle, "run.json" if "run.json" in files else None, {}, "run.json") or {}
-    for problem in run_condition_problems(recorded, manifest):  # the server's own check of cache and idle time
-        record.compliant = False
-        if problem not in record.compliance_reasons:
-            record.compliance_reasons.append(problem)
+    with reading("run.json"):
+        run_facts(bundle, files, facts, record)
+        # run_facts already rejected a run.json that is not strict JSON: this second read adds no reason
+        recorded = read_json(bundle, "run.json" if "run.json" in files else None, {}, "run.json", rejects=[]) or {}
+        for problem in run_condition_problems(recorded, manifest):  # the server's own check of cache and idle time
+            record.compliant = False
+            if problem not in record.compliance_reasons:
+                record.compliance_reasons.append(problem)
 
     # Namespace size: id-ns when the target is a device, otherwise what the client measured.
     record.namespace_size_bytes = (id_ns or {}).get("size_bytes") or (
@@ -100,19 +111,25 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         record.warning_temperature_k = id_ctrl.get("wctemp_k")
         record.critical_temperature_k = id_ctrl.get("cctemp_k")
 
-    record.host, record.scheduler = host_from_facts(facts)
-    link_from_lspci(bundle, system.get("lspci"), facts, record)
+    with reading(system.get("facts") or "the system facts"):
+        record.host, record.scheduler = host_from_facts(facts)
+    with reading(system.get("lspci") or "the lspci output"):
+        link_from_lspci(bundle, system.get("lspci"), facts, record)
 
     runs = [run for run in manifest.get("runs") or [] if isinstance(run, Mapping)]
     summaries, documents = _parse_runs(bundle, runs, record)
     options = _cross_check(bundle, manifest, runs, summaries, documents, record)
     _build_test_runs(bundle, runs, summaries, documents, options, record)
-    _steady_state(manifest, runs, summaries, record)
-    _unwritten(runs, summaries, record)
+    with reading("the steady-state evaluation of the fio outputs"):
+        _steady_state(manifest, runs, summaries, record)
+    with reading("the written-coverage estimate of the fio outputs"):
+        _unwritten(runs, summaries, record)
 
     first_smart = next((m.smart_before for tr in record.test_runs for m in tr.measurements if m.smart_before), None)
     if first_smart is None and system.get("smart"):
-        first_smart = parsed(bundle, system["smart"], nvme.parse_smart_log, missing, "smart_log")
+        first_smart = parsed(
+            bundle, system["smart"], nvme.parse_smart_log, missing, "smart_log", rejects=record.reject_reasons
+        )
     wear = wear_from_smart(first_smart)
     record.percentage_used = wear.percentage_used
     record.power_on_hours = wear.power_on_hours
@@ -149,10 +166,12 @@ def _parse_runs(
     for run in runs:
         run_id, path = str(run.get("id")), run.get("output_file")
         try:
-            doc = parse_fio_output(bundle.read_bytes(path))
-            summaries[run_id] = summarize(doc)
+            data = bundle.read_bytes(path)
+            with reading(f"run {run_id}: {path}", expected=(FioOutputError,)):
+                doc = parse_fio_output(data)
+                summaries[run_id] = summarize(doc)
             documents[run_id] = doc
-        except (FioOutputError, OSError, KeyError, TypeError) as exc:
+        except (FioOutputError, KeyError) as exc:
             record.reject_reasons.append(f"run {run_id}: its fio output {path} holds no usable result: {exc}"[:300])
     return summaries, documents
 
@@ -168,22 +187,8 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
         if doc is None:
             continue
         raw = str(run.get("output_file"))
-        failures += crosscheck.check_iops_bandwidth(
-            doc, block_size_bytes=optional_int(run.get("block_size_bytes")), raw_file=raw
-        )
-        failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
-        options = crosscheck.job_options(doc)
-        if run.get("job_file") and not all(key in options for key in CHECKED_OPTIONS):
-            # fio echoes every option it was given; the job file is read only for what the output leaves out
-            try:
-                job_text = bundle.read_bytes(run["job_file"]).decode("utf-8", errors="replace")
-                options = crosscheck.job_options(doc, job_text)
-            except (OSError, KeyError):
-                record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
-        documents_options[run_id] = options
-        failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
-        if plan.get("blocks"):
-            failures += crosscheck.check_run_against_plan(run=run, plan=plan)
+        with reading(f"run {run_id}: {raw}"):
+            failures += _check_run(bundle, run, doc, plan, raw, record, documents_options)
     timed = [
         {
             "id": str(run.get("id")),
@@ -194,12 +199,13 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
     ]
     fio_end = {rid: float(doc["timestamp"]) for rid, doc in documents.items() if isinstance(doc.get("timestamp"), int)}
     timing = manifest.get("timing") or {}
-    failures += crosscheck.check_timestamps(
-        started_at=parse_time(timing.get("started_at")),
-        finished_at=parse_time(timing.get("finished_at")),
-        runs=timed,
-        fio_end_times=fio_end,
-    )
+    with reading("the timestamps of the runs and their fio outputs"):
+        failures += crosscheck.check_timestamps(
+            started_at=parse_time(timing.get("started_at")),
+            finished_at=parse_time(timing.get("finished_at")),
+            runs=timed,
+            fio_end_times=fio_end,
+        )
     for failure in failures:
         if failure.severity == crosscheck.REJECT:
             record.reject_reasons.append(failure.reason[:300])
@@ -209,12 +215,48 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
     return documents_options
 
 
+def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict) -> list:
+    run_id = str(run.get("id"))
+    failures = crosscheck.check_figures(doc, raw_file=raw)
+    failures += crosscheck.check_iops_bandwidth(
+        doc, block_size_bytes=optional_int(run.get("block_size_bytes")), raw_file=raw
+    )
+    failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
+    options = crosscheck.job_options(doc)
+    if run.get("job_file") and not all(key in options for key in CHECKED_OPTIONS):
+        # fio echoes every option it was given; the job file is read only for what the output leaves out
+        try:
+            job_bytes = bundle.read_bytes(run["job_file"])
+        except KeyError:
+            record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
+        else:
+            if len(job_bytes) > MAX_JOB_FILE_BYTES:
+                return [*failures, _oversized_job_file(run["job_file"], len(job_bytes))]
+            job_text = job_bytes.decode("utf-8", errors="replace")
+            with reading(f"run {run_id}: {run['job_file']}"):
+                options = crosscheck.job_options(doc, job_text)
+    documents_options[run_id] = options
+    failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
+    if plan.get("blocks"):
+        failures += crosscheck.check_run_against_plan(run=run, plan=plan)
+    return failures
+
+
+def _oversized_job_file(path: str, size: int) -> crosscheck.CheckFailure:
+    reason = f"job file {path} is {size} bytes, more than the limit of {MAX_JOB_FILE_BYTES} for a fio job file"
+    return crosscheck.CheckFailure("job_options", crosscheck.REJECT, reason)
+
+
 def _smart(bundle, path: str | None, record: SubmissionRecord) -> dict | None:
     if not path:
         return None
     try:
-        return nvme.parse_smart_log(bundle.read_bytes(path))
-    except (ValueError, OSError, KeyError) as exc:
+        data = bundle.read_bytes(path)
+        with reading(path, expected=(ValueError,)):
+            return nvme.parse_smart_log(data)
+    except (ValueError, KeyError) as exc:
+        if not_strict_json(exc):
+            record.reject_reasons.append(f"{path}: {exc}"[:300])
         record.missing.setdefault("smart_log", f"{path} could not be read: {exc}"[:300])
         return None
 
@@ -226,53 +268,56 @@ def _build_test_runs(
     smart_checks: list[crosscheck.CheckFailure] = []
     for run in runs:
         run_id = str(run.get("id"))
-        test = str(run.get("test"))
-        test_run = by_test.setdefault(test, TestRunRecord(test=test))
-        summary = summaries.get(run_id)
-        if summary is None:
-            continue
-        phase = str(run.get("phase") or "")  # wipc runs are stored too (phase "wipc"), outside every window
-        before = _smart(bundle, run.get("smart_before"), record)
-        after = _smart(bundle, run.get("smart_after"), record)
-        measurement_missing = {}
-        if not run.get("smart_before") or not run.get("smart_after"):
-            measurement_missing["temperature"] = "no smart-log snapshot around this run (file target or no nvme-cli)"
-        block_size = optional_int(run.get("block_size_bytes")) or 0
-        series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
-        test_run.measurements.append(
-            MeasurementRecord(
-                run_key=run_id,
-                test=test,
-                phase=phase,
-                series=series,
-                round_number=optional_int(run.get("round")) or 0,
-                block_size_bytes=block_size,
-                read_pct=optional_int(run.get("read_pct")) or 0,
-                summary=summary,
-                raw_file=str(run.get("output_file")),
-                json_path="$.jobs[*]" if "jobs" in documents[run_id] else "$.client_stats[*]",
-                threads=optional_int(run.get("threads")),
-                iodepth=optional_int(run.get("iodepth")),
-                started_at=parse_time(run.get("started_at")),
-                finished_at=parse_time(run.get("finished_at")),
-                temperature_before_k=thermal.temperature_k(before),
-                temperature_after_k=thermal.temperature_k(after),
-                smart_before=before,
-                smart_after=after,
-                pattern=str(run.get("pattern") or ""),
-                declared_runtime_s=run.get("runtime_s"),
-                runtime_s=crosscheck.direction_runtime_s(documents[run_id]),
-                missing=measurement_missing,
+        with reading(f"run {run_id}: {run.get('output_file')}"):
+            test = str(run.get("test"))
+            test_run = by_test.setdefault(test, TestRunRecord(test=test))
+            summary = summaries.get(run_id)
+            if summary is None:
+                continue
+            phase = str(run.get("phase") or "")  # wipc runs are stored too (phase "wipc"), outside every window
+            before = _smart(bundle, run.get("smart_before"), record)
+            after = _smart(bundle, run.get("smart_after"), record)
+            measurement_missing = {}
+            if not run.get("smart_before") or not run.get("smart_after"):
+                measurement_missing["temperature"] = (
+                    "no smart-log snapshot around this run (file target or no nvme-cli)"
+                )
+            block_size = optional_int(run.get("block_size_bytes")) or 0
+            series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
+            test_run.measurements.append(
+                MeasurementRecord(
+                    run_key=run_id,
+                    test=test,
+                    phase=phase,
+                    series=series,
+                    round_number=optional_int(run.get("round")) or 0,
+                    block_size_bytes=block_size,
+                    read_pct=optional_int(run.get("read_pct")) or 0,
+                    summary=summary,
+                    raw_file=str(run.get("output_file")),
+                    json_path="$.jobs[*]" if "jobs" in documents[run_id] else "$.client_stats[*]",
+                    threads=optional_int(run.get("threads")),
+                    iodepth=optional_int(run.get("iodepth")),
+                    started_at=parse_time(run.get("started_at")),
+                    finished_at=parse_time(run.get("finished_at")),
+                    temperature_before_k=thermal.temperature_k(before),
+                    temperature_after_k=thermal.temperature_k(after),
+                    smart_before=before,
+                    smart_after=after,
+                    pattern=str(run.get("pattern") or ""),
+                    declared_runtime_s=run.get("runtime_s"),
+                    runtime_s=crosscheck.direction_runtime_s(documents[run_id]),
+                    missing=measurement_missing,
+                )
             )
-        )
-        if before and after:
-            smart_checks += crosscheck.check_smart_counters(
-                before=before,
-                after=after,
-                read_bytes=summary.read_bytes or 0,
-                write_bytes=summary.write_bytes or 0,
-                label=f"run {run_id}",
-            )
+            if before and after:
+                smart_checks += crosscheck.check_smart_counters(
+                    before=before,
+                    after=after,
+                    read_bytes=summary.read_bytes or 0,
+                    write_bytes=summary.write_bytes or 0,
+                    label=f"run {run_id}",
+                )
     for failure in smart_checks:
         record.hold_reasons.append(failure.reason[:300])
         record.flags.append(FlagRecord("crosscheck", failure.reason[:300]))
@@ -281,30 +326,35 @@ def _build_test_runs(
         test_run = by_test.get(test)
         if test_run is None:
             continue
-        measured = list(test_run.measurements)
-        if measured:
-            tested = [m for m in measured if m.phase != "wipc"] or measured
-            test_run.threads = tested[0].threads
-            test_run.iodepth = tested[0].iodepth
-            test_run.started_at = min((m.started_at for m in measured if m.started_at), default=None)
-            test_run.finished_at = max((m.finished_at for m in measured if m.finished_at), default=None)
-            test_run.fio_version = measured[0].summary.fio_version or "" if measured[0].summary else ""
-        ioengine = {str(options.get(m.run_key, {}).get("ioengine", "")) for m in measured}
-        test_run.ioengine = ",".join(sorted(e for e in ioengine if e))
-        verdict = thermal.assess(
-            [(m.smart_before, m.smart_after) for m in measured],
-            warning_k=record.warning_temperature_k,
-            critical_k=record.critical_temperature_k,
+        with reading(f"the {test} test's smart-log snapshots and fio versions"):
+            _summarize_test_run(test_run, options, record)
+
+
+def _summarize_test_run(test_run: TestRunRecord, options: dict[str, dict], record: SubmissionRecord) -> None:
+    measured = list(test_run.measurements)
+    if measured:
+        tested = [m for m in measured if m.phase != "wipc"] or measured
+        test_run.threads = tested[0].threads
+        test_run.iodepth = tested[0].iodepth
+        test_run.started_at = min((m.started_at for m in measured if m.started_at), default=None)
+        test_run.finished_at = max((m.finished_at for m in measured if m.finished_at), default=None)
+        test_run.fio_version = measured[0].summary.fio_version or "" if measured[0].summary else ""
+    ioengine = {str(options.get(m.run_key, {}).get("ioengine", "")) for m in measured}
+    test_run.ioengine = ",".join(sorted(e for e in ioengine if e))
+    verdict = thermal.assess(
+        [(m.smart_before, m.smart_after) for m in measured],
+        warning_k=record.warning_temperature_k,
+        critical_k=record.critical_temperature_k,
+    )
+    test_run.max_temperature_k = verdict.max_temperature_k
+    test_run.throttled = verdict.throttled
+    if verdict.throttled:
+        record.flags.append(
+            FlagRecord("thermal_throttle", f"The drive ran hot: {verdict.reason}."[:300], test=test_run.test)
         )
-        test_run.max_temperature_k = verdict.max_temperature_k
-        test_run.throttled = verdict.throttled
-        if verdict.throttled:
-            record.flags.append(
-                FlagRecord("thermal_throttle", f"The drive ran hot: {verdict.reason}."[:300], test=test)
-            )
-        if verdict.max_temperature_k is None:
-            test_run.missing["max_temperature_k"] = "no smart-log temperatures around the runs"
-        record.test_runs.append(test_run)
+    if verdict.max_temperature_k is None:
+        test_run.missing["max_temperature_k"] = "no smart-log temperatures around the runs"
+    record.test_runs.append(test_run)
 
 
 def _steady_state(manifest, runs, summaries, record: SubmissionRecord) -> None:

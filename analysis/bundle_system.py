@@ -7,15 +7,17 @@ own parsers, and turn them into records, saying why whenever something is absent
 
 from __future__ import annotations
 
-import json
 import re
+from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.pcie import LinkEnd, assess_link
+from analysis.poison import reading
 from analysis.records import HostRecord, SubmissionRecord
 from analysis.values import optional_int
+from nvmedb_client import jsonload
 from nvmedb_client.system.lspci import parse_lspci
 
 if TYPE_CHECKING:
@@ -30,6 +32,10 @@ SYSTEM_FILE_PATTERNS = {
     "facts": re.compile(r"(^|/)facts\.json$"),
     "smart": re.compile(r"(^|/)(nvme[-_])?smart[-_]log[^/]*\.json$"),
 }
+
+
+# facts.json and run.json are a few KiB; a larger one is no record of ours
+MAX_FACTS_BYTES = 16 * 1024 * 1024
 
 
 class ListedFiles:
@@ -49,15 +55,13 @@ class ListedFiles:
 
 def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRecord) -> None:
     """Purge method and write cache as the client recorded them (files/run.json, system facts.json)."""
-    recorded = read_json(bundle, "run.json" if "run.json" in files else None, {}, "run.json") or {}
-    methods = sorted(
-        {str(p.get("method")) for p in recorded.get("purges") or [] if isinstance(p, Mapping) and p.get("method")}
-    )
-    record.purge_method = ", ".join(methods)[:32]
+    run_json = "run.json" if "run.json" in files else None
+    recorded = read_json(bundle, run_json, {}, "run.json", rejects=record.reject_reasons) or {}
+    purges = recorded.get("purges") if isinstance(recorded.get("purges"), list) else []
+    methods = sorted({str(p.get("method")) for p in purges if isinstance(p, Mapping) and p.get("method")})
+    record.purge_method = ", ".join(methods)[:32]  # the client names methods in full (e.g. 39 characters)
     if not record.purge_method:
-        reasons = {
-            str(p.get("reason")) for p in recorded.get("purges") or [] if isinstance(p, Mapping) and p.get("reason")
-        }
+        reasons = {str(p.get("reason"))[:200] for p in purges if isinstance(p, Mapping) and p.get("reason")}
         record.missing["purge_method"] = (
             "; ".join(sorted(reasons)) or "the bundle does not say how the drive was purged"
         )
@@ -91,34 +95,49 @@ def system_files(manifest: Mapping, files: set[str]) -> dict[str, str]:
     return found
 
 
-def parsed(bundle, path: str | None, parser, missing: dict, name: str) -> dict | None:
+def parsed(bundle, path: str | None, parser, missing: dict, name: str, *, rejects: list[str]) -> dict | None:
+    """`parser` applied to the file at `path`. Absent, or of another kind: missing with the reason. Present but not
+    strict JSON within the limits (NaN, too deep, too large: nothing nvme-cli prints): a reason to reject."""
     if not path:
         missing[name] = f"the bundle has no {name.replace('_', '-')} output"
         return None
     try:
-        return parser(bundle.read_bytes(path))
-    except (ValueError, OSError, KeyError) as exc:
+        data = bundle.read_bytes(path)
+        with reading(path, expected=(ValueError,)):
+            return parser(data)
+    except (ValueError, KeyError) as exc:
+        if not_strict_json(exc):
+            rejects.append(f"{path}: {exc}"[:300])
         missing[name] = f"{path} could not be read: {exc}"[:300]
         return None
 
 
-def read_json(bundle, path: str | None, missing: dict, name: str) -> dict | None:
+def read_json(bundle, path: str | None, missing: dict, name: str, *, rejects: list[str]) -> dict | None:
     if not path:
         missing[name] = f"the bundle has no {name} file"
         return None
     try:
-        value = json.loads(bundle.read_bytes(path))
-    except (ValueError, OSError, KeyError) as exc:
-        missing[name] = f"{path} is not valid JSON: {exc}"[:300]
+        value = jsonload.loads(bundle.read_bytes(path), what=path, max_bytes=MAX_FACTS_BYTES)
+    except jsonload.JsonError as exc:
+        rejects.append(str(exc)[:300])
+        missing[name] = str(exc)[:300]
+        return None
+    except KeyError as exc:
+        missing[name] = f"{path} is not in the bundle: {exc}"[:300]
         return None
     return value if isinstance(value, dict) else None
 
 
+def not_strict_json(error: BaseException) -> bool:
+    """Whether a parser refused its input for not being strict JSON within the limits (nvmedb_client.jsonload)."""
+    return isinstance(error, jsonload.JsonError) or isinstance(error.__cause__, jsonload.JsonError)
+
+
 def find(facts: Any, key: str) -> Any:
     """The first value stored under `key` anywhere in the facts document (its layout may nest facts by topic)."""
-    stack = [facts]
+    stack = deque([facts])
     while stack:
-        node = stack.pop(0)
+        node = stack.popleft()
         if isinstance(node, Mapping):
             if key in node:
                 return node[key]
@@ -163,8 +182,10 @@ def link_from_lspci(bundle, lspci_path: str | None, facts: dict | None, record: 
         record.missing["pcie_link"] = "the bundle has no lspci output"
         return
     try:
-        devices = parse_lspci(bundle.read_bytes(lspci_path))
-    except (ValueError, OSError, KeyError) as exc:
+        data = bundle.read_bytes(lspci_path)
+        with reading(lspci_path, expected=(ValueError,)):
+            devices = parse_lspci(data)
+    except (ValueError, KeyError) as exc:
         record.missing["pcie_link"] = f"{lspci_path} could not be parsed: {exc}"[:300]
         return
     by_address = {norm_address(d.slot): d for d in devices}

@@ -9,6 +9,7 @@ have used the drive, some firmware counts oddly), so a disagreement there holds 
 from __future__ import annotations
 
 import configparser
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,15 +47,62 @@ def _close(a: float, b: float, *, tolerance: float, absolute: float = 0.0) -> bo
     return abs(a - b) <= max(tolerance * max(abs(a), abs(b)), absolute)
 
 
-def _direction_data(doc: Mapping) -> Iterable[tuple[int, str, Mapping]]:
+_FIGURES = ("iops", "bw", "bw_bytes", "io_bytes", "io_kbytes", "runtime")
+
+
+def _entries(doc: Mapping) -> list:
     entries = doc.get("jobs") or doc.get("client_stats") or []
-    for index, entry in enumerate(entries):
+    return entries if isinstance(entries, list) else []
+
+
+def _all_direction_data(doc: Mapping) -> Iterable[tuple[int, str, Mapping]]:
+    for index, entry in enumerate(_entries(doc)):
         if not isinstance(entry, Mapping):
             continue
         for direction in ("read", "write", "mixed"):
             data = entry.get(direction)
             if isinstance(data, Mapping):
                 yield index, direction, data
+
+
+def _bad_figure(data: Mapping) -> str | None:
+    """The first of fio's figures that is not a finite number below 2**63, as "key = value"."""
+    for key in _FIGURES:
+        if key not in data:
+            continue
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) < 2**63:
+            return f"{key} = {str(value)[:40]}"
+    return None
+
+
+def _direction_data(doc: Mapping) -> Iterable[tuple[int, str, Mapping]]:
+    """Every direction whose figures are numbers (check_figures rejects the others, with the reason)."""
+    for index, direction, data in _all_direction_data(doc):
+        if _bad_figure(data) is None:
+            yield index, direction, data
+
+
+def check_figures(doc: Mapping, *, raw_file: str) -> list[CheckFailure]:
+    """fio's own figures must be finite numbers a 64-bit column can hold, and its options objects (as fio writes
+    them); the other checks read only figures that are numbers and options that are objects."""
+    failures = [
+        CheckFailure("figures", REJECT, f"{raw_file} $.jobs[{index}].{direction}: {bad} is not a usable number")
+        for index, direction, data in _all_direction_data(doc)
+        if (bad := _bad_figure(data)) is not None
+    ]
+    shapes = [("$['global options']", doc.get("global options"))]
+    shapes += [
+        (f"$.jobs[{i}]['job options']", e.get("job options"))
+        for i, e in enumerate(_entries(doc))
+        if isinstance(e, Mapping)
+    ]
+    failures += [
+        CheckFailure("figures", REJECT, f"{raw_file} {where} is a {type(value).__name__}, not an object of options")
+        for where, value in shapes
+        if value is not None and not isinstance(value, Mapping)
+    ]
+    return failures
 
 
 def _bw_bytes(data: Mapping) -> float:
@@ -80,10 +128,10 @@ def direction_runtime_s(doc: Mapping) -> float | None:
 def check_iops_bandwidth(doc: Mapping, *, block_size_bytes: int | None, raw_file: str) -> list[CheckFailure]:
     """IOPS × block size must equal bandwidth for a fixed block size (mixed block sizes cannot be checked)."""
     failures = []
-    entries = doc.get("jobs") or doc.get("client_stats") or []
+    entries = _entries(doc)
     for index, direction, data in _direction_data(doc):
         # a document with several job groups (stonewall) carries each group's own bs in its "job options"
-        own = entries[index].get("job options", {}).get("bs") if isinstance(entries[index], Mapping) else None
+        own = _mapping(entries[index].get("job options")).get("bs") if isinstance(entries[index], Mapping) else None
         size = parse_size(own) if own else block_size_bytes
         if not size:
             continue  # a mix of block sizes (bssplit) cannot be checked this way
@@ -144,7 +192,13 @@ def check_bytes_runtime(doc: Mapping, *, raw_file: str, declared_runtime_s: floa
     return failures
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+MAX_SIZE = 2**63
+
+
+def _mapping(value) -> Mapping:
+    """fio writes options as an object; anything else in their place holds no option."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def parse_size(text: str, *, kb_base: int = 1024) -> int | None:
@@ -155,15 +209,14 @@ def parse_size(text: str, *, kb_base: int = 1024) -> int | None:
     if not match:
         return None
     number, prefix, iec, _ = match.groups()
-    if not prefix:
-        return int(float(number))
-    power = "kmgtp".index(prefix.lower()) + 1
+    power = "kmgtp".index(prefix.lower()) + 1 if prefix else 0
     binary = bool(iec) if kb_base == 1000 else not iec
-    return int(float(number) * (1024 if binary else 1000) ** power)
+    size = int(float(number) * (1024 if binary else 1000) ** power)
+    return size if size < MAX_SIZE else None
 
 
 def parse_seconds(text: str) -> float | None:
-    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)?\s*$", str(text))
+    match = re.match(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*(us|ms|s|m|h)?\s*$", str(text))
     if not match:
         return None
     value, unit = float(match.group(1)), match.group(2) or "s"
@@ -182,12 +235,21 @@ def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str
         if parser is not None:
             for section in parser.sections():
                 options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
-    options.update({k: str(v) for k, v in (doc.get("global options") or {}).items()})
+    options.update({str(k): str(v) for k, v in _mapping(doc.get("global options")).items()})
     # fio in client/server mode reports each job under client_stats, with its options there
-    for entry in doc.get("jobs") or doc.get("client_stats") or []:
+    for entry in _entries(doc):
         if isinstance(entry, Mapping):
-            options.update({k: str(v) for k, v in (entry.get("job options") or {}).items()})
+            options.update({str(k): str(v) for k, v in _mapping(entry.get("job options")).items()})
     return options
+
+
+def _percent(text: str) -> int | None:
+    """A percentage option (rwmixread=70); None when it is not one, which then differs from every declared mix."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if 0 <= value <= 100 else None
 
 
 _RW_READS = {"read": 100, "randread": 100, "write": 0, "randwrite": 0, "trim": 0, "randtrim": 0}
@@ -203,8 +265,8 @@ def check_job_options(*, run: Mapping, options: Mapping[str, str], raw_file: str
         )
 
     if "bs" in options and run.get("block_size_bytes") is not None:
-        size = parse_size(options["bs"], kb_base=int(options.get("kb_base", 1024) or 1024))
-        if size is not None and size != int(run["block_size_bytes"]):
+        size = parse_size(options["bs"], kb_base=1000 if str(options.get("kb_base", "")).strip() == "1000" else 1024)
+        if size is not None and size != _number(run["block_size_bytes"]):
             differ("block size", run["block_size_bytes"], f"bs={options['bs']}")
     rw = options.get("rw") or options.get("readwrite")
     if rw and run.get("pattern") and rw != run["pattern"]:
@@ -213,25 +275,27 @@ def check_job_options(*, run: Mapping, options: Mapping[str, str], raw_file: str
         if rw in _RW_READS:
             actual_read = _RW_READS[rw]
         elif "rwmixread" in options:
-            actual_read = int(float(options["rwmixread"]))
+            actual_read = _percent(options["rwmixread"])
         elif "rwmixwrite" in options:
-            actual_read = 100 - int(float(options["rwmixwrite"]))
+            written = _percent(options["rwmixwrite"])
+            actual_read = None if written is None else 100 - written
         else:
             actual_read = 50  # fio's default mix for rw/randrw
-        if actual_read != int(run["read_pct"]):
+        if actual_read != _number(run["read_pct"]):
             differ("read share", f"{run['read_pct']}%", f"{actual_read}% reads")
     for key, option in (("iodepth", "iodepth"), ("threads", "numjobs")):
         if run.get(key) is not None and option in options:
             try:
                 actual = int(float(options[option]))
-            except ValueError:
+            except (ValueError, OverflowError):
                 differ(key, run[key], f"{option}={options[option]}")
                 continue
-            if actual != int(run[key]):
+            if actual != _number(run[key]):
                 differ(key, run[key], f"{option}={options[option]}")
     if run.get("runtime_s") and "runtime" in options:
         seconds = parse_seconds(options["runtime"])
-        if seconds is not None and abs(seconds - float(run["runtime_s"])) > 0.5:
+        declared = _number(run["runtime_s"])
+        if seconds is not None and (declared is None or abs(seconds - declared) > 0.5):
             differ("runtime", f"{run['runtime_s']} s", f"runtime={options['runtime']}")
     return failures
 
@@ -327,9 +391,23 @@ def check_smart_counters(
     return failures
 
 
+def _objects(value) -> list[Mapping]:
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]:
     """The run entry must be one the declared plan contains: its test, phase, cell, threads, depth and runtime."""
-    blocks = [b for b in plan.get("blocks") or [] if isinstance(b, Mapping) and b.get("test") == run.get("test")]
+    blocks = [b for b in _objects(_mapping(plan).get("blocks")) if b.get("test") == run.get("test")]
     if not blocks:
         return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no {run.get('test')} test")]
     if run.get("phase") == "wipc":
@@ -339,26 +417,36 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
     cell = (run.get("pattern"), run.get("block_size_bytes"), run.get("read_pct"))
     problems = []
     for block in blocks:
-        for series in block.get("series") or []:
+        for series in _objects(block.get("series")):
             if series.get("phase") != run.get("phase"):
                 continue
-            cells = {(c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct")) for c in series.get("cells", [])}
+            cells = [
+                (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct")) for c in _objects(series.get("cells"))
+            ]
             if cell not in cells:
                 continue
             problems = []
             for key in ("threads", "iodepth"):
                 if run.get(key) != series.get(key):
-                    problems.append(f"{key} {run.get(key)} where the plan says {series.get(key)}")
+                    problems.append(f"{key} {run.get(key)} where the plan says {_shown(series.get(key))}")
+            declared, planned = _number(run.get("runtime_s")), _number(series.get("runtime_s"))
             if (
-                run.get("runtime_s") is not None
+                declared is not None
                 and series.get("runtime_s") is not None
-                and abs(float(run["runtime_s"]) - float(series["runtime_s"])) > 0.5
+                and (planned is None or abs(declared - planned) > 0.5)
             ):
-                problems.append(f"runtime {run['runtime_s']} s where the plan says {series['runtime_s']} s")
-            if series.get("max_rounds") and int(run.get("round") or 0) > int(series["max_rounds"]):
-                problems.append(f"round {run.get('round')} beyond the plan's {series['max_rounds']} rounds")
+                problems.append(f"runtime {run['runtime_s']} s where the plan says {_shown(series['runtime_s'])} s")
+            max_rounds = _number(series.get("max_rounds"))
+            if series.get("max_rounds") and (max_rounds is None or (_number(run.get("round")) or 0) > max_rounds):
+                problems.append(f"round {run.get('round')} beyond the plan's {_shown(series['max_rounds'])} rounds")
             if not problems:
                 return []
     if not problems:
         problems = [f"cell {cell[0]} {cell[1]} B {cell[2]}% reads is not in the plan's {run.get('phase')} series"]
     return [CheckFailure("plan", REJECT, f"run {run.get('id')}: " + "; ".join(problems))]
+
+
+def _shown(value) -> str:
+    """A value from the bundle, as a reason quotes it (short: a reason is stored in a 300-character column)."""
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -9,16 +9,20 @@ an earlier attempt wrote, so running it twice yields the same rows.
 from __future__ import annotations
 
 import contextlib
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from analysis.browse import raw_files
 from analysis.bundle_reader import read_bundle
+from analysis.poison import UnreadableBundle
 from analysis.services import store_submission
 
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
     from submissions.models import Submission
+
+logger = logging.getLogger(__name__)
 
 OutcomeStatus = Literal["published", "held", "rejected"]
 
@@ -36,9 +40,14 @@ def ingest_submission(*, submission: Submission, bundle: VerifiedBundle) -> Inge
 
     Rejected: no rows are left for the submission and `reasons` names each failed check exactly. Held: the rows are
     stored for staff to review and `reasons` says why (smart-log counters that disagree with fio, an outlier among
-    the model's published runs). Published: the rows are stored and the model's aggregates include them.
+    the model's published runs). Published: the rows are stored and the model's aggregates include them. A bundle
+    that makes the reader fail unexpectedly is rejected at once with the file it failed on (analysis.poison).
     """
-    record = read_bundle(bundle)
+    try:
+        record = read_bundle(bundle)
+    except UnreadableBundle as unreadable:
+        logger.warning("submission %s: %s", submission.pk, unreadable.reason, exc_info=unreadable.error)
+        return IngestOutcome(status="rejected", reasons=[unreadable.reason])
     result = store_submission(submission=submission, record=record)
     if result.status != "rejected":
         with contextlib.suppress(OSError, ValueError):  # only a cache warm-up: raw-file pages collect them otherwise

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.text import slugify
 
-from analysis import aggregates, pcie, plausibility
+from analysis import aggregates, columns, pcie, plausibility
 from analysis.bulk import insert_rows
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
@@ -65,6 +65,8 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     if previous_models or Flag.objects.filter(submission=submission).exists():
         delete_submission_rows(submission=submission)
     plausibility.apply(record)  # every reader's record passes the same gates (a no-op when its reader ran them)
+    if not record.reject_reasons:
+        record.reject_reasons.extend(columns.record_problems(record))  # same verdict on SQLite and PostgreSQL
     if record.reject_reasons:
         for model in DriveModel.objects.filter(id__in=previous_models).order_by("pk"):  # one lock order everywhere
             refresh_aggregates(drive_model=model)

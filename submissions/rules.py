@@ -28,6 +28,7 @@ RULES: dict[str, str] = {
     "timeout": "Validation took longer than the site allows.",
     "ingest": "The dataset refused the results.",
     "review": "A new contributor's first submissions are published after staff review them.",
+    "unreadable": "The site could not read the bundle: a file in it has a shape no check expected.",
 }
 
 

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from submissions.content import (
@@ -33,6 +34,10 @@ from submissions.rules import rule_sentence
 from submissions.upload import HashingReader
 
 logger = logging.getLogger(__name__)
+
+# Faults of the machine, worth another attempt: the database (down, or a concurrent ingest won a unique row), the
+# broker, storage I/O (OSError covers ConnectionError, TimeoutError, a full disk). Anything else is the bundle's.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, IntegrityError, OSError)
 
 TOKEN_PREFIX = "nvmedb_"
 TOKEN_DISPLAY_CHARS = 12
@@ -272,9 +277,14 @@ def _report(*, outcome: str, rule: str = "", detail: str = "", reasons: list[str
         "outcome": outcome,
         "rule": rule,
         "summary": rule_sentence(rule) if rule else "",
-        "detail": detail,
-        "reasons": list(reasons or []),
+        "detail": _storable(detail),
+        "reasons": [_storable(reason) for reason in reasons or []],
     }
+
+
+def _storable(text: str) -> str:
+    """Reasons quote the bundle; PostgreSQL's JSON cannot hold a NUL character, so it is shown escaped."""
+    return str(text).replace("\x00", "\\x00")
 
 
 @transaction.atomic
@@ -412,9 +422,10 @@ def _ingest_function():
 def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = None) -> Submission | None:
     """Checks a stored bundle and hands it to the dataset ingest. Safe to run twice or after a killed worker:
     the final step locks the row and does nothing when another run already finished it, and the ingest writes
-    its rows in the same transaction as the final status."""
-    from nvmedb_client.bundle import BundleError, BundleLimits, verify_bundle
+    its rows in the same transaction as the final status.
 
+    Poison detection: only TRANSIENT_ERRORS (and the time limit) leave the submission to be tried again; any other
+    error is the bundle's doing, so the submission is rejected on this first attempt with the error as its reason."""
     storage = storage or default_storage
     submission = _claim(submission_id)
     if submission is None:
@@ -422,6 +433,21 @@ def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = N
     delay = float(getattr(settings, "NVMEDB_TEST_VALIDATION_DELAY_S", 0) or 0)
     if delay:
         time.sleep(delay)
+    try:
+        return _validate_claimed(submission, storage)
+    except Exception as exc:
+        if isinstance(exc, (*TRANSIENT_ERRORS, SoftTimeLimitExceeded)):
+            raise
+        logger.exception("submission %s: the pipeline could not read it; rejected", submission_id)
+        detail = f"The site could not read this bundle ({type(exc).__name__}: {str(exc)[:300]})."
+        report = _report(outcome="rejected", rule="unreadable", detail=detail)
+        return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
+
+
+def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
+    from nvmedb_client.bundle import BundleError, BundleLimits, verify_bundle
+
+    submission_id = submission.pk
 
     with tempfile.TemporaryDirectory(prefix="nvmedb-validate-") as tmp:
         workdir = Path(tmp)

@@ -194,21 +194,26 @@ def planned_runtime_s(plan: Mapping | None, m: MeasurementRecord) -> float | Non
     if not isinstance(plan, Mapping):
         return None
     cell = (m.pattern, m.block_size_bytes, m.read_pct)
-    for block in plan.get("blocks") or []:
+    for block in _list(plan.get("blocks")):
         if not isinstance(block, Mapping) or block.get("test") != m.test:
             continue
-        for series in block.get("series") or []:
+        for series in _list(block.get("series")):
             if not isinstance(series, Mapping) or series.get("phase") != m.phase:
                 continue
-            cells = {
+            # a list, not a set: a hostile plan's cell values need not be hashable
+            cells = [
                 (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct"))
-                for c in series.get("cells") or []
+                for c in _list(series.get("cells"))
                 if isinstance(c, Mapping)
-            }
+            ]
             if cell in cells:
                 value = series.get("runtime_s")
                 return float(value) if finite(value) else math.nan if value is not None else None
     return None
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None) -> list[GateFailure]:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nvmedb_client import fio_output
+from nvmedb_client import jsonload
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
 
 NO_RESULT = {
@@ -270,7 +270,7 @@ def test_pathologically_deep_output_gives_a_clear_error_not_a_crash():
 def test_it_parses_the_same_without_orjson(shared_samples, monkeypatch):
     data = _sample(shared_samples, "local__fio-3.33__randrw_jsonplus.json")
     with_orjson = parse_fio_output(data)
-    monkeypatch.setattr(fio_output, "orjson", None)
+    monkeypatch.setattr(jsonload, "orjson", None)
     assert parse_fio_output(data) == with_orjson
 
 

@@ -29,7 +29,7 @@ import fastjsonschema
 import jsonschema
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from nvmedb_client import signing
+from nvmedb_client import jsonload, signing
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
 from nvmedb_client.tracking import TESTS_WITH_STEADY_STATE, evaluate_runs
 
@@ -264,7 +264,8 @@ def _verify(path: Path, root: Path, limits: BundleLimits, trusted_keys: Collecti
         stream = _LimitedStream(gzip.GzipFile(fileobj=raw, mode="rb"), compressed_size, limits)
         try:
             manifest_bytes, signature_bytes, extracted = _read_members(stream, root, limits)
-        except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError) as exc:
+        except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, ValueError) as exc:
+            # tarfile raises ValueError (and UnicodeError, a ValueError) on some malformed headers
             raise BundleError("not_an_archive", f"{path.name} is not a readable tar.gz archive ({exc})") from exc
 
     if manifest_bytes is None:
@@ -372,6 +373,11 @@ def _read_members(
 
 def _check_member_name(name: str) -> None:
     try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        # tarfile hands over undecodable name bytes as lone surrogates; no manifest path (strict JSON) can name them
+        raise BundleError("unsafe_path", f"archive member {name!r} has a name that is not UTF-8") from None
+    try:
         _check_relative_path(name.rstrip("/") if name.endswith("/") else name)
     except BundleError as exc:
         raise BundleError("unsafe_path", f"archive member {name!r}: {exc.message}") from None
@@ -423,13 +429,9 @@ def _extract_member(archive: tarfile.TarFile, member: tarfile.TarInfo, target: P
 
 def _load_manifest(manifest_bytes: bytes) -> dict:
     try:
-        manifest = json.loads(manifest_bytes.decode("utf-8"))
-    except RecursionError:
-        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is nested too deeply") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not valid UTF-8 JSON ({exc})") from exc
-    if _depth(manifest) > MAX_MANIFEST_DEPTH:
-        raise BundleError("bad_manifest", f"{MANIFEST_NAME} is nested deeper than {MAX_MANIFEST_DEPTH} levels")
+        manifest = jsonload.loads(manifest_bytes, what=MANIFEST_NAME, max_depth=MAX_MANIFEST_DEPTH)
+    except jsonload.JsonError as exc:
+        raise BundleError("bad_manifest", str(exc)) from None
     if not isinstance(manifest, dict):
         raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not a JSON object")
     if manifest.get("format_version") != FORMAT_VERSION:
@@ -447,22 +449,9 @@ def _load_manifest(manifest_bytes: bytes) -> dict:
     return manifest
 
 
-def _depth(node) -> int:
-    deepest = 0
-    stack = [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > MAX_MANIFEST_DEPTH:
-            break
-        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else ()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return deepest
-
-
 def _check_signature(signature_bytes: bytes, manifest_bytes: bytes) -> bytes:
     try:
-        document = json.loads(signature_bytes.decode("utf-8"))
+        document = jsonload.loads(signature_bytes, what=SIGNATURE_NAME, max_depth=4)
         if document.get("algorithm") != "ed25519":
             raise ValueError(f"algorithm {document.get('algorithm')!r} is not ed25519")
         public_key = base64.b64decode(document["public_key"], validate=True)

@@ -12,19 +12,16 @@ reports it. Completion (`clat`) and submission (`slat`) latency are kept beside 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-try:
-    import orjson
-except ImportError:  # orjson is optional: it only makes large json+ files faster to read
-    orjson = None
+from nvmedb_client import jsonload
 
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32
+MAX_VALUE = 2**63
 _KIB = 1024
 _US_TO_NS = 1000
 _DIRECTIONS = ("read", "write")
@@ -81,35 +78,37 @@ class FioSummary:
 
 
 def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, max_depth: int = MAX_DEPTH) -> dict:
-    """The final complete fio JSON document in `text`, however much else surrounds it."""
+    """The final complete fio JSON document in `text`, however much else surrounds it. Every document must be strict
+    JSON (no NaN or Infinity, no number beyond a double) nested at most `max_depth` deep (nvmedb_client.jsonload)."""
     size = len(text)
     if size > max_bytes:
         raise FioOutputError(f"fio output is {size} bytes, more than the {max_bytes}-byte limit")
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogatepass")
+    if not jsonload.within_depth(raw, max_depth):
+        raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not text.strip():
         raise FioOutputError("fio output is empty: fio wrote no result")
+    if jsonload.has_lone_surrogate(text):
+        raise FioOutputError("fio output is not strict JSON: a string holds a lone UTF-16 surrogate escape")
 
     documents = _json_documents(text, max_depth=max_depth)
     results = [doc for doc in documents if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc)]
     if not results:
         first_line = text.strip().splitlines()[0][:200]
         raise FioOutputError(f"fio output contains no JSON result; it starts with: {first_line!r}")
-    result = results[-1]
-    _check_depth(result, max_depth)
-    return result
+    return results[-1]
 
 
 def _json_documents(text: str, *, max_depth: int) -> list:
     stripped = text.strip()
     if stripped.startswith("{"):
         try:
-            return [_loads(stripped)]
-        except RecursionError as exc:
-            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels") from exc
-        except ValueError:
-            pass  # not one clean document: scan for the documents inside it
-    decoder = json.JSONDecoder()
+            return [jsonload.loads(stripped, what="fio output", max_bytes=len(stripped) * 4 + 1, max_depth=max_depth)]
+        except jsonload.JsonError:
+            pass  # not one clean document: scan for the documents inside it (the scan says what is not strict)
+    decoder = jsonload.strict_decoder()
     documents = []
     position = 0
     while True:
@@ -119,6 +118,8 @@ def _json_documents(text: str, *, max_depth: int) -> list:
         start = match.end() - 1
         try:
             document, end = decoder.raw_decode(text, start)
+        except jsonload.JsonError as exc:
+            raise FioOutputError(f"fio output {exc.problem}") from None
         except RecursionError as exc:
             raise FioOutputError(f"fio output is nested deeper than {max_depth} levels") from exc
         except ValueError:
@@ -126,27 +127,6 @@ def _json_documents(text: str, *, max_depth: int) -> list:
             continue
         documents.append(document)
         position = end
-
-
-def _loads(text: str):
-    if orjson is not None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            if "recursion" in str(exc).lower():
-                raise RecursionError(str(exc)) from exc
-            raise ValueError(str(exc)) from exc
-    return json.loads(text)
-
-
-def _check_depth(document, max_depth: int) -> None:
-    stack = [(document, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > max_depth:
-            raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
 
 
 def summarize(doc: dict) -> FioSummary:
@@ -159,11 +139,27 @@ def summarize(doc: dict) -> FioSummary:
         if isinstance(exc, FioOutputError):
             raise
         raise FioOutputError(f"fio output has an unexpected shape ({type(exc).__name__}: {exc})") from exc
-    for name in ("runtime_s", "total_iops", "total_bw_bytes_per_s", "lat_mean_ns", "lat_max_ns", "clat_mean_ns"):
-        value = getattr(summary, name)
-        if value is not None and not math.isfinite(value):
-            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+    _check_bounds(summary)
     return summary
+
+
+def _check_bounds(summary: FioSummary) -> None:
+    """Every figure must be a finite number a 64-bit column can hold: a larger one is no measurement (2**63 bytes is
+    8 EiB; 2**63 ns is 292 years), and the sums and squares of steady-state math stay finite below it."""
+    values = [(name, getattr(summary, name)) for name in summary.__dataclass_fields__ if name != "percentiles_ns"]
+    values += [
+        (f"percentile {key} of {direction}", value)
+        for direction, table in summary.percentiles_ns.items()
+        for key, value in table.items()
+    ]
+    for name, value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+        if abs(value) >= MAX_VALUE:  # compared as an int when it is one: a huge int has no float form
+            shown = f"{value:.3g}" if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
+            raise FioOutputError(f"fio output gives {name} = {shown}, beyond the limit of ±2**63")
 
 
 def _summarize(doc: dict) -> FioSummary:

@@ -7,10 +7,16 @@ A value lshw does not report is None, with the reason under `missing`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from nvmedb_client import jsonload
+
+# a large server's lshw -json is ~1 MiB; its device tree nests ~10 nodes (each node adds two levels: object and
+# its children array)
+MAX_OUTPUT_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 64
 
 
 class LshwParseError(ValueError):
@@ -25,8 +31,8 @@ def parse_lshw(text: str | bytes | Mapping[str, Any] | list) -> dict[str, Any]:
     cpus = [node for node in _walk(root) if node.get("class") == "processor" and _is_id(node, "cpu")]
     present = [cpu for cpu in cpus if not cpu.get("disabled")]
     models = sorted({str(cpu["product"]).strip() for cpu in present if cpu.get("product")})
-    core_counts = [_int((cpu.get("configuration") or {}).get("cores")) for cpu in present]
-    thread_counts = [_int((cpu.get("configuration") or {}).get("threads")) for cpu in present]
+    core_counts = [_int(_configuration(cpu).get("cores")) for cpu in present]
+    thread_counts = [_int(_configuration(cpu).get("threads")) for cpu in present]
 
     result: dict[str, Any] = {
         "system_vendor": _text(root.get("vendor")),
@@ -64,13 +70,14 @@ def parse_lshw(text: str | bytes | Mapping[str, Any] | list) -> dict[str, Any]:
 def _root(text: str | bytes | Mapping[str, Any] | list) -> Mapping[str, Any]:
     doc: Any = text
     if isinstance(text, (str, bytes)):
-        raw = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
-        if not raw.strip():
+        if not text.strip():
             raise LshwParseError("lshw printed nothing")
         try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise LshwParseError(f"lshw output is not JSON: {exc}") from exc
+            doc = jsonload.loads(
+                text, what="lshw output", max_bytes=MAX_OUTPUT_BYTES, max_depth=MAX_DEPTH, replace_invalid_utf8=True
+            )
+        except jsonload.JsonError as exc:
+            raise LshwParseError(str(exc)) from exc
     if isinstance(doc, list):
         doc = doc[0] if len(doc) == 1 else next((n for n in doc if isinstance(n, Mapping) and "children" in n), None)
     if not isinstance(doc, Mapping) or "class" not in doc:
@@ -79,7 +86,13 @@ def _root(text: str | bytes | Mapping[str, Any] | list) -> Mapping[str, Any]:
 
 
 def _children(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [child for child in node.get("children") or [] if isinstance(child, Mapping)]
+    children = node.get("children")
+    return [child for child in children if isinstance(child, Mapping)] if isinstance(children, list) else []
+
+
+def _configuration(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    configuration = node.get("configuration")
+    return configuration if isinstance(configuration, Mapping) else {}
 
 
 def _walk(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
@@ -111,14 +124,15 @@ def _memory_bytes(root: Mapping[str, Any]) -> int | None:
 
 
 def _int(value: Any) -> int | None:
+    """A whole number below 2**63 (what lshw can report), else None."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+        value = int(value)
+    elif isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 19:
+        value = int(value.strip())
+    if isinstance(value, int) and 0 <= value < 2**63:
+        return value
     return None
 
 

@@ -17,6 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 NVME_CLASS_ID = "0108"
+# a large server's `lspci -vvv` is about 1 MB; a report beyond this is no lspci output
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+
+
+class LspciParseError(ValueError):
+    """The text cannot be an lspci report."""
+
 
 _STDERR_NOISE = re.compile(r"(?:pcilib|lspci): [^\n]*\n")
 _HEADER = re.compile(
@@ -28,8 +35,8 @@ _PROG_IF = re.compile(r"\s*\(prog-if (?P<prog_if>[0-9a-fA-F]{2})(?: \[(?P<name>[
 _REV = re.compile(r"\s*\(rev (?P<rev>[0-9a-fA-F]{2})\)$")
 _IDS = re.compile(r"\s*\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]$")
 _LINK = re.compile(
-    r"Speed\s+(?:(?P<speed>[\d.]+)\s*(?:GT|Gb)/s|(?P<unknown>unknown))(?:\s*\((?P<speed_note>[a-z]+)\))?,\s*"
-    r"Width\s+x(?P<width>\d+)(?:\s*\((?P<width_note>[a-z]+)\))?"
+    r"Speed\s+(?:(?P<speed>\d{1,3}(?:\.\d{1,3})?)\s*(?:GT|Gb)/s|(?P<unknown>unknown))(?:\s*\((?P<speed_note>[a-z]+)\))?,\s*"
+    r"Width\s+x(?P<width>\d{1,3})\b(?:\s*\((?P<width_note>[a-z]+)\))?"
 )
 _EXPRESS = re.compile(r"Capabilities: \[[0-9a-fA-F]+\] Express \(v\d\) (?P<type>[A-Za-z ]+?)(?: \(Slot[+-]\))?,")
 
@@ -88,6 +95,8 @@ def parse_lspci(text: str | bytes, *, vendor_names: Mapping[str, str] | None = N
     `vendor_names` maps lowercase 4-digit vendor ids to names (from pci.ids); with it, the description is split into
     vendor and device name when the vendor id is known (-nn) or the description starts with a known vendor name.
     """
+    if len(text) > MAX_REPORT_BYTES:
+        raise LspciParseError(f"lspci output is {len(text)} bytes, more than the limit of {MAX_REPORT_BYTES}")
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     text = _STDERR_NOISE.sub("", text.replace("\r\n", "\n"))
@@ -152,11 +161,11 @@ def _device(header: re.Match, body: list[str], vendor_names: Mapping[str, str]) 
     cap = _link_after(text, "LnkCap:")
     sta = _link_after(text, "LnkSta:")
     express = _EXPRESS.search(text)
-    numa = re.search(r"^\s*NUMA node:\s*(-?\d+)", text, re.MULTILINE)
+    numa = re.search(r"^\s*NUMA node:\s*(-?\d{1,6})\b", text, re.MULTILINE)
     driver = re.search(r"^\s*Kernel driver in use:\s*(\S+)", text, re.MULTILINE)
     subsystem = re.search(r"^\s*Subsystem:\s*(.+?)\s*$", text, re.MULTILINE)
-    devcap = re.search(r"DevCap:\s*MaxPayload (\d+) bytes", text)
-    devctl = re.search(r"MaxPayload (\d+) bytes, MaxReadReq (\d+) bytes", text)
+    devcap = re.search(r"DevCap:\s*MaxPayload (\d{1,6}) bytes", text)
+    devctl = re.search(r"MaxPayload (\d{1,6}) bytes, MaxReadReq (\d{1,6}) bytes", text)
     return PciDevice(
         slot=header.group("slot").lower(),
         class_name=header.group("class_name").strip(),

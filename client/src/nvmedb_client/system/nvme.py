@@ -14,13 +14,20 @@ Units (NVMe Base Specification 2.0):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from nvmedb_client import jsonload
+
 DATA_UNIT_BYTES = 512_000
 KELVIN_OFFSET = 273
+# nvme-cli's largest JSON (id-ctrl with its power states, a full id-ns) is a few KiB, nested 3 deep
+MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 16
+MAX_MAGNITUDE = 2**64
+# an LBA data size is 2**ds bytes; NVMe requires ds >= 9 (512 B) and no drive formats blocks beyond 64 KiB
+LBA_DS_RANGE = range(9, 17)
 
 
 class NvmeParseError(ValueError):
@@ -30,39 +37,45 @@ class NvmeParseError(ValueError):
 def load_json(data: str | bytes | Mapping[str, Any] | list) -> Any:
     if isinstance(data, (Mapping, list)):
         return data
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", errors="replace")
-    text = data.strip()
-    if not text:
+    if not (data.strip() if isinstance(data, (str, bytes)) else data):
         raise NvmeParseError("nvme-cli printed nothing")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise NvmeParseError(f"nvme-cli output is not JSON: {exc}") from exc
+        return jsonload.loads(
+            data, what="nvme-cli output", max_bytes=MAX_OUTPUT_BYTES, max_depth=MAX_DEPTH, replace_invalid_utf8=True
+        )
+    except jsonload.JsonError as exc:
+        raise NvmeParseError(str(exc)) from exc
 
 
 def to_number(value: Any) -> int | float | None:
-    """An nvme-cli number (int, float or decimal string, commas allowed) as int when whole; None when not a number."""
+    """An nvme-cli number (int, float or decimal string, commas allowed) as int when whole; None when not a number or
+    not below 2**64 in size (no NVMe field nvme-cli prints is wider in practice; a 128-bit counter that large would
+    mean 10^25 bytes)."""
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else value
     if isinstance(value, str):
-        text = value.strip().replace(",", "").replace("_", "")
-        if re.fullmatch(r"[+-]?\d+", text):
-            return int(text)
-        if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
-            return int(text, 16)
-        try:
-            number = float(text)
-        except ValueError:
+        value = _parse_text(value)
+    if isinstance(value, float):
+        if value != value or not -MAX_MAGNITUDE < value < MAX_MAGNITUDE:
             return None
-        if number != number or number in (float("inf"), float("-inf")):
-            return None
-        return int(number) if number.is_integer() else number
-    return None
+        value = int(value) if value.is_integer() else value
+    if isinstance(value, int):
+        return value if -MAX_MAGNITUDE < value < MAX_MAGNITUDE else None
+    return value if isinstance(value, float) else None
+
+
+def _parse_text(value: str) -> int | float | None:
+    text = value.strip().replace(",", "").replace("_", "")
+    if len(text) > 64:  # 2**64 has 20 digits: a longer text is no number of ours, and int() of it costs time
+        return None
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+        return int(text, 16)
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 class _Fields:
@@ -82,7 +95,7 @@ class _Fields:
             return None
         value = to_number(self.source[key])
         if value is None:
-            self.missing[name] = f"'{key}' is not a number: {self.source[key]!r}"
+            self.missing[name] = f"'{key}' is not a number below 2**64: {str(self.source[key])[:40]!r}"
         self.out[name] = value
         return value
 
@@ -134,7 +147,7 @@ def parse_smart_log(data: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     f.derived("temperature_c", _celsius(kelvin), "no composite temperature reported")
     sensors = []
     for key in sorted(
-        (k for k in doc if re.fullmatch(r"temperature_sensor_\d+", k)), key=lambda k: int(k.rsplit("_", 1)[1])
+        (k for k in doc if re.fullmatch(r"temperature_sensor_\d{1,3}", k)), key=lambda k: int(k.rsplit("_", 1)[1])
     ):
         sensors.append({"sensor": int(key.rsplit("_", 1)[1]), "temperature_c": _celsius(to_number(doc[key]))})
     f.out["temperature_sensors"] = sensors
@@ -177,8 +190,8 @@ def parse_id_ctrl(data: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     f.text("fr", "firmware")
     vid = f.number("vid")
     ssvid = f.number("ssvid")
-    f.out["vid_hex"] = None if vid is None else f"{vid:04x}"
-    f.out["ssvid_hex"] = None if ssvid is None else f"{ssvid:04x}"
+    f.out["vid_hex"] = f"{vid:04x}" if isinstance(vid, int) and 0 <= vid <= 0xFFFF else None
+    f.out["ssvid_hex"] = f"{ssvid:04x}" if isinstance(ssvid, int) and 0 <= ssvid <= 0xFFFF else None
     f.number("ver")
     f.number("cntlid")
     f.number("nn")
@@ -234,14 +247,18 @@ def parse_id_ns(data: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     f.number("nlbaf")
 
     formats = []
-    for index, entry in enumerate(doc.get("lbafs") or []):
+    lbafs = doc.get("lbafs")
+    for index, entry in enumerate(lbafs if isinstance(lbafs, list) else []):
         if not isinstance(entry, Mapping):
             continue
         ds = to_number(entry.get("ds"))
+        if ds is not None and ds not in LBA_DS_RANGE:
+            f.missing[f"lba_format_{index}"] = f"LBA format {index} has ds={str(entry.get('ds'))[:40]}, outside 9..16"
+            ds = None
         formats.append(
             {
                 "index": index,
-                "data_size_bytes": None if ds is None else 2 ** int(ds),
+                "data_size_bytes": None if ds is None else 2**ds,
                 "metadata_size_bytes": to_number(entry.get("ms")),
                 "relative_performance": to_number(entry.get("rp")),
             }
@@ -286,16 +303,20 @@ def parse_list(data: str | bytes | Mapping[str, Any]) -> list[dict[str, Any]]:
         if not isinstance(device, Mapping):
             continue
         if "Subsystems" in device:
-            for subsystem in device.get("Subsystems") or []:
-                for controller in subsystem.get("Controllers") or []:
-                    for namespace in controller.get("Namespaces") or []:
+            for subsystem in _objects(device.get("Subsystems")):
+                for controller in _objects(subsystem.get("Controllers")):
+                    for namespace in _objects(controller.get("Namespaces")):
                         entries.append(_list_entry(namespace, controller, subsystem))
-                for namespace in subsystem.get("Namespaces") or []:
-                    controllers = subsystem.get("Controllers") or [{}]
+                for namespace in _objects(subsystem.get("Namespaces")):
+                    controllers = _objects(subsystem.get("Controllers")) or [{}]
                     entries.append(_list_entry(namespace, controllers[0], subsystem))
         else:
             entries.append(_list_entry(device, device, {}))
     return entries
+
+
+def _objects(value: Any) -> list[Mapping[str, Any]]:
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
 def _list_entry(namespace: Mapping, controller: Mapping, subsystem: Mapping) -> dict[str, Any]:

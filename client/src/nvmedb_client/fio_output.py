@@ -146,10 +146,12 @@ def summarize(doc: dict) -> FioSummary:
 def _check_bounds(summary: FioSummary) -> None:
     """Every figure must be a finite number a 64-bit column can hold: a larger one is no measurement (2**63 bytes is
     8 EiB; 2**63 ns is 292 years), and the sums and squares of steady-state math stay finite below it."""
-    values = [(name, getattr(summary, name)) for name in summary.__dataclass_fields__ if name != "percentiles_ns"]
+    tables = {"percentile": summary.percentiles_ns, "completion percentile": summary.clat_percentiles_ns}
+    values = [(name, getattr(summary, name)) for name in summary.__dataclass_fields__]
     values += [
-        (f"percentile {key} of {direction}", value)
-        for direction, table in summary.percentiles_ns.items()
+        (f"{kind} {key} of {direction}", value)
+        for kind, by_direction in tables.items()
+        for direction, table in by_direction.items()
         for key, value in table.items()
     ]
     for name, value in values:

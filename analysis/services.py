@@ -31,6 +31,7 @@ from analysis.models import (
 )
 from analysis.models.aggregates import Factor
 from analysis.records import HostRecord, SubmissionRecord
+from analysis.selectors import trial_q
 
 PUBLISHED = "published"
 HELD = "held"
@@ -488,6 +489,7 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = TestRun.objects.filter(drive_model=drive_model)
     public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
+    runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
     rows = runs.values_list(
         "headline", "unit_id", "edition", "firmware__revision", "pcie_link__generation", "pcie_link__width"
     )

@@ -21,9 +21,8 @@ from django.db.models.functions import Cast
 from analysis.browse import units
 from analysis.headline import HEADLINES
 from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, PhysicalUnit, SteadyStateWindow
-from analysis.selectors import public_flags, public_measurements, public_test_runs
+from analysis.selectors import is_trial, public_flags, public_measurements, public_submissions, public_test_runs
 from nvmedb_client.steady_state import WINDOW_ROUNDS
-from submissions.selectors import public_submissions
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 STATISTICS_SECONDS = 24 * 3600
@@ -492,4 +491,5 @@ def submission_dataset(*, submission, with_files: bool) -> dict:
             files = raw_files.bundle_files(storage_name=submission.storage_name)
         except (raw_files.RawFileNotFound, OSError, ValueError) as exc:
             files_error = f"The stored bundle could not be read: {exc}"
-    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error}
+    trial = any(is_trial(run) for run in runs)
+    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error, "trial": trial}

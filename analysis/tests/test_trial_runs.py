@@ -153,3 +153,21 @@ def test_imported_results_stay_public_and_labelled(client, db):
     rows = _export_rows(client, "runs", "json")
     assert [(r["run_id"], r["source"]) for r in rows] == [(imported.id, "ssspt")]
     assert client.get(f"/drives/{imported.drive_model.slug}/").status_code == 200
+
+
+def test_the_migration_takes_trials_out_of_aggregates_stored_before_this_rule(trials, browse_drive):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("analysis.migrations.0004_honest_trial_runs_leave_aggregates")
+    expected = sorted(DriveModelAggregate.objects.filter(drive_model=browse_drive).values_list(
+        "metric", "factor", "level", "median", "q1", "q3", "n_runs", "n_units"))  # fmt: skip
+    # as the aggregates were before: every published run counted, trials included
+    polluted = factories.DriveModelAggregateFactory(drive_model=trials["unknown"], n_runs=1, n_units=1)
+    factories.DriveModelAggregateFactory(drive_model=browse_drive, factor="firmware", level="FW9")
+    migration.recompute(apps, None)
+    assert not DriveModelAggregate.objects.filter(pk=polluted.pk).exists()
+    assert not DriveModelAggregate.objects.filter(drive_model=trials["unknown"]).exists()
+    assert expected == sorted(DriveModelAggregate.objects.filter(drive_model=browse_drive).values_list(
+        "metric", "factor", "level", "median", "q1", "q3", "n_runs", "n_units"))  # fmt: skip

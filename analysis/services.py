@@ -31,7 +31,7 @@ from analysis.models import (
 )
 from analysis.models.aggregates import Factor
 from analysis.records import HostRecord, SubmissionRecord
-from analysis.selectors import trial_q
+from analysis.selectors import is_trial, trial_q
 
 PUBLISHED = "published"
 HELD = "held"
@@ -421,8 +421,9 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
         return []
     first = runs[0]
     uploader_id = first.submission.uploader_id
+    peer_runs = TestRun.objects.all() if is_trial(first) else TestRun.objects.exclude(trial_q())  # trials are private
     peers = list(
-        TestRun.objects.filter(
+        peer_runs.filter(
             drive_model_id=first.drive_model_id,
             test__in=[run.test for run in runs],
             profile=first.profile,

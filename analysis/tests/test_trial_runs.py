@@ -129,6 +129,7 @@ def test_the_owner_sees_their_trial_on_the_profile_the_submission_page_and_an_in
     assert str(quick.pk) in client.get("/profile/").content.decode()
     page = client.get(f"/submissions/{quick.pk}/")
     assert page.status_code == 200 and 'id="trial-notice"' in page.content.decode()
+    assert "Unknown drive" in page.content.decode() and 'href="/drives/unknown-drive/"' not in page.content.decode()
     for fmt in FORMATS:
         rows = _export_rows(client, "runs", fmt, include="trial")
         assert {r["run_id"] for r in rows} >= trials["run_ids"]

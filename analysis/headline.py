@@ -45,6 +45,19 @@ HEADLINES: tuple[Headline, ...] = (
 BY_KEY = {h.key: h for h in HEADLINES}
 
 
+STEADY_WINDOW_MEAN = "steady-state window mean"
+LAST_ROUNDS_MEAN = f"mean of the last {WINDOW_ROUNDS} rounds, not steady"
+
+
+def window_label(n_steady: int, n_runs: int) -> str:
+    """What a value over `n_runs` runs is, `n_steady` of them steady: only steady windows earn "steady-state"."""
+    if n_runs and n_steady == n_runs:
+        return STEADY_WINDOW_MEAN
+    if not n_steady:
+        return LAST_ROUNDS_MEAN
+    return f"{n_steady} of {n_runs} runs steady (window mean); the others the {LAST_ROUNDS_MEAN}"
+
+
 def measurement_value(m: MeasurementRecord, column: str) -> float | None:
     if m.summary is None:
         return None

@@ -1,24 +1,77 @@
-"""Things that read the dataset. Only published, unhidden submissions are public."""
+"""Things that read the dataset. Only honest results are public: published, unhidden submissions, and never a trial.
+
+A trial is a run made to try the tool (a file target, or the `quick` profile): it is its contributor's own, shown on
+their profile and submission page, and never enters a public drive, list, count, aggregate, export or release.
+Every public surface reads through the functions below, so this is the one place that says what is public.
+"""
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, SteadyStateWindow, TestRun
+from submissions.models import Submission
+from submissions.selectors import public_submissions as published_submissions
 
 PUBLIC_STATUS = "published"
+TRIAL_TARGET_KIND = "file"
+TRIAL_PROFILE = "quick"
 
 
-def public_test_runs() -> QuerySet[TestRun]:
-    return TestRun.objects.filter(submission__status=PUBLIC_STATUS, submission__hidden=False)
+def trial_q(prefix: str = "") -> Q:
+    """Runs made to try the tool: a file target or the quick profile (imports have neither)."""
+    return Q(**{f"{prefix}target_kind": TRIAL_TARGET_KIND}) | Q(**{f"{prefix}profile": TRIAL_PROFILE})
 
 
-def public_measurements() -> QuerySet[Measurement]:
-    return Measurement.objects.filter(test_run__submission__status=PUBLIC_STATUS, test_run__submission__hidden=False)
+def is_trial(run: TestRun) -> bool:
+    return run.target_kind == TRIAL_TARGET_KIND or run.profile == TRIAL_PROFILE
+
+
+def _published_q(prefix: str) -> Q:
+    return Q(**{f"{prefix}submission__status": PUBLIC_STATUS, f"{prefix}submission__hidden": False})
+
+
+def public_runs_q(prefix: str = "", *, trials_of: int | None = None) -> Q:
+    """Runs anyone may see; with `trials_of` (a user id) also that user's own published trial runs."""
+    visible = ~trial_q(prefix)
+    if trials_of is not None:
+        visible |= Q(**{f"{prefix}submission__uploader_id": trials_of})
+    return _published_q(prefix) & visible
+
+
+def public_test_runs(*, trials_of: int | None = None) -> QuerySet[TestRun]:
+    return TestRun.objects.filter(public_runs_q(trials_of=trials_of))
+
+
+def public_measurements(*, trials_of: int | None = None) -> QuerySet[Measurement]:
+    return Measurement.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
+
+
+def public_windows(*, trials_of: int | None = None) -> QuerySet[SteadyStateWindow]:
+    return SteadyStateWindow.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
+
+
+def trial_submission_q(*, trials_of: int | None = None, ref: str = "pk") -> Q:
+    """Submissions (or rows pointing at one through `ref`) holding a trial run, except `trials_of`'s own."""
+    trials = TestRun.objects.filter(trial_q(), submission=OuterRef(ref))
+    if trials_of is not None:
+        trials = trials.exclude(submission__uploader_id=trials_of)
+    return Q(Exists(trials))
+
+
+def public_submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
+    """Published, unhidden submissions that are not trials (with `trials_of`: plus that user's own trials)."""
+    return published_submissions().exclude(trial_submission_q(trials_of=trials_of))
+
+
+def is_trial_submission(submission: Submission) -> bool:
+    return TestRun.objects.filter(trial_q(), submission=submission).exists()
 
 
 def public_flags() -> QuerySet[Flag]:
-    return Flag.objects.filter(submission__status=PUBLIC_STATUS, submission__hidden=False)
+    return Flag.objects.filter(submission__status=PUBLIC_STATUS, submission__hidden=False).exclude(
+        trial_submission_q(ref="submission_id")
+    )
 
 
 def drive_models_with_data() -> QuerySet[DriveModel]:

@@ -32,6 +32,7 @@ from analysis.models import (
 )
 from analysis.models.aggregates import Factor
 from analysis.records import HostRecord, SubmissionRecord
+from analysis.selectors import is_trial, trial_q
 
 PUBLISHED = "published"
 HELD = "held"
@@ -416,8 +417,9 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
         return []
     first = runs[0]
     uploader_id = first.submission.uploader_id
+    peer_runs = TestRun.objects.all() if is_trial(first) else TestRun.objects.exclude(trial_q())  # trials are private
     peers = list(
-        TestRun.objects.filter(
+        peer_runs.filter(
             drive_model_id=first.drive_model_id,
             test__in=[run.test for run in runs],
             profile=first.profile,
@@ -484,6 +486,7 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = TestRun.objects.filter(drive_model=drive_model)
     public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
+    runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
     rows = runs.values_list(
         "headline", "unit_id", "edition", "firmware__revision", "pcie_link__generation", "pcie_link__width"
     )

@@ -1,6 +1,7 @@
 """Reads: who may see which submission, a contributor's credentials, and submissions a worker left behind."""
 
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from enum import Enum
 
@@ -17,6 +18,20 @@ class Visibility(Enum):
     OWNER = "owner"  # everything, including the report of a rejected bundle
     PUBLIC = "public"  # a published submission, as anyone sees it
     TOMBSTONE = "tombstone"  # a withdrawn submission that had been published: its id and when it left
+
+
+# Apps holding a submission's results may keep some published ones to their contributor (analysis: trial runs);
+# they register a check here instead of this app reading theirs.
+_private_checks: list[Callable[[Submission], bool]] = []
+
+
+def register_private_check(check: Callable[[Submission], bool]) -> None:
+    if check not in _private_checks:
+        _private_checks.append(check)
+
+
+def is_private(submission: Submission) -> bool:
+    return any(check(submission) for check in _private_checks)
 
 
 def api_token_by_raw(raw: str) -> ApiToken | None:
@@ -48,7 +63,7 @@ def withdrawn_submissions() -> QuerySet[Submission]:
 def submission_visibility(submission: Submission, viewer: AbstractBaseUser | AnonymousUser) -> Visibility | None:
     if viewer.is_authenticated and (submission.uploader_id == viewer.pk or viewer.is_staff):
         return Visibility.OWNER
-    if submission.status == SubmissionStatus.PUBLISHED and not submission.hidden:
+    if submission.status == SubmissionStatus.PUBLISHED and not submission.hidden and not is_private(submission):
         return Visibility.PUBLIC
     if submission.status == SubmissionStatus.WITHDRAWN and submission.published_at is not None:
         return Visibility.TOMBSTONE

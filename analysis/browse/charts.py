@@ -27,7 +27,7 @@ from analysis.browse.queries import (
     window_cells,
     window_mean,
 )
-from analysis.headline import BY_KEY
+from analysis.headline import BY_KEY, window_label
 
 PALETTE = ("#0b5cad", "#c4461b", "#1a7f37", "#8250df", "#b08800", "#cf222e", "#1b7c83", "#57606a")
 METRIC_UNITS = {"total_iops": "IOPS", "read_iops": "IOPS", "write_iops": "IOPS"}
@@ -130,6 +130,11 @@ def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def run_window(run: dict | None) -> str:
+    """How a run's charted values were averaged: its steady window only if it reached steady state."""
+    return window_label(1 if run and run.get("steady") else 0, 1)
+
+
 def _metric_unit(metric: str) -> str:
     if metric in METRIC_UNITS:
         return "IOPS"
@@ -146,16 +151,22 @@ def drive_charts(data: DriveData) -> list[Chart]:
     iops = data.selected.get("iops")
     if iops:
         rows = data.measurements.get(iops["id"], [])
-        charts.append(iops_by_block_size(rows))
-        charts.append(iops_heatmap(rows))
+        charts.append(iops_by_block_size(rows, window=run_window(iops)))
+        charts.append(iops_heatmap(rows, window=run_window(iops)))
         charts.extend(steady_charts(data, iops))
     tp = data.selected.get("tp")
     if tp:
-        charts.append(throughput(data.measurements.get(tp["id"], []), tp["pcie_link__usable_bandwidth_bytes_per_s"]))
+        charts.append(
+            throughput(
+                data.measurements.get(tp["id"], []),
+                tp["pcie_link__usable_bandwidth_bytes_per_s"],
+                window=run_window(tp),
+            )
+        )
         charts.extend(steady_charts(data, tp))
     lat = data.selected.get("lat")
     if lat:
-        charts.append(latency(data.measurements.get(lat["id"], [])))
+        charts.append(latency(data.measurements.get(lat["id"], []), window=run_window(lat)))
         charts.extend(steady_charts(data, lat))
     wsat = data.selected.get("wsat")
     if wsat:
@@ -194,7 +205,7 @@ def cached_breakdowns(data: DriveData) -> list[Chart]:
     return [copy.copy(chart) for chart in found]  # views set each chart's CSV link
 
 
-def iops_by_block_size(rows: list[dict]) -> Chart:
+def iops_by_block_size(rows: list[dict], *, window: str) -> Chart:
     cells = window_cells([r for r in rows if r["round__phase"] == "wdpc"])
     sizes = sorted({bs for (_, bs, _) in cells})
     mixes = sorted({mix for (_, _, mix) in cells}, reverse=True)
@@ -214,7 +225,7 @@ def iops_by_block_size(rows: list[dict]) -> Chart:
     table = [[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes]
     return Chart(
         key="iops",
-        title="IOPS by block size, one line per R/W mix (steady-state window mean)",
+        title=f"IOPS by block size, one line per R/W mix ({window})",
         figure={
             "data": traces,
             "layout": _layout("IOPS by block size", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
@@ -225,7 +236,7 @@ def iops_by_block_size(rows: list[dict]) -> Chart:
     )
 
 
-def iops_heatmap(rows: list[dict]) -> Chart:
+def iops_heatmap(rows: list[dict], *, window: str) -> Chart:
     """The block size × R/W mix matrix as a heatmap, coloured by log10(IOPS) so small blocks do not wash out."""
     cells = window_cells([r for r in rows if r["round__phase"] == "wdpc"])
     sizes = sorted({bs for (_, bs, _) in cells})
@@ -251,7 +262,7 @@ def iops_heatmap(rows: list[dict]) -> Chart:
     }
     return Chart(
         key="iops-matrix",
-        title="IOPS matrix: block size × R/W mix (steady-state window mean)",
+        title=f"IOPS matrix: block size × R/W mix ({window})",
         figure=figure,
         columns=["Block size", *[f"{units.mix(mix)} (IOPS)" for mix in mixes]],
         rows=[[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes],
@@ -364,7 +375,7 @@ def window_chart(window) -> Chart:
     )
 
 
-def throughput(rows: list[dict], usable_bandwidth: float | None) -> Chart:
+def throughput(rows: list[dict], usable_bandwidth: float | None, *, window: str) -> Chart:
     cells = window_cells(rows)
     sizes = sorted({bs for (_, bs, _) in cells})
     read = {bs: window_mean(c, "read_bw_bytes_per_s") for (phase, bs, _), c in cells.items() if phase == "tp-read"}
@@ -377,7 +388,7 @@ def throughput(rows: list[dict], usable_bandwidth: float | None) -> Chart:
          "y": [_round(_scaled(write.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[1]}},
     ]  # fmt: skip
     layout = _layout("Sequential throughput by block size", "Block size", "MB/s (10⁶ bytes/s)", barmode="group")
-    note = "Mean over each block size's steady-state window."
+    note = f"Each block size: {window}."
     if usable_bandwidth:
         limit = usable_bandwidth / 1e6
         traces.append(
@@ -402,7 +413,7 @@ def throughput(rows: list[dict], usable_bandwidth: float | None) -> Chart:
     )
 
 
-def latency(rows: list[dict]) -> Chart:
+def latency(rows: list[dict], *, window: str) -> Chart:
     cells = window_cells(rows)
     keys = sorted(cells, key=lambda k: (k[1], -k[2]))
     labels = [f"{units.block_size(bs)} {units.mix(mix)}" for (_, bs, mix) in keys]
@@ -423,7 +434,7 @@ def latency(rows: list[dict]) -> Chart:
         },
         columns=["Block size and mix", "Mean (µs)", "99.99% (µs)", "Max (µs)"],
         rows=[[label, *[values[c][i] for c, _ in stats]] for i, label in enumerate(labels)],
-        note="Total latency (submission + completion) of the worst direction, mean over the steady-state window; log scale.",
+        note=f"Total latency (submission + completion) of the worst direction ({window}); log scale.",
     )
 
 
@@ -524,15 +535,27 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
     for (level, unit), values in sorted(points.items(), key=lambda item: (item[0][0], str(item[0][1]))):
         by_level[level].append((str(unit), round(statistics.median(values) / divisor, 1), len(values)))
     levels = sorted(by_level)
+    # a box needs two units: one unit is drawn as its point, never as a box flattened to a line
     traces = [
         {
             "type": "box",
             "name": plot_text(level),
+            "x": [plot_text(level)] * len(by_level[level]),
             "y": [p[1] for p in by_level[level]],
             "boxpoints": "all",
             "jitter": 0.4,
             "pointpos": 0,
             "marker": {"color": PALETTE[i % len(PALETTE)], "size": 4},
+        }
+        if len(by_level[level]) >= 2
+        else {
+            "type": "scatter",
+            "mode": "markers",
+            "name": plot_text(level),
+            "text": ["1 unit: no spread"],
+            "x": [plot_text(level)],
+            "y": [by_level[level][0][1]],
+            "marker": {"color": PALETTE[i % len(PALETTE)], "size": 8},
         }
         for i, level in enumerate(levels)
     ]

@@ -21,9 +21,8 @@ from django.db.models.functions import Cast
 from analysis.browse import units
 from analysis.headline import HEADLINES
 from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, PhysicalUnit, SteadyStateWindow
-from analysis.selectors import public_flags, public_measurements, public_test_runs
+from analysis.selectors import is_trial, public_flags, public_measurements, public_submissions, public_test_runs
 from nvmedb_client.steady_state import WINDOW_ROUNDS
-from submissions.selectors import public_submissions
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 STATISTICS_SECONDS = 24 * 3600
@@ -56,7 +55,7 @@ RUN_FIELDS = (
 )
 # Every public run of a drive is read for the statistics; only these columns, the metrics extracted by the database.
 LIGHT_RUN_FIELDS = ("id", "test", "submission_id", "submission__published_at", "firmware__revision",
-                    "pcie_link__generation", "unit_id")  # fmt: skip
+                    "pcie_link__generation", "unit_id", "steady")  # fmt: skip
 CHARTED_METRICS = ("iops_4k_read", "bw_1m_read", "lat_4k_mean")
 
 
@@ -258,6 +257,7 @@ class DriveSummary:
     representative: dict[str, int]  # test -> id of the run closest to the drive's median
     newest: list[dict]  # a run (light row) of each of the newest submissions, newest first
     flag_counts: list[dict]  # {"kind", "n_submissions"}
+    steady_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (steady runs, runs)
 
 
 NEWEST_SUBMISSIONS = 15
@@ -280,7 +280,7 @@ def drive_summaries(
     """Each drive's summary, cached per data version (three queries on a miss whatever the number of drives, none on
     a hit), and the full run lists of the drives that had to be summarised (empty on a hit)."""
     versions = {pk: dataset_version(aggregates.get(pk, [])) for pk in drive_ids}
-    keys = {pk: f"browse:drive-summary:v1:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
+    keys = {pk: f"browse:drive-summary:v2:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
     cached = cache.get_many(list(keys.values())) if keys else {}
     found = {pk: cached[key] for pk, key in keys.items() if key in cached}
     missing = [pk for pk in drive_ids if pk not in found]
@@ -309,6 +309,11 @@ def drive_summaries(
             },
             newest=list({r["submission_id"]: r for r in reversed(runs[pk])}.values())[::-1][:NEWEST_SUBMISSIONS],
             flag_counts=[{"kind": kind, "n_submissions": n} for kind, n in sorted(counted[pk].items())],
+            steady_runs={
+                test: (sum(1 for r in of_test if r["steady"]), len(of_test))
+                for test in TEST_ORDER
+                if (of_test := [r for r in runs[pk] if r["test"] == test])
+            },
         )
     cache.set_many({keys[pk]: found[pk] for pk in missing if pk in keys}, STATISTICS_SECONDS)
     return found, runs
@@ -492,4 +497,5 @@ def submission_dataset(*, submission, with_files: bool) -> dict:
             files = raw_files.bundle_files(storage_name=submission.storage_name)
         except (raw_files.RawFileNotFound, OSError, ValueError) as exc:
             files_error = f"The stored bundle could not be read: {exc}"
-    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error}
+    trial = any(is_trial(run) for run in runs)
+    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error, "trial": trial}

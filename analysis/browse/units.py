@@ -97,15 +97,27 @@ def headline_cell(headline, aggregate) -> dict | None:
         "n_runs": aggregate.n_runs,
         "n_units": aggregate.n_units,
         "sample": sample_size_label(aggregate.n_runs),
+        # a spread across runs of one unit is not the model's spread: shown only from two units on
+        "spread_shown": aggregate.n_units >= 2,
     }
+    cell["spread"] = cell["iqr"] if cell["spread_shown"] else units_label(aggregate.n_units)
     # built here, not by an {% include %} per cell: the drive list has hundreds of cells
+    spread = (
+        format_html('<span class="spread" title="Interquartile range: {} to {}">IQR {}</span>',
+                    cell["q1"], cell["q3"], cell["iqr"])
+        if cell["spread_shown"]
+        else format_html('<span class="spread" title="No spread from a single unit">{}</span>', cell["spread"])
+    )  # fmt: skip
     cell["html"] = format_html(
-        '<span class="median">{}</span><span class="spread" title="Interquartile range: {} to {}">IQR {}</span>'
-        '<span class="badge badge-{}" title="{} run(s) on {} unit(s)">n={}</span>',
-        cell["median"], cell["q1"], cell["q3"], cell["iqr"], cell["sample"],
-        cell["n_runs"], cell["n_units"], cell["n_runs"],
+        '<span class="median">{}</span>{}<span class="badge badge-{}" title="{} run(s) on {} unit(s)">n={}</span>',
+        cell["median"], spread, cell["sample"], cell["n_runs"], cell["n_units"], cell["n_runs"],
     )  # fmt: skip
     return cell
+
+
+def units_label(n_units: int) -> str:
+    """Where no spread is shown: how many units stand behind the value."""
+    return "1 unit" if n_units == 1 else "unit unknown" if n_units == 0 else f"{n_units} units"
 
 
 def sample_size_label(n_runs: int) -> str:

@@ -21,7 +21,7 @@ from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, R
 from analysis.browse.methodology import methodology_context, methodology_html
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.filters import DriveFilter
-from analysis.headline import HEADLINES
+from analysis.headline import HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
 from submissions.selectors import submission_for_viewer
 
@@ -85,7 +85,7 @@ def _render_drive(
             a.level,
             by_key[a.metric].label,
             cell["median"],
-            cell["iqr"],
+            cell["spread"],
             cell["n_runs"],
             cell["n_units"],
         ]
@@ -95,7 +95,7 @@ def _render_drive(
     context = {
         "drive": data.drive,
         "data": data,
-        "headlines": [(h, units.headline_cell(h, overall.get(h.key))) for h in HEADLINES],
+        "headlines": [(h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data)) for h in HEADLINES],
         "level_table": charts.html_table(
             ["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], level_rows, text_columns=5
         )
@@ -115,6 +115,13 @@ def _render_drive(
         "n_units": data.summary.n_units,
     }
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+def _with_window(cell: dict | None, headline, data: queries.DriveData) -> dict | None:
+    """Label a headline with what its runs' values are: steady-state window means only if every run was steady."""
+    if cell is not None:
+        cell["window"] = window_label(*data.summary.steady_runs.get(headline.test, (0, 0)))
+    return cell
 
 
 def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:

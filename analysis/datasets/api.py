@@ -6,7 +6,7 @@ change; new fields may be added. Breaking changes get a new version prefix (/api
 
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Prefetch
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django_filters.rest_framework import DjangoFilterBackend
@@ -26,8 +26,7 @@ from analysis.datasets.serializers import DriveDetailSerializer, DriveSerializer
 from analysis.datasets.tables import TABLES
 from analysis.filters import DriveFilter
 from analysis.models import DriveModel, DriveModelAggregate
-from analysis.selectors import public_test_runs
-from submissions.selectors import public_submissions
+from analysis.selectors import public_runs_q, public_submissions, public_test_runs
 
 STABILITY = (
     " Stable within v1: documented fields are never removed or renamed, and keep their meaning and unit; "
@@ -77,7 +76,7 @@ class DriveDetailApi(ReadApi, generics.RetrieveAPIView):
             .annotate(
                 public_runs=Count(
                     "test_runs",
-                    filter=Q(test_runs__submission__status="published", test_runs__submission__hidden=False),
+                    filter=public_runs_q("test_runs__"),
                 )
             )
             .prefetch_related(Prefetch("aggregates", queryset=DriveModelAggregate.objects.order_by("metric", "factor")))

@@ -12,7 +12,8 @@ Query parameters (each optional; those marked * may repeat, and then match any o
     read_pct*          read share of the R/W mix, 0..100          (measurements, steady_state)
     in_steady_window   true: only rows inside the steady-state window; false: only rows outside  (measurements)
 
-Exports also take `_size` (return at most this many rows). Anything else is an error, so a typo never silently
+Exports also take `_size` (return at most this many rows) and `include=trial` (signed in: add your own trial runs,
+file-target or quick-profile, which are never public). Anything else is an error, so a typo never silently
 returns the whole table.
 """
 
@@ -45,6 +46,8 @@ class FilterError(ValueError):
 class Filters:
     values: dict[str, object] = field(default_factory=dict)
     size: int | None = None
+    include_trial: bool = False  # asked for with include=trial; the view checks who asks
+    trials_of: int | None = None  # the user id whose own trial rows are added to the public ones
 
     def run_q(self, prefix: str) -> Q:
         q = Q()
@@ -154,6 +157,8 @@ def parse(
         if name in control:
             if name == "_size":
                 filters.size = _integer("_size", values[-1], 1, 10**9, "a positive whole number of rows")
+            elif name == "include":
+                filters.include_trial = _choice("include", values[-1], ("trial",)) == "trial"
             continue
         if name not in allowed:
             if name in RUN_FILTERS + CELL_FILTERS:
@@ -171,11 +176,11 @@ def parse(
 
 def filtered_queryset(table: Table, filters: Filters) -> QuerySet:
     """The table's public rows that match `filters`, in a stable order (by id), not yet reduced to columns."""
-    queryset = table.base_queryset()
+    queryset = table.base_queryset(trials_of=filters.trials_of)
     if table.run_prefix is not None:
         queryset = queryset.filter(filters.run_q(table.run_prefix))
     elif filters.has_run_filters():
-        runs = public_test_runs().filter(filters.run_q(""))
+        runs = public_test_runs(trials_of=filters.trials_of).filter(filters.run_q(""))
         key = "drive_model_id" if table.name == "drives" else "submission_id"
         queryset = queryset.filter(pk__in=runs.values(key))
     if table.cell_filters:

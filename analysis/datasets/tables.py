@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from django.db.models import BooleanField, CharField, ExpressionWrapper, Func, OuterRef, Q, QuerySet, Subquery
 
-from analysis.models import DriveModel, Flag, SteadyStateWindow
-from analysis.selectors import public_measurements, public_test_runs
+from analysis.models import DriveModel, Flag
+from analysis.selectors import public_measurements, public_submissions, public_test_runs, public_windows
 from submissions.models import Submission
-from submissions.selectors import public_submissions
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,8 @@ class Table:
     title: str
     description: str
     columns: tuple[Column, ...]
-    base_queryset: Callable[[], QuerySet]
+    # Called with trials_of=None (public rows) or a user id (public rows and that user's own trial rows).
+    base_queryset: Callable[..., QuerySet]
     # Where the run-level filters (drive, vendor, test, firmware, PCIe generation, compliance) live, relative to
     # this table's rows; None when the table is filtered through the set of matching runs instead.
     run_prefix: str | None = None
@@ -262,20 +262,16 @@ SUBMISSION_COLUMNS: tuple[Column, ...] = (
 )  # fmt: skip
 
 
-def _runs() -> QuerySet:
-    return public_test_runs()
+def _runs(*, trials_of: int | None = None) -> QuerySet:
+    return public_test_runs(trials_of=trials_of)
 
 
-def _drives() -> QuerySet:
-    return DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id"))
+def _drives(*, trials_of: int | None = None) -> QuerySet:
+    return DriveModel.objects.filter(pk__in=public_test_runs(trials_of=trials_of).values("drive_model_id"))
 
 
-def _submissions() -> QuerySet[Submission]:
-    return public_submissions()
-
-
-def _windows() -> QuerySet:
-    return SteadyStateWindow.objects.filter(test_run__in=public_test_runs())
+def _submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
+    return public_submissions(trials_of=trials_of)
 
 
 TABLES: dict[str, Table] = {
@@ -295,7 +291,7 @@ TABLES: dict[str, Table] = {
             "Steady state",
             "One row per tracking variable per run: the PTS steady-state window and its verdicts.",
             STEADY_STATE_COLUMNS,
-            _windows,
+            public_windows,
             run_prefix="test_run__",
             cell_filters=frozenset({"block_size_bytes", "read_pct"}),
         ),

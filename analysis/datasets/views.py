@@ -38,13 +38,20 @@ def export(request: HttpRequest, table: str, fmt: str) -> HttpResponse:
         raise Http404("No such table or format.")
     spec = TABLES[table]
     try:
-        cleaned = filters.parse(spec, request.GET)
+        cleaned = filters.parse(spec, request.GET, control=frozenset({"_size", "include"}))
     except filters.FilterError as exc:
         return HttpResponseBadRequest(f"{exc}\n", content_type="text/plain; charset=utf-8")
+    if cleaned.include_trial:
+        if not request.user.is_authenticated:
+            message = "include=trial adds your own trial runs (file target or quick profile): sign in first.\n"
+            return HttpResponse(message, status=403, content_type="text/plain; charset=utf-8")
+        cleaned.trials_of = request.user.pk
     response = StreamingHttpResponse(exports.export_stream(spec, cleaned, fmt), content_type=writers.FORMATS[fmt])
     if fmt in ATTACHMENT_FORMATS:
         response["Content-Disposition"] = f'attachment; filename="{spec.name}.{fmt}"'
     response["X-Accel-Buffering"] = "no"  # let a proxy pass bytes on as they come
+    if cleaned.include_trial:
+        response["Cache-Control"] = "private, no-store"  # one contributor's own rows
     return response
 
 

@@ -50,12 +50,13 @@ def make_verified(tmp_path, shared_samples):
 
 @pytest.fixture
 def dataset_runs(db):
-    """Datasets: two public runs on different drives, plus a withdrawn, a hidden and a held one that must not show."""
+    """Datasets: two public runs on different drives (the second a non-compliant PTS run), plus a withdrawn, a hidden
+    and a held one that must not show."""
     from analysis.tests.factories import FlagFactory, SteadyStateWindowFactory, SubmissionFactory, iops_run
 
     shape = {"rounds": 6, "mixes": (100, 0), "block_sizes": (4096, 131072)}
     public = iops_run(**shape)
-    other = iops_run(**shape, profile="quick", compliant=False, pcie_link__generation=3)
+    other = iops_run(**shape, compliant=False, pcie_link__generation=3)
     SteadyStateWindowFactory(test_run=public)
     FlagFactory(test_run=public, submission=public.submission, kind="non_compliant", reason="test")
     FlagFactory(

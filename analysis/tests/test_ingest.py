@@ -295,8 +295,14 @@ def test_a_result_far_from_its_models_peers_is_held_with_the_reason(submission, 
     assert TestRun.objects.filter(submission=second).exists()  # held rows stay for review
 
 
-def test_a_result_among_its_peers_is_published_and_counted(submission, make_verified):
-    bundle = make_verified()
+def test_a_result_among_its_peers_is_published_and_counted(submission, make_verified, shared_samples):
+    from analysis.tests.test_plausibility_ingest import _device
+
+    def device_run(run_dir, manifest, files):  # a trial (file target, quick profile) never enters the aggregates
+        _device(run_dir, manifest, files, shared_samples)
+        manifest["profile"] = "pts"
+
+    bundle = make_verified(mutate=device_run)
     ingest_submission(submission=submission, bundle=bundle)
     run = TestRun.objects.get(submission=submission)
     _peers(run, factor=1.0)
@@ -451,6 +457,8 @@ def test_a_withdrawn_submission_leaves_its_models_aggregates(submission, tmp_pat
     ingest_submission(submission=submission, bundle=verify_bundle(path, extract_to=tmp_path / "x"))
     submission.status = "published"
     submission.save()
+    # the sample bundle is a file-target trial, which never has aggregates: stand in for a device run
+    TestRun.objects.filter(submission=submission).update(target_kind="device", profile="pts")
     run = TestRun.objects.get(submission=submission)
     refresh_aggregates(drive_model=run.drive_model)
     assert DriveModelAggregate.objects.filter(drive_model=run.drive_model, n_runs=1).exists()

@@ -103,3 +103,17 @@ def test_staff_vote_from_their_first_submission(drive):
     for i in range(5):
         publish(drive, UserFactory(is_staff=True), HONEST * (1 + 0.02 * i))
     assert len(_outliers([candidate(drive, contributor(accepted=3), FAKE)])) == 1
+
+
+def test_trials_are_never_the_peers_of_a_real_run(drive):
+    """A file-target run of the pts profile measured a file system: it votes for no device run."""
+    for i in range(6):
+        TestRunFactory(
+            drive_model=drive,
+            submission=SubmissionFactory(uploader=contributor(accepted=3)),
+            target_kind="file",
+            headline={METRIC: FAKE * (1 + i / 100)},
+        )
+    assert _outliers([candidate(drive, UserFactory(), HONEST)]) == []
+    honest = [publish(drive, contributor(accepted=3), HONEST * (1 + i / 100)) for i in range(6)]
+    assert honest and _outliers([candidate(drive, UserFactory(), FAKE)]) != []

@@ -94,8 +94,10 @@ def register_key(user):
 @pytest.fixture
 def publishable_bundle(tmp_path, shared_samples):
     """`build(key, samples=None, label="")` writes a signed bundle the ingest publishes (the shared real fio outputs
-    with the system files of a real drive). `label` changes the manifest, hence the bundle's bytes, not its runs."""
+    with the system files of a real drive). `label` changes the manifest, hence the bundle's bytes, not its runs.
+    It is a device run with the pts profile: a trial (file target or quick profile) is never public."""
     from analysis.tests import bundles
+    from analysis.tests.test_plausibility_ingest import _device
     from nvmedb_client.bundle import write_bundle
 
     counter = iter(range(1000))
@@ -105,6 +107,8 @@ def publishable_bundle(tmp_path, shared_samples):
         work.mkdir()
         run_dir, manifest, files = bundles.consistent_run_dir(work, shared_samples, samples)
         bundles.add_system_files(run_dir, files, shared_samples)
+        _device(run_dir, manifest, files, shared_samples)
+        manifest["profile"] = "pts"
         if label:
             manifest["test_label"] = label
         return write_bundle(

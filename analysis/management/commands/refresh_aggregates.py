@@ -9,7 +9,8 @@ from analysis.services import refresh_aggregates
 class Command(BaseCommand):
     help = (
         "Recompute the median, IQR, run and unit counts of every headline metric per drive model and factor level, "
-        "from published, unhidden submissions only.\n\nExample: manage.py refresh_aggregates"
+        "from published, unhidden submissions only, never trial runs (file target or quick profile).\n\n"
+        "Example: manage.py refresh_aggregates"
     )
 
     def handle(self, *args, **options):

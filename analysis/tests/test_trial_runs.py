@@ -1,0 +1,174 @@
+"""Only honest results are public: a trial (a file target or the quick profile) is its contributor's own."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from analysis.datasets.releases import build_release
+from analysis.datasets.tables import TABLES
+from analysis.models import DriveModelAggregate, TestRun
+from analysis.services import refresh_aggregates
+from analysis.tests import factories
+from analysis.tests.conftest import make_browse_submission
+from analysis.tests.test_datasets_exports import body, export, parsed
+
+FORMATS = ("csv", "json", "ndjson", "parquet")
+
+
+def _as_trial(submission, **kind) -> list[int]:
+    """Store a submission's runs as ingest stores a trial."""
+    runs = TestRun.objects.filter(submission=submission)
+    runs.update(**kind)
+    return list(runs.values_list("id", flat=True))
+
+
+@pytest.fixture
+def trials(browse_drive, django_user_model):
+    """Beside `browse_drive` (two real submissions): a quick run of "Unknown drive" and a file-target run of the same
+    drive model as the real ones, both published, by one owner."""
+    owner = django_user_model.objects.create_user("tester", password="pw-for-tests-only")
+    unknown = factories.DriveModelFactory(name="Unknown drive", slug="unknown-drive", model_number="")
+    quick = make_browse_submission(drive_model=unknown, uploader=owner)
+    filed = make_browse_submission(drive_model=browse_drive, uploader=owner, firmware="FW9", scale=5.0)
+    run_ids = _as_trial(quick, profile="quick", target_kind="file") + _as_trial(filed, target_kind="file")
+    refresh_aggregates(drive_model=unknown)
+    refresh_aggregates(drive_model=browse_drive)
+    return {"owner": owner, "unknown": unknown, "submissions": [quick, filed], "run_ids": set(run_ids)}
+
+
+def _export_rows(client, table: str, fmt: str, **params) -> list[dict]:
+    response = export(client, table, fmt, **params)
+    assert response.status_code == 200, response
+    return parsed(table, fmt, body(response))
+
+
+def _leaks(rows: list[dict], trials) -> list[dict]:
+    """Rows of `rows` that belong to a trial (by run, submission or drive)."""
+    sub_ids = {str(s.pk) for s in trials["submissions"]}
+    return [
+        row
+        for row in rows
+        if row.get("run_id") in trials["run_ids"]
+        or str(row.get("submission_id")) in sub_ids
+        or row.get("drive_slug") == trials["unknown"].slug
+    ]
+
+
+def test_a_trial_is_absent_from_the_home_page_counts_and_the_drive_pages(client, trials):
+    html = client.get("/").content.decode()
+    assert re.search(r'id="count-drives">1<', html)
+    assert re.search(r'id="count-submissions">2<', html)
+    assert re.search(r'id="count-units">2<', html)
+    assert re.search(rf'id="count-measurements">{2 * (5 * 9 + 5 * 2 + 5 * 4 + 12)}<', html)
+    assert "Unknown drive" not in html
+
+    listed = client.get("/drives/").content.decode()
+    assert "Acme NVMe 990 1TB" in listed and "Unknown drive" not in listed
+    assert client.get("/drives/unknown-drive/").status_code == 404
+    assert client.get("/compare/", {"drives": "acme-990-1tb,unknown-drive"}).status_code == 400
+
+    page = client.get("/drives/acme-990-1tb/").content.decode()
+    assert "8 public test runs from 2 submissions on 2 units" in " ".join(page.split())
+    assert "FW9" not in page
+    chosen = client.get("/drives/acme-990-1tb/", {"submission": str(trials["submissions"][1].pk)})
+    assert chosen.status_code == 404
+
+
+def test_a_trial_never_enters_its_models_aggregates(trials, browse_drive):
+    overall = DriveModelAggregate.objects.get(drive_model=browse_drive, metric="iops_4k_read", factor="all")
+    assert (overall.n_runs, overall.n_units) == (2, 2)
+    assert not DriveModelAggregate.objects.filter(drive_model=browse_drive, level="FW9").exists()
+    assert not DriveModelAggregate.objects.filter(drive_model=trials["unknown"]).exists()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("table", list(TABLES))
+def test_a_trial_is_absent_from_every_export_in_every_format(client, trials, table, fmt):
+    rows = _export_rows(client, table, fmt)
+    assert rows, "the real submissions are exported"
+    assert _leaks(rows, trials) == []
+
+
+def test_a_trial_is_absent_from_the_read_api(client, trials):
+    drives = client.get("/api/v1/drives/").json()["results"]
+    assert [d["slug"] for d in drives] == ["acme-990-1tb"]
+    assert client.get("/api/v1/drives/unknown-drive/").status_code == 404
+    detail = client.get("/api/v1/drives/acme-990-1tb/").json()
+    assert all(a["n_runs"] <= 2 for a in detail["aggregates"]) and detail["public_runs"] == 8
+    published = client.get("/api/v1/published-submissions/").json()["results"]
+    assert {s["id"] for s in published}.isdisjoint({str(s.pk) for s in trials["submissions"]}) and len(published) == 2
+    for submission in trials["submissions"]:
+        assert client.get(f"/api/v1/published-submissions/{submission.pk}/").status_code == 404
+        assert client.get(f"/api/v1/submissions/{submission.pk}/").status_code == 404
+    measurements = client.get("/api/v1/measurements/", {"page_size": 5000}).json()["results"]
+    assert measurements and not any(m["run_id"] in trials["run_ids"] for m in measurements)
+
+
+def test_a_release_holds_no_trial(trials, releases_dir):
+    import csv
+
+    release = build_release()
+    for table in TABLES:
+        with open(releases_dir / str(release.number) / f"{table}.csv", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        run_ids = {str(i) for i in trials["run_ids"]}
+        assert rows and not [r for r in rows if r.get("run_id") in run_ids], table
+        assert not [r for r in rows if r.get("submission_id") in {str(s.pk) for s in trials["submissions"]}], table
+        assert not [r for r in rows if r.get("drive_slug") == trials["unknown"].slug], table
+
+
+def test_the_owner_sees_their_trial_on_the_profile_the_submission_page_and_an_include_trial_export(client, trials):
+    quick = trials["submissions"][0]
+    assert client.get(f"/submissions/{quick.pk}/").status_code == 404, "a stranger never sees a trial's page"
+    response = client.get("/datasets/runs.json", {"include": "trial"})
+    assert response.status_code == 403 and b"sign in" in response.content
+
+    client.force_login(trials["owner"])
+    assert str(quick.pk) in client.get("/profile/").content.decode()
+    page = client.get(f"/submissions/{quick.pk}/")
+    assert page.status_code == 200 and 'id="trial-notice"' in page.content.decode()
+    assert "Unknown drive" in page.content.decode() and 'href="/drives/unknown-drive/"' not in page.content.decode()
+    for fmt in FORMATS:
+        rows = _export_rows(client, "runs", fmt, include="trial")
+        assert {r["run_id"] for r in rows} >= trials["run_ids"]
+        assert len(rows) == 8 + len(trials["run_ids"]), "the public runs and the owner's own trials"
+    public_only = {r["run_id"] for r in _export_rows(client, "runs", "json")}
+    assert not public_only & trials["run_ids"], "without include=trial even the owner gets the public rows only"
+    quick_rows = _export_rows(client, "measurements", "json", include="trial", compliance="quick")
+    assert quick_rows and {r["run_id"] for r in quick_rows} <= trials["run_ids"]
+    assert export(client, "runs", "json", include="trial")["Cache-Control"] == "private, no-store"
+
+
+def test_include_trial_adds_only_the_viewers_own_trials(client, trials, django_user_model):
+    client.force_login(django_user_model.objects.create_user("someone-else", password="pw-for-tests-only"))
+    assert _leaks(_export_rows(client, "measurements", "ndjson", include="trial"), trials) == []
+    assert client.get(f"/submissions/{trials['submissions'][0].pk}/").status_code == 404
+
+
+def test_imported_results_stay_public_and_labelled(client, db):
+    imported = factories.iops_run(
+        rounds=1, mixes=(0,), block_sizes=(4096,), source="ssspt", profile="imported", target_kind="", signed=False
+    )
+    rows = _export_rows(client, "runs", "json")
+    assert [(r["run_id"], r["source"]) for r in rows] == [(imported.id, "ssspt")]
+    assert client.get(f"/drives/{imported.drive_model.slug}/").status_code == 200
+
+
+def test_the_migration_takes_trials_out_of_aggregates_stored_before_this_rule(trials, browse_drive):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("analysis.migrations.0004_honest_trial_runs_leave_aggregates")
+    expected = sorted(DriveModelAggregate.objects.filter(drive_model=browse_drive).values_list(
+        "metric", "factor", "level", "median", "q1", "q3", "n_runs", "n_units"))  # fmt: skip
+    # as the aggregates were before: every published run counted, trials included
+    polluted = factories.DriveModelAggregateFactory(drive_model=trials["unknown"], n_runs=1, n_units=1)
+    factories.DriveModelAggregateFactory(drive_model=browse_drive, factor="firmware", level="FW9")
+    migration.recompute(apps, None)
+    assert not DriveModelAggregate.objects.filter(pk=polluted.pk).exists()
+    assert not DriveModelAggregate.objects.filter(drive_model=trials["unknown"]).exists()
+    assert expected == sorted(DriveModelAggregate.objects.filter(drive_model=browse_drive).values_list(
+        "metric", "factor", "level", "median", "q1", "q3", "n_runs", "n_units"))  # fmt: skip

@@ -54,7 +54,7 @@ def recompute(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("analysis", "0003_import_testrun_evidence"),
+        ("analysis", "0003_measure_total_latency"),
         ("submissions", "0001_initial"),
     ]
 

@@ -101,7 +101,12 @@ def html_table(columns: list[str], rows: list[list], *, text_columns: int = 1) -
 
 
 def _cell_html(value, *, text: bool) -> str:
-    shown = "—" if value is None else escape(f"{value:,}" if isinstance(value, (int, float)) and not text else value)
+    if value is None:
+        shown = "—"
+    elif isinstance(value, float) and not text:
+        shown = escape(units.significant(value))
+    else:
+        shown = escape(f"{value:,}" if isinstance(value, int) and not text else value)
     return f"<td>{shown}</td>" if text else f'<td class="num">{shown}</td>'
 
 
@@ -128,6 +133,18 @@ def _scaled(value: float | None, divisor: float) -> float | None:
 
 def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
+
+
+def _hover(trace: dict, unit: str, stored: list[float | None]) -> dict:
+    """Hover text in the formatting layer's units (bytes/s also in binary units), never plotly's "100k"."""
+    if unit == "bytes/s":
+        trace["text"] = [
+            units.MISSING if v is None else f"{units.bandwidth(v)} ({units.bandwidth_binary(v)})" for v in stored
+        ]
+    else:
+        trace["text"] = [units.by_unit(unit, v) for v in stored]
+    trace["hovertemplate"] = "%{x}: %{text}<extra>%{fullData.name}</extra>"
+    return trace
 
 
 def _metric_unit(metric: str) -> str:
@@ -211,13 +228,17 @@ def iops_by_block_size(rows: list[dict]) -> Chart:
         }
         for i, mix in enumerate(mixes)
     ]
+    for trace, mix in zip(traces, mixes, strict=True):
+        _hover(trace, "IOPS", [means.get((bs, mix)) for bs in sizes])
     table = [[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes]
     return Chart(
         key="iops",
         title="IOPS by block size, one line per R/W mix (steady-state window mean)",
         figure={
             "data": traces,
-            "layout": _layout("IOPS by block size", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
+            "layout": _layout(
+                "IOPS by block size", "Block size", "IOPS (log scale)", yaxis=units.log_axis(means.values(), "IOPS")
+            ),
         },
         columns=["Block size", *[f"{units.mix(mix)} (IOPS)" for mix in mixes]],
         rows=table,
@@ -265,7 +286,7 @@ def steady_charts(data: DriveData, run: dict) -> list[Chart]:
         return []
     rows = data.measurements.get(run["id"], [])
     unit = _metric_unit(windows[0].metric)
-    divisor, axis = units.AXIS[unit]
+    divisor, axis = units.axis_for(unit, [r.get(w.metric) for r in rows for w in windows[:1]])
     traces, table = [], []
     by_round: dict[str, dict[int, float | None]] = {}
     for i, window in enumerate(windows):
@@ -306,7 +327,7 @@ def steady_charts(data: DriveData, run: dict) -> list[Chart]:
 
 def window_chart(window) -> Chart:
     unit = _metric_unit(window.metric)
-    divisor, axis = units.AXIS[unit]
+    divisor, axis = units.axis_for(unit, window.values)
     rounds = list(window.rounds)
     values = [_scaled(v, divisor) for v in window.values]
     average = window.average / divisor
@@ -376,6 +397,8 @@ def throughput(rows: list[dict], usable_bandwidth: float | None) -> Chart:
         {"type": "bar", "name": "sequential write", "x": labels,
          "y": [_round(_scaled(write.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[1]}},
     ]  # fmt: skip
+    _hover(traces[0], "bytes/s", [read.get(bs) for bs in sizes])
+    _hover(traces[1], "bytes/s", [write.get(bs) for bs in sizes])
     layout = _layout("Sequential throughput by block size", "Block size", "MB/s (10⁶ bytes/s)", barmode="group")
     note = "Mean over each block size's steady-state window."
     if usable_bandwidth:
@@ -409,16 +432,25 @@ def latency(rows: list[dict]) -> Chart:
     stats = (("lat_mean_ns", "mean"), ("lat_p9999_ns", "99.99%"), ("lat_max_ns", "max"))
     values = {column: [_round(_scaled(window_mean(cells[k], column), 1e3), 1) for k in keys] for column, _ in stats}
     traces = [
-        {"type": "bar", "name": label, "x": labels, "y": values[column], "marker": {"color": PALETTE[i]}}
+        _hover(
+            {"type": "bar", "name": label, "x": labels, "y": values[column], "marker": {"color": PALETTE[i]}},
+            "ns",
+            [window_mean(cells[k], column) for k in keys],
+        )
         for i, (column, label) in enumerate(stats)
     ]
+    plotted = [v for column, _ in stats for v in values[column]]
     return Chart(
         key="latency",
         title="Latency (mean, 99.99th percentile, maximum) by block size and R/W mix",
         figure={
             "data": traces,
             "layout": _layout(
-                "Latency", "Block size and R/W mix", "µs", barmode="group", yaxis={"type": "log", "rangemode": "normal"}
+                "Latency",
+                "Block size and R/W mix",
+                "Latency (log scale)",
+                barmode="group",
+                yaxis=units.log_axis(plotted, "ns", 1e3),
             ),
         },
         columns=["Block size and mix", "Mean (µs)", "99.99% (µs)", "Max (µs)"],
@@ -591,12 +623,17 @@ def _compare_iops(data: CompareData, mix: int, label: str) -> Chart:
          "y": [_round(per_drive[drive.pk].get(bs), 0) for bs in sizes], "line": {"color": PALETTE[i]}}
         for i, drive in enumerate(data.drives)
     ]  # fmt: skip
+    for trace, drive in zip(traces, data.drives, strict=True):
+        _hover(trace, "IOPS", [per_drive[drive.pk].get(bs) for bs in sizes])
+    plotted = [v for values in per_drive.values() for v in values.values()]
     return Chart(
         key=f"iops-{mix}",
         title=f"IOPS by block size, {label} ({units.mix(mix)})",
         figure={
             "data": traces,
-            "layout": _layout(f"IOPS, {label}", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
+            "layout": _layout(
+                f"IOPS, {label}", "Block size", "IOPS (log scale)", yaxis=units.log_axis(plotted, "IOPS")
+            ),
         },
         columns=["Block size", *[f"{d.name} (IOPS)" for d in data.drives]],
         rows=[[units.block_size(bs), *[_round(per_drive[d.pk].get(bs), 0) for d in data.drives]] for bs in sizes],
@@ -622,6 +659,7 @@ def _compare_throughput(data: CompareData) -> Chart:
                  "x": labels, "y": [_round(_scaled(values.get(bs), 1e6)) for bs in ordered],
                  "line": {"color": PALETTE[i], "dash": dash}}
             )  # fmt: skip
+            _hover(traces[-1], "bytes/s", [values.get(bs) for bs in ordered])
     return Chart(
         key="throughput",
         title="Sequential throughput by block size",
@@ -653,12 +691,16 @@ def _compare_latency(data: CompareData) -> Chart:
                  "y": [_round(_scaled(per_drive[drive.pk].get(k, (None, None))[j], 1e3)) for k in ordered],
                  "marker": {"color": PALETTE[i], "symbol": symbol, "size": 10}}
             )  # fmt: skip
+            _hover(traces[-1], "ns", [per_drive[drive.pk].get(k, (None, None))[j] for k in ordered])
     return Chart(
         key="latency",
         title="Latency (mean and 99.99%) by block size and R/W mix",
         figure={
             "data": traces,
-            "layout": _layout("Latency", "Block size and R/W mix", "µs", yaxis={"type": "log", "rangemode": "normal"}),
+            "layout": _layout(
+                "Latency", "Block size and R/W mix", "Latency (log scale)",
+                yaxis=units.log_axis([y for t in traces for y in t["y"]], "ns", 1e3),
+            ),
         },
         columns=["Block size and mix", *[f"{d.name} {s} (µs)" for d in data.drives for s in ("mean", "99.99%")]],
         rows=[

@@ -66,3 +66,13 @@ def test_log_axes_are_labelled_at_decades_only():
     ]  # fmt: skip
     with pytest.raises(ValueError):
         units.decades(0, 10)
+
+
+def test_the_cli_prints_sizes_by_the_same_rules():
+    from click.testing import CliRunner
+
+    from nvmedb_client.cli import main
+
+    result = CliRunner().invoke(main, ["plan", "--edition", "client", "--size", "512GB"])
+    assert result.exit_code == 0, result.output
+    assert "target capacity 512 GB (477 GiB)" in result.output

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.units import by_unit
 
 
 class VerifyFailed(click.ClickException):
@@ -134,9 +135,9 @@ def _verdict_table(derived: list[dict]) -> Table:
             entry["variable"],
             unit,
             f"rounds {window['first_round']}-{window['last_round']}",
-            f"{window['average']:.6g}",
-            f"{window['data_excursion']:.4g} / {window['data_excursion_limit']:.4g}",
-            f"{window['slope_excursion']:.4g} / {window['slope_excursion_limit']:.4g}",
+            by_unit(unit, window["average"]),
+            f"{by_unit(unit, window['data_excursion'])} / {by_unit(unit, window['data_excursion_limit'])}",
+            f"{by_unit(unit, window['slope_excursion'])} / {by_unit(unit, window['slope_excursion_limit'])}",
             "pass" if window["steady"] else "fail",
             series,
         )

@@ -135,6 +135,13 @@ def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def _keep_digits(value: float) -> float:
+    """At least 4 significant digits and one decimal: 3.4213 GB/s stays 3.421, 553,123 IOPS stays 553,123.0."""
+    if value == 0:
+        return 0.0
+    return round(value, max(1, 3 - math.floor(math.log10(abs(value)))))
+
+
 def _hover(trace: dict, unit: str, stored: list[float | None]) -> dict:
     """Hover text in the formatting layer's units (bytes/s also in binary units), never plotly's "100k"."""
     if unit == "bytes/s":
@@ -544,8 +551,8 @@ def breakdowns(data: DriveData) -> list[Chart]:
 
 def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: str) -> Chart:
     headline = BY_KEY[metric]
-    divisor, axis = units.AXIS[headline.unit]
     column = metric_column(metric)
+    divisor, axis = units.axis_for(headline.unit, [run[column] for run in data.runs])
     points: dict[tuple[str, object], list[float]] = defaultdict(list)
     for run in data.runs:
         value = run[column]
@@ -554,7 +561,7 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
             points[(level_of(run), unit)].append(value)
     by_level: dict[str, list[tuple[str, float, int]]] = defaultdict(list)  # level -> (unit, median, runs)
     for (level, unit), values in sorted(points.items(), key=lambda item: (item[0][0], str(item[0][1]))):
-        by_level[level].append((str(unit), round(statistics.median(values) / divisor, 1), len(values)))
+        by_level[level].append((str(unit), _keep_digits(statistics.median(values) / divisor), len(values)))
     levels = sorted(by_level)
     traces = [
         {
@@ -584,7 +591,7 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
                 len(points_),
                 sum(p[2] for p in points_),
                 min(p[1] for p in points_),
-                round(statistics.median(p[1] for p in points_), 1),
+                _keep_digits(statistics.median(p[1] for p in points_)),
                 max(p[1] for p in points_),
             ]
             for level in levels

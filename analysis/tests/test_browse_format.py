@@ -79,3 +79,20 @@ def test_the_navigation_appears_once_when_signed_in(client, django_user_model):
 def test_capacity_shows_decimal_with_binary_on_hover():
     assert str(units.with_binary(1_024_209_543_168, "bytes")) == '<span title="954 GiB">1.02 TB</span>'
     assert units.with_binary(None, "bytes") == units.MISSING
+
+
+def test_linear_axes_pick_their_scale_by_magnitude():
+    assert units.axis_for("ns", [250_000_000, 1_000]) == (1e6, "ms")  # never "250k µs"
+    assert units.axis_for("ns", [46_000]) == (1e3, "µs")
+    assert units.axis_for("ns", [800]) == (1.0, "ns")
+    assert units.axis_for("bytes/s", [3.4e9]) == (1e9, "GB/s (10⁹ bytes/s)")
+    assert units.axis_for("bytes/s", [None, 4.7e8]) == (1e6, "MB/s (10⁶ bytes/s)")
+
+
+def test_the_factor_charts_keep_gb_per_second_precise(client, browse_drive):
+    figures = embedded_figures(client.get("/drives/acme-990-1tb/").content.decode())
+    by_pcie = [f for f in figures if "sequential read by pcie" in f["layout"]["title"]["text"]]
+    assert by_pcie, [f["layout"]["title"]["text"] for f in figures]
+    assert by_pcie[0]["layout"]["yaxis"]["title"]["text"] == "GB/s (10⁹ bytes/s)"
+    values = [y for trace in by_pcie[0]["data"] for y in trace["y"]]
+    assert all(1 < y < 100 and y != round(y, 1) for y in values)

@@ -151,6 +151,8 @@ def _hover(trace: dict, unit: str, stored: list[float | None]) -> dict:
     else:
         trace["text"] = [units.by_unit(unit, v) for v in stored]
     trace["hovertemplate"] = "%{x}: %{text}<extra>%{fullData.name}</extra>"
+    if trace["type"] == "bar":
+        trace["textposition"] = "none"  # the text is for hover; the table under the chart has the numbers
     return trace
 
 

@@ -8,6 +8,8 @@ A missing value shows as "—" (never zero).
 
 from __future__ import annotations
 
+import math
+
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -51,7 +53,12 @@ def log_axis(values, unit: str, divisor: float = 1.0) -> dict:
     if not shown:
         return axis
     ticks = decades(min(shown), max(shown))
-    axis.update(tickvals=ticks, ticktext=[decade_label(t * divisor, unit) for t in ticks], minor={"showgrid": False})
+    axis.update(
+        tickvals=ticks,
+        ticktext=[decade_label(t * divisor, unit) for t in ticks],
+        range=[math.log10(ticks[0]), math.log10(ticks[-1])],  # whole decades: every label is on the axis
+        minor={"showgrid": False},
+    )
     return axis
 
 

@@ -76,3 +76,10 @@ def test_the_cli_prints_sizes_by_the_same_rules():
     result = CliRunner().invoke(main, ["plan", "--edition", "client", "--size", "512GB"])
     assert result.exit_code == 0, result.output
     assert "target capacity 512 GB (477 GiB)" in result.output
+
+
+def test_the_safety_checks_state_sizes_by_the_same_rules(tmp_path):
+    from nvmedb_client import safety
+
+    with pytest.raises(safety.UnsafeTargetError, match=r"size 512 B is below the minimum of 16\.8 MB \(16\.0 MiB\)"):
+        safety.check_file_target(tmp_path / "target.img", 512)

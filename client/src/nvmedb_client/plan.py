@@ -19,7 +19,7 @@ from nvmedb_client.steady_state import (
     MAX_SLOPE_EXCURSION,
     WINDOW_ROUNDS,
 )
-from nvmedb_client.units import size, size_both
+from nvmedb_client.units import size_both
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -482,7 +482,7 @@ def parse_size(text: str) -> int:
 
 def format_bytes(value: float) -> str:
     """Decimal first, binary in parentheses (the formatting rules of `nvmedb_client.units`)."""
-    return size_both(value) if abs(value) >= KIB else size(value)
+    return size_both(value)
 
 
 def format_seconds(seconds: float) -> str:

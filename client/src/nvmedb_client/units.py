@@ -85,9 +85,11 @@ def size_binary(value_bytes: float | None) -> str:
 
 
 def size_both(value_bytes: float | None) -> str:
-    """For text without hover (the CLI): "1.02 TB (954 GiB)"."""
+    """For text without hover (the CLI): "1.02 TB (954 GiB)"; below 1 KiB the two are the same ("512 B")."""
     if value_bytes is None:
         return MISSING
+    if abs(value_bytes) < KIB:
+        return size(value_bytes)
     return f"{size(value_bytes)} ({size_binary(value_bytes)})"
 
 

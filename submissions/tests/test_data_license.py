@@ -41,3 +41,13 @@ def test_the_api_records_an_acceptance_from_the_client(owner_api, owner):
 
 def test_accepting_the_licence_needs_a_token(anonymous_api):
     assert anonymous_api.post("/api/v1/me/data-license/", {"license": "CC-BY-4.0"}, format="json").status_code == 401
+
+
+def test_staff_can_read_acceptances_but_not_change_them(client, staff, owner):
+    from submissions import services
+
+    row = services.data_license_accept(user=owner, via="signup")
+    client.force_login(staff)
+    assert "CC-BY-4.0" in client.get("/admin/submissions/datalicenseacceptance/").content.decode()
+    assert client.post(f"/admin/submissions/datalicenseacceptance/{row.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert DataLicenseAcceptance.objects.filter(pk=row.pk).exists()

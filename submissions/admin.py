@@ -7,7 +7,14 @@ from django.shortcuts import render
 
 from submissions import services
 from submissions.forms import ReasonForm
-from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
+from submissions.models import (
+    ApiToken,
+    DataLicenseAcceptance,
+    SigningKey,
+    Submission,
+    SubmissionEvent,
+    SubmissionStatus,
+)
 
 
 class SubmissionEventInline(admin.TabularInline):
@@ -109,3 +116,21 @@ class SigningKeyAdmin(admin.ModelAdmin):
     list_display = ["fingerprint", "name", "user", "created", "revoked_at"]
     readonly_fields = ["fingerprint", "public_key", "created"]
     search_fields = ["fingerprint", "user__username"]
+
+
+@admin.register(DataLicenseAcceptance)
+class DataLicenseAcceptanceAdmin(admin.ModelAdmin):
+    """A record of consent: staff may read it, never edit it."""
+
+    list_display = ["user", "license", "via", "accepted_at"]
+    list_filter = ["license", "via"]
+    search_fields = ["user__username"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -11,4 +11,5 @@ urlpatterns = [
     path("keys/", apis.SigningKeyListCreateApi.as_view(), name="keys"),
     path("keys/<int:key_id>/", apis.SigningKeyRevokeApi.as_view(), name="key-revoke"),
     path("me/", apis.MeApi.as_view(), name="me"),
+    path("me/data-license/", apis.DataLicenseAcceptApi.as_view(), name="data-license"),
 ]

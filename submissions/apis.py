@@ -15,9 +15,10 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from nvmedb_client import data_license
 from submissions import selectors, services
 from submissions.authentication import HashedTokenAuthentication
-from submissions.models import SigningKey, Submission
+from submissions.models import DataLicenseAcceptance, SigningKey, Submission
 from submissions.selectors import Visibility
 from submissions.throttles import AuthAddressThrottle, AuthUserThrottle, UploadAddressThrottle, UploadUserThrottle
 from submissions.upload import MULTIPART_OVERHEAD_BYTES, BundleTooLarge, LimitedTemporaryFileUploadHandler
@@ -340,3 +341,43 @@ class MeApi(IntakeApi):
             "max_bundle_bytes": settings.NVMEDB_MAX_BUNDLE_BYTES,
         }
         return Response(self.OutputSerializer(data).data)
+
+
+class DataLicenseAcceptApi(IntakeApi):
+    """Accept the data licence for the token's account: `nvmedb-client login` calls this after showing the notice."""
+
+    authentication_classes = [HashedTokenAuthentication]
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [AuthUserThrottle, AuthAddressThrottle]
+    parser_classes = [JSONParser]
+
+    class DataLicenseAcceptInputSerializer(serializers.Serializer):
+        license = serializers.CharField(max_length=32, help_text=f"Must be {data_license.SPDX}.")
+
+        def validate_license(self, value: str) -> str:
+            if value != data_license.SPDX:
+                raise serializers.ValidationError(f"The data is published under {data_license.SPDX}, not {value}.")
+            return value
+
+    class DataLicenseAcceptanceSerializer(serializers.Serializer):
+        license = serializers.CharField()
+        license_url = serializers.URLField()
+        via = serializers.CharField()
+        accepted_at = serializers.DateTimeField()
+
+    @extend_schema(
+        operation_id="data_license_accept",
+        request=DataLicenseAcceptInputSerializer,
+        responses={201: DataLicenseAcceptanceSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        given = self.DataLicenseAcceptInputSerializer(data=request.data)
+        if not given.is_valid():
+            detail = " ".join(str(e) for errors in given.errors.values() for e in errors)
+            return Response({"code": "invalid", "detail": detail}, status=status.HTTP_400_BAD_REQUEST)
+        accepted = services.data_license_accept(
+            user=request.user, via=DataLicenseAcceptance.Via.CLIENT, license=given.validated_data["license"]
+        )
+        data = {"license": accepted.license, "license_url": data_license.URL, "via": accepted.via,
+                "accepted_at": accepted.accepted_at}  # fmt: skip
+        return Response(self.DataLicenseAcceptanceSerializer(data).data, status=status.HTTP_201_CREATED)

@@ -4,9 +4,17 @@ import binascii
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
+from nvmedb_client import data_license
+
 
 class SignupForm(UserCreationForm):
     email = forms.EmailField(required=False, help_text="Optional; only used to reach you about your submissions.")
+    accept_data_license = forms.BooleanField(
+        required=True,
+        label=f"I agree that the results I upload are published under {data_license.TITLE} ({data_license.SPDX})",
+        help_text=data_license.NOTICE,
+        error_messages={"required": f"The data is published under {data_license.SPDX}: accept it to sign up."},
+    )
 
     class Meta(UserCreationForm.Meta):
         fields = ("username", "email")

@@ -135,3 +135,23 @@ class FioOutputFingerprint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.digest[:12]} of {self.submission_id}"
+
+
+class DataLicenseAcceptance(models.Model):
+    """A contributor accepted that the data they upload is published under the data licence (CC BY 4.0), when and
+    where: the sign-up form or `nvmedb-client login`. One row per acceptance: the history is kept."""
+
+    class Via(models.TextChoices):
+        SIGNUP = "signup", "sign-up form"
+        CLIENT = "client", "nvmedb-client login"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="license_acceptances")
+    license = models.CharField(max_length=32, help_text="SPDX id of the accepted licence, e.g. CC-BY-4.0.")
+    via = models.CharField(max_length=16, choices=Via.choices)
+    accepted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-accepted_at"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} accepted {self.license} via {self.via} at {self.accepted_at:%Y-%m-%d %H:%M}"

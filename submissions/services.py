@@ -21,6 +21,7 @@ from django.core.files.storage import Storage, default_storage
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from nvmedb_client import data_license
 from submissions.content import (
     Conflict,
     bundle_fingerprints,
@@ -28,7 +29,14 @@ from submissions.content import (
     lock_fingerprints,
     record_fingerprints,
 )
-from submissions.models import ApiToken, SigningKey, Submission, SubmissionEvent, SubmissionStatus
+from submissions.models import (
+    ApiToken,
+    DataLicenseAcceptance,
+    SigningKey,
+    Submission,
+    SubmissionEvent,
+    SubmissionStatus,
+)
 from submissions.review import review_reason
 from submissions.rules import rule_sentence
 from submissions.upload import HashingReader
@@ -82,6 +90,21 @@ def user_create(*, username: str, email: str = "", password: str | None = None) 
     if password is None:
         return user_model.objects.create_user(username=username, email=email)  # unusable password: API only
     return user_model.objects.create_user(username=username, email=email, password=password)
+
+
+@transaction.atomic
+def contributor_sign_up(*, username: str, email: str, password: str) -> AbstractBaseUser:
+    """An account from the sign-up form, whose checkbox accepted the data licence: both are recorded together."""
+    user = user_create(username=username, email=email, password=password)
+    data_license_accept(user=user, via=DataLicenseAcceptance.Via.SIGNUP)
+    return user
+
+
+def data_license_accept(*, user: AbstractBaseUser, via: str, license: str = data_license.SPDX) -> DataLicenseAcceptance:
+    """Record that `user` accepted the data licence; only the current licence can be accepted."""
+    if license != data_license.SPDX:
+        raise ValueError(f"The data is published under {data_license.SPDX}, not {license}.")
+    return DataLicenseAcceptance.objects.create(user=user, license=license, via=via)
 
 
 def token_digest(raw: str) -> str:

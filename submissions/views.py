@@ -7,11 +7,11 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import filesizeformat
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from analysis.browse.queries import submission_dataset
+from nvmedb_client import units
 from submissions import selectors, services
 from submissions.forms import SigningKeyForm, SignupForm, TokenCreateForm, TokenUpdateForm, UploadForm
 from submissions.models import SubmissionStatus
@@ -45,7 +45,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         if not address_allowed(request, scope="signup_ip") or not address_allowed(request):
             return HttpResponse(TOO_MANY, status=429, content_type="text/plain")
         if form.is_valid():
-            user = services.user_create(
+            user = services.contributor_sign_up(
                 username=form.cleaned_data["username"],
                 email=form.cleaned_data.get("email") or "",
                 password=form.cleaned_data["password1"],
@@ -131,7 +131,7 @@ def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
 
 
 def _upload_page(request: HttpRequest, form: UploadForm, *, status: int = 200, error: str = "") -> HttpResponse:
-    limit = filesizeformat(settings.NVMEDB_MAX_BUNDLE_BYTES)
+    limit = units.size_both(settings.NVMEDB_MAX_BUNDLE_BYTES)
     context = {"form": form, "limit": limit, "error": error}
     return render(request, "submissions/upload.html", context, status=status)
 

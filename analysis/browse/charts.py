@@ -101,7 +101,12 @@ def html_table(columns: list[str], rows: list[list], *, text_columns: int = 1) -
 
 
 def _cell_html(value, *, text: bool) -> str:
-    shown = "—" if value is None else escape(f"{value:,}" if isinstance(value, (int, float)) and not text else value)
+    if value is None:
+        shown = "—"
+    elif isinstance(value, float) and not text:
+        shown = escape(units.significant(value))
+    else:
+        shown = escape(f"{value:,}" if isinstance(value, int) and not text else value)
     return f"<td>{shown}</td>" if text else f'<td class="num">{shown}</td>'
 
 
@@ -133,6 +138,27 @@ def _round(value: float | None, digits: int = 1) -> float | None:
 def run_window(run: dict | None) -> str:
     """How a run's charted values were averaged: its steady window only if it reached steady state."""
     return window_label(1 if run and run.get("steady") else 0, 1)
+
+
+def _keep_digits(value: float) -> float:
+    """At least 4 significant digits and one decimal: 3.4213 GB/s stays 3.421, 553,123 IOPS stays 553,123.0."""
+    if value == 0:
+        return 0.0
+    return round(value, max(1, 3 - math.floor(math.log10(abs(value)))))
+
+
+def _hover(trace: dict, unit: str, stored: list[float | None]) -> dict:
+    """Hover text in the formatting layer's units (bytes/s also in binary units), never plotly's "100k"."""
+    if unit == "bytes/s":
+        trace["text"] = [
+            units.MISSING if v is None else f"{units.bandwidth(v)} ({units.bandwidth_binary(v)})" for v in stored
+        ]
+    else:
+        trace["text"] = [units.by_unit(unit, v) for v in stored]
+    trace["hovertemplate"] = "%{x}: %{text}<extra>%{fullData.name}</extra>"
+    if trace["type"] == "bar":
+        trace["textposition"] = "none"  # the text is for hover; the table under the chart has the numbers
+    return trace
 
 
 def _metric_unit(metric: str) -> str:
@@ -222,13 +248,17 @@ def iops_by_block_size(rows: list[dict], *, window: str) -> Chart:
         }
         for i, mix in enumerate(mixes)
     ]
+    for trace, mix in zip(traces, mixes, strict=True):
+        _hover(trace, "IOPS", [means.get((bs, mix)) for bs in sizes])
     table = [[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes]
     return Chart(
         key="iops",
         title=f"IOPS by block size, one line per R/W mix ({window})",
         figure={
             "data": traces,
-            "layout": _layout("IOPS by block size", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
+            "layout": _layout(
+                "IOPS by block size", "Block size", "IOPS (log scale)", yaxis=units.log_axis(means.values(), "IOPS")
+            ),
         },
         columns=["Block size", *[f"{units.mix(mix)} (IOPS)" for mix in mixes]],
         rows=table,
@@ -276,7 +306,7 @@ def steady_charts(data: DriveData, run: dict) -> list[Chart]:
         return []
     rows = data.measurements.get(run["id"], [])
     unit = _metric_unit(windows[0].metric)
-    divisor, axis = units.AXIS[unit]
+    divisor, axis = units.axis_for(unit, [r.get(w.metric) for r in rows for w in windows[:1]])
     traces, table = [], []
     by_round: dict[str, dict[int, float | None]] = {}
     for i, window in enumerate(windows):
@@ -317,7 +347,7 @@ def steady_charts(data: DriveData, run: dict) -> list[Chart]:
 
 def window_chart(window) -> Chart:
     unit = _metric_unit(window.metric)
-    divisor, axis = units.AXIS[unit]
+    divisor, axis = units.axis_for(unit, window.values)
     rounds = list(window.rounds)
     values = [_scaled(v, divisor) for v in window.values]
     average = window.average / divisor
@@ -387,6 +417,8 @@ def throughput(rows: list[dict], usable_bandwidth: float | None, *, window: str)
         {"type": "bar", "name": "sequential write", "x": labels,
          "y": [_round(_scaled(write.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[1]}},
     ]  # fmt: skip
+    _hover(traces[0], "bytes/s", [read.get(bs) for bs in sizes])
+    _hover(traces[1], "bytes/s", [write.get(bs) for bs in sizes])
     layout = _layout("Sequential throughput by block size", "Block size", "MB/s (10⁶ bytes/s)", barmode="group")
     note = f"Each block size: {window}."
     if usable_bandwidth:
@@ -420,16 +452,25 @@ def latency(rows: list[dict], *, window: str) -> Chart:
     stats = (("lat_mean_ns", "mean"), ("lat_p9999_ns", "99.99%"), ("lat_max_ns", "max"))
     values = {column: [_round(_scaled(window_mean(cells[k], column), 1e3), 1) for k in keys] for column, _ in stats}
     traces = [
-        {"type": "bar", "name": label, "x": labels, "y": values[column], "marker": {"color": PALETTE[i]}}
+        _hover(
+            {"type": "bar", "name": label, "x": labels, "y": values[column], "marker": {"color": PALETTE[i]}},
+            "ns",
+            [window_mean(cells[k], column) for k in keys],
+        )
         for i, (column, label) in enumerate(stats)
     ]
+    plotted = [v for column, _ in stats for v in values[column]]
     return Chart(
         key="latency",
         title="Latency (mean, 99.99th percentile, maximum) by block size and R/W mix",
         figure={
             "data": traces,
             "layout": _layout(
-                "Latency", "Block size and R/W mix", "µs", barmode="group", yaxis={"type": "log", "rangemode": "normal"}
+                "Latency",
+                "Block size and R/W mix",
+                "Latency (log scale)",
+                barmode="group",
+                yaxis=units.log_axis(plotted, "ns", 1e3),
             ),
         },
         columns=["Block size and mix", "Mean (µs)", "99.99% (µs)", "Max (µs)"],
@@ -523,8 +564,8 @@ def breakdowns(data: DriveData) -> list[Chart]:
 
 def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: str) -> Chart:
     headline = BY_KEY[metric]
-    divisor, axis = units.AXIS[headline.unit]
     column = metric_column(metric)
+    divisor, axis = units.axis_for(headline.unit, [run[column] for run in data.runs])
     points: dict[tuple[str, object], list[float]] = defaultdict(list)
     for run in data.runs:
         value = run[column]
@@ -533,7 +574,7 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
             points[(level_of(run), unit)].append(value)
     by_level: dict[str, list[tuple[str, float, int]]] = defaultdict(list)  # level -> (unit, median, runs)
     for (level, unit), values in sorted(points.items(), key=lambda item: (item[0][0], str(item[0][1]))):
-        by_level[level].append((str(unit), round(statistics.median(values) / divisor, 1), len(values)))
+        by_level[level].append((str(unit), _keep_digits(statistics.median(values) / divisor), len(values)))
     levels = sorted(by_level)
     # a box needs two units: one unit is drawn as its point, never as a box flattened to a line
     traces = [
@@ -575,7 +616,7 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
                 len(points_),
                 sum(p[2] for p in points_),
                 min(p[1] for p in points_),
-                round(statistics.median(p[1] for p in points_), 1),
+                _keep_digits(statistics.median(p[1] for p in points_)),
                 max(p[1] for p in points_),
             ]
             for level in levels
@@ -614,12 +655,17 @@ def _compare_iops(data: CompareData, mix: int, label: str) -> Chart:
          "y": [_round(per_drive[drive.pk].get(bs), 0) for bs in sizes], "line": {"color": PALETTE[i]}}
         for i, drive in enumerate(data.drives)
     ]  # fmt: skip
+    for trace, drive in zip(traces, data.drives, strict=True):
+        _hover(trace, "IOPS", [per_drive[drive.pk].get(bs) for bs in sizes])
+    plotted = [v for values in per_drive.values() for v in values.values()]
     return Chart(
         key=f"iops-{mix}",
         title=f"IOPS by block size, {label} ({units.mix(mix)})",
         figure={
             "data": traces,
-            "layout": _layout(f"IOPS, {label}", "Block size", "IOPS", yaxis={"type": "log", "rangemode": "normal"}),
+            "layout": _layout(
+                f"IOPS, {label}", "Block size", "IOPS (log scale)", yaxis=units.log_axis(plotted, "IOPS")
+            ),
         },
         columns=["Block size", *[f"{d.name} (IOPS)" for d in data.drives]],
         rows=[[units.block_size(bs), *[_round(per_drive[d.pk].get(bs), 0) for d in data.drives]] for bs in sizes],
@@ -645,6 +691,7 @@ def _compare_throughput(data: CompareData) -> Chart:
                  "x": labels, "y": [_round(_scaled(values.get(bs), 1e6)) for bs in ordered],
                  "line": {"color": PALETTE[i], "dash": dash}}
             )  # fmt: skip
+            _hover(traces[-1], "bytes/s", [values.get(bs) for bs in ordered])
     return Chart(
         key="throughput",
         title="Sequential throughput by block size",
@@ -676,12 +723,16 @@ def _compare_latency(data: CompareData) -> Chart:
                  "y": [_round(_scaled(per_drive[drive.pk].get(k, (None, None))[j], 1e3)) for k in ordered],
                  "marker": {"color": PALETTE[i], "symbol": symbol, "size": 10}}
             )  # fmt: skip
+            _hover(traces[-1], "ns", [per_drive[drive.pk].get(k, (None, None))[j] for k in ordered])
     return Chart(
         key="latency",
         title="Latency (mean and 99.99%) by block size and R/W mix",
         figure={
             "data": traces,
-            "layout": _layout("Latency", "Block size and R/W mix", "µs", yaxis={"type": "log", "rangemode": "normal"}),
+            "layout": _layout(
+                "Latency", "Block size and R/W mix", "Latency (log scale)",
+                yaxis=units.log_axis([y for t in traces for y in t["y"]], "ns", 1e3),
+            ),
         },
         columns=["Block size and mix", *[f"{d.name} {s} (µs)" for d in data.drives for s in ("mean", "99.99%")]],
         rows=[

@@ -23,9 +23,16 @@ class RunChoiceForm(forms.Form):
 
 
 class CompareForm(forms.Form):
+    """Fewer than two drives is not an error: the page then shows the drive picker (see `too_few`)."""
+
     drives = forms.CharField(
-        max_length=4 * 221, help_text="Two to four drive slugs, comma-separated: ?drives=a,b,c", required=True
+        max_length=4 * 221, help_text="Two to four drive slugs, comma-separated: ?drives=a,b,c", required=False
     )
+    q = forms.CharField(max_length=100, required=False, label="Search drives")
+
+    @property
+    def too_few(self) -> bool:
+        return len(self.cleaned_data.get("drives") or []) < 2
 
     def clean_drives(self) -> list[str]:
         slugs = [s.strip() for s in self.cleaned_data["drives"].split(",") if s.strip()]
@@ -33,7 +40,7 @@ class CompareForm(forms.Form):
         bad = [s for s in slugs if not SLUG.match(s)]
         if bad:
             raise forms.ValidationError(f"Not a drive slug: {bad[0][:60]!r}.")
-        if not 2 <= len(slugs) <= MAX_COMPARED:
+        if len(slugs) > MAX_COMPARED:
             raise forms.ValidationError(f"Compare two to {MAX_COMPARED} different drives (got {len(slugs)}).")
         return slugs
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from django.core.cache import cache
-from django.db.models import Count, Exists, FloatField, Max, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, FloatField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -110,6 +110,28 @@ def public_drive_models() -> QuerySet[DriveModel]:
     """Drive models with at least one public run (a model seen only in held or rejected bundles stays unlisted)."""
     # IN (…) lets PostgreSQL hash the public runs once; a correlated EXISTS hashed them again for every drive model
     return DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id")).select_related("vendor")
+
+
+PICKER_LIMIT = 50
+
+
+def compare_picker(form) -> dict:
+    """The compare page's drive picker: public drives matching the search (by name, vendor or slug), the ones
+    already picked first and ticked."""
+    picked = (form.cleaned_data.get("drives") or []) if form.is_valid() else []
+    query = (form.cleaned_data.get("q") or "").strip() if form.is_valid() else ""
+    drives = public_drive_models().order_by("name")
+    if query:
+        drives = drives.filter(Q(name__icontains=query) | Q(vendor__name__icontains=query) | Q(slug__icontains=query))
+    found = list(drives[:PICKER_LIMIT])
+    ticked = [d for d in public_drive_models().filter(slug__in=picked)]
+    choices = ticked + [d for d in found if d.slug not in picked]
+    message = (
+        f"You picked {len(picked)} drive{'s' if len(picked) != 1 else ''}: compare needs two to four. "
+        "Tick the drives to compare below."
+    )
+    return {"picker": choices, "picked": picked, "picker_query": query, "picker_message": message,
+            "picker_truncated": len(found) >= PICKER_LIMIT}  # fmt: skip
 
 
 # --- home ---------------------------------------------------------------------------------------------------------

@@ -1,79 +1,81 @@
-"""Display formatting. Values are stored in SI base units; every displayed number carries its unit.
+"""Display formatting for the site: the client's `nvmedb_client.units` rules (one place for both), plus the HTML and
+plotly pieces built from them. Values are stored in SI base units; every displayed number carries its unit.
 
-MB/s and GB/s are decimal (10^6 and 10^9 bytes per second), as drive vendors and the PTS report them; latency is
-shown in µs or ms from nanoseconds; temperatures in °C from kelvin. A missing value shows as "—" (never zero).
+MB/s, GB/s and GB are decimal (10^6 and 10^9 bytes), as drive vendors and the PTS state them, with the binary value
+on hover; latency is shown in ns, µs, ms or s by magnitude; temperatures in °C from kelvin; 3 significant digits.
+A missing value shows as "—" (never zero).
 """
 
 from __future__ import annotations
 
+import math
+
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
-MISSING = "—"
-KIB = 1024
-
-
-def _number(value: float, digits: int = 3) -> str:
-    """`digits` significant digits, thousands separated, no exponent for ordinary magnitudes."""
-    if value == 0:
-        return "0"
-    magnitude = len(str(int(abs(value)))) if abs(value) >= 1 else 0
-    decimals = max(digits - magnitude, 0)
-    return f"{value:,.{decimals}f}"
-
-
-def iops(value: float | None) -> str:
-    if value is None:
-        return MISSING
-    if abs(value) >= 10_000:
-        return f"{value / 1000:,.0f}k IOPS"
-    return f"{_number(value)} IOPS"
-
-
-def bandwidth(value: float | None) -> str:
-    if value is None:
-        return MISSING
-    if abs(value) >= 1e9:
-        return f"{_number(value / 1e9)} GB/s"
-    return f"{_number(value / 1e6)} MB/s"
-
-
-def latency(value_ns: float | None) -> str:
-    if value_ns is None:
-        return MISSING
-    if abs(value_ns) >= 1e6:
-        return f"{_number(value_ns / 1e6)} ms"
-    return f"{_number(value_ns / 1e3)} µs"
-
-
-def temperature(value_k: float | None) -> str:
-    if value_k is None:
-        return MISSING
-    return f"{value_k - 273.15:.0f} °C"
+from nvmedb_client.units import (  # noqa: F401 -- the site's formatting layer re-exports the shared rules
+    MISSING,
+    bandwidth,
+    bandwidth_binary,
+    block_size,
+    by_unit,
+    decade_label,
+    decades,
+    iops,
+    latency,
+    metric_unit,
+    mix,
+    percent,
+    significant,
+    size,
+    size_binary,
+    temperature,
+)
 
 
 def capacity(value_bytes: int | None) -> str:
-    if value_bytes is None:
+    return size(value_bytes)
+
+
+def with_binary(value: float | None, unit: str) -> SafeString | str:
+    """Bytes or bytes/s in decimal units, the binary value in the hover title."""
+    if value is None:
         return MISSING
-    if value_bytes >= 10**12:
-        return f"{_number(value_bytes / 10**12)} TB"
-    return f"{_number(value_bytes / 10**9)} GB"
+    binary = size_binary(value) if unit == "bytes" else bandwidth_binary(value)
+    return format_html('<span title="{}">{}</span>', binary, by_unit(unit, value))
 
 
-def block_size(value_bytes: int) -> str:
-    if value_bytes < KIB:
-        return f"{value_bytes} B"
-    return f"{value_bytes // KIB} KiB"
+def log_axis(values, unit: str, divisor: float = 1.0) -> dict:
+    """A plotly log axis labelled at decades only, each label with its unit ("10 µs", "100k IOPS"); plotted values
+    are the stored ones divided by `divisor`. No minor-tick labels ("2", "5")."""
+    shown = [v for v in values if v is not None and v > 0]
+    axis: dict = {"type": "log", "rangemode": "normal"}
+    if not shown:
+        return axis
+    ticks = decades(min(shown), max(shown))
+    axis.update(
+        tickvals=ticks,
+        ticktext=[decade_label(t * divisor, unit) for t in ticks],
+        range=[math.log10(ticks[0]), math.log10(ticks[-1])],  # whole decades: every label is on the axis
+        minor={"showgrid": False},
+    )
+    return axis
 
 
-def mix(read_pct: int) -> str:
-    return f"{read_pct}/{100 - read_pct} R/W"
-
-
-def by_unit(unit: str, value: float | None) -> str:
-    """Format `value` given a headline's storage unit ("IOPS", "bytes/s", "ns")."""
-    return {"IOPS": iops, "bytes/s": bandwidth, "ns": latency}.get(
-        unit, lambda v: MISSING if v is None else _number(v)
-    )(value)
+def axis_for(unit: str, values) -> tuple[float, str]:
+    """(divide stored values by, axis title) for a linear axis, the scale chosen by the largest value so the ticks
+    read "250 ms", never "250k µs"."""
+    largest = max((abs(v) for v in values if v is not None), default=0.0)
+    if unit == "ns":
+        for divisor, label in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+            if largest >= divisor:
+                return divisor, label
+        return 1.0, "ns"
+    if unit == "bytes/s":
+        return (1e9, "GB/s (10⁹ bytes/s)") if largest >= 1e9 else (1e6, "MB/s (10⁶ bytes/s)")
+    if unit == "IOPS" and largest >= 1e6:
+        return 1e6, "million IOPS"
+    return AXIS.get(unit, (1.0, unit))
 
 
 # Chart axes: (divide stored value by, axis label)

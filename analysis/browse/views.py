@@ -109,7 +109,7 @@ def _render_drive(
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
-        "capacity": units.capacity(data.drive.capacity_bytes),
+        "capacity": units.with_binary(data.drive.capacity_bytes, "bytes"),
         "n_runs": data.summary.n_runs,
         "n_submissions": data.summary.n_submissions,
         "n_units": data.summary.n_units,
@@ -187,8 +187,8 @@ def propose_metadata(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, CompareForm]:
     # ?drives=a,b,c from a link, or ?drives=a&drives=b from the drive list's checkboxes
-    form = CompareForm({"drives": ",".join(request.GET.getlist("drives"))} if "drives" in request.GET else None)
-    if not form.is_valid():
+    form = CompareForm({"drives": ",".join(request.GET.getlist("drives")), "q": request.GET.get("q", "")})
+    if not form.is_valid() or form.too_few:
         return None, form
     slugs = form.cleaned_data["drives"]
     found = {d.slug: d for d in queries.public_drive_models().filter(slug__in=slugs)}
@@ -202,8 +202,9 @@ def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, Com
 def compare(request: HttpRequest) -> HttpResponse:
     data, form = _compare_data(request)
     if data is None:
-        status = 400 if form.is_bound else 200
-        return render(request, "analysis/browse/compare.html", {"form": form, "data": None}, status=status)
+        # too few drives is a question, not an error: 200 with the picker; a bad slug or too many is a 400
+        context = {"form": form, "data": None, **queries.compare_picker(form)}
+        return render(request, "analysis/browse/compare.html", context, status=200 if form.is_valid() else 400)
     headline_rows = [
         (h, [units.headline_cell(h, data.overall.get(d.pk, {}).get(h.key)) for d in data.drives]) for h in HEADLINES
     ]
@@ -221,7 +222,7 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
     data, form = _compare_data(request)
     if data is None:
         return HttpResponse(
-            "; ".join(e for errors in form.errors.values() for e in errors),
+            "; ".join(e for errors in form.errors.values() for e in errors) or "Pick two to four drives: ?drives=a,b",
             status=400,
             content_type="text/plain; charset=utf-8",
         )

@@ -27,6 +27,7 @@ from analysis.datasets.tables import TABLES
 from analysis.filters import DriveFilter
 from analysis.models import DriveModel, DriveModelAggregate
 from analysis.selectors import public_runs_q, public_submissions, public_test_runs
+from nvmedb_client import data_license
 
 STABILITY = (
     " Stable within v1: documented fields are never removed or renamed, and keep their meaning and unit; "
@@ -186,6 +187,7 @@ def _release_data(request: Request, release: releases.Release) -> dict:
         "created": release.created,
         "total_bytes": release.total_bytes,
         "citation": release.citation_text(page.removesuffix(releases.DATAPACKAGE)),
+        "license": data_license.SPDX,
         "files": [
             {
                 "name": f.name,
@@ -197,6 +199,31 @@ def _release_data(request: Request, release: releases.Release) -> dict:
             for f in release.files
         ],
     }
+
+
+class ApiRootApi(ReadApi, APIView):
+    class ApiRootSerializer(serializers.Serializer):
+        license = serializers.DictField(help_text="The data licence: SPDX id, title and URL (CC BY 4.0).")
+        code_license = serializers.CharField(help_text="SPDX id of the software's licence (MIT).")
+        attribution = serializers.CharField(help_text="Whom to credit when reusing the data.")
+        endpoints = serializers.DictField(child=serializers.URLField())
+
+    @extend_schema(
+        operation_id="api_root",
+        responses=ApiRootSerializer,
+        description="The data licence and the read endpoints. Every value in this API is data under CC BY 4.0."
+        + STABILITY,
+    )
+    def get(self, request: Request) -> Response:
+        names = ("drives", "published-submissions", "measurements", "releases")
+        return Response(
+            {
+                "license": {"spdx": data_license.SPDX, "title": data_license.TITLE, "url": data_license.URL},
+                "code_license": data_license.CODE_SPDX,
+                "attribution": data_license.ATTRIBUTION,
+                "endpoints": {name: reverse(f"datasets-api:{name}", request=request) for name in names},
+            }
+        )
 
 
 class ReleaseListApi(ReadApi, APIView):

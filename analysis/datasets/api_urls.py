@@ -6,6 +6,7 @@ from analysis.datasets import api
 
 app_name = "datasets-api"
 urlpatterns = [
+    path("", api.ApiRootApi.as_view(), name="root"),
     path("drives/", api.DriveListApi.as_view(), name="drives"),
     path("drives/<slug:slug>/", api.DriveDetailApi.as_view(), name="drive"),
     path("published-submissions/", api.PublishedSubmissionListApi.as_view(), name="published-submissions"),

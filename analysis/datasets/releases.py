@@ -29,6 +29,7 @@ from django.utils import timezone
 from analysis.datasets import exports, writers
 from analysis.datasets.filters import Filters, rows_queryset
 from analysis.datasets.tables import TABLES, Table
+from nvmedb_client import data_license
 from submissions.selectors import withdrawn_submissions
 
 RELEASE_FORMATS = ("csv", "parquet")
@@ -38,7 +39,8 @@ DATAPACKAGE = "datapackage.json"
 SUMS = "SHA256SUMS"
 CITATION = "CITATION.cff"
 CHANGELOG = "CHANGELOG.md"
-TEXT_FILES = frozenset({SUMS, CITATION, CHANGELOG})
+README = "README.md"
+TEXT_FILES = frozenset({SUMS, CITATION, CHANGELOG, README})
 TITLE = "nvmedb: NVMe SSD performance measured with the SNIA PTS"
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
 
@@ -277,10 +279,12 @@ def _write_metadata(temp: Path, number: int, created: datetime, resources: list[
         "Test Specification (PTS). Values are SI base units; the unit is in each column's name.",
         "version": f"{number}.0.0",
         "created": created.isoformat().replace("+00:00", "Z"),
+        "licenses": [data_license.as_datapackage()],
         "resources": resources,
     }
     (temp / DATAPACKAGE).write_text(json.dumps(package, indent=2) + "\n")
     (temp / CITATION).write_text(_citation_cff(number, created))
+    (temp / README).write_text(_readme(number, created, resources))
     (temp / CHANGELOG).write_text(_changelog(temp, number, created, resources, previous))
     names = sorted(p.name for p in temp.iterdir())
     (temp / SUMS).write_text("".join(f"{_hash_file(temp / name)}  {name}\n" for name in names))
@@ -297,13 +301,38 @@ def _citation_cff(number: int, created: datetime) -> str:
         f'title: "{TITLE}"\n'
         f'version: "{number}"\n'
         f"date-released: {created.date().isoformat()}\n"
+        f"license: {data_license.SPDX}\n"
         "authors:\n"
-        '  - name: "nvmedb contributors"\n'
+        f'  - name: "{data_license.ATTRIBUTION}"\n'
         "keywords:\n"
         "  - NVMe\n"
         "  - SSD\n"
         "  - SNIA PTS\n"
         "  - storage performance\n"
+    )
+
+
+def _readme(number: int, created: datetime, resources: list[dict]) -> str:
+    tables = [f"- `{r['path']}`: {r['title']} ({r['rows']} rows)" for r in resources if r["format"] == "csv"]
+    return (
+        "\n".join(
+            [
+                f"# {TITLE}, release {number} ({created.date().isoformat()})",
+                "",
+                "Every table comes as CSV and as Parquet; `datapackage.json` describes each column (values are SI base "
+                "units, the unit is in the column's name), `SHA256SUMS` checks the files, `CHANGELOG.md` lists what "
+                "changed since the previous release and `CITATION.cff` says how to cite it.",
+                "",
+                *tables,
+                "",
+                "## Licence",
+                "",
+                f"The data is published under the {data_license.TITLE} licence ({data_license.SPDX}, "
+                f"{data_license.URL}). You may share and adapt it, also commercially, if you credit "
+                f'"{data_license.ATTRIBUTION}" and name the release. The nvmedb software is under the MIT licence.',
+            ]
+        )
+        + "\n"
     )
 
 

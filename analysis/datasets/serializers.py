@@ -105,4 +105,5 @@ class ReleaseSerializer(serializers.Serializer):
     created = serializers.CharField(help_text="When the release was built (ISO 8601, UTC).")
     total_bytes = serializers.IntegerField()
     citation = serializers.CharField(help_text="A ready-to-copy citation.")
+    license = serializers.CharField(help_text="SPDX id of the data licence (CC-BY-4.0).")
     files = ReleaseFileSerializer(many=True)

@@ -16,7 +16,7 @@ def test_latency_comes_from_nanoseconds():
 def test_temperature_comes_from_kelvin_and_iops_are_labelled():
     assert units.temperature(318.15) == "45 °C"
     assert units.iops(553_000) == "553k IOPS"
-    assert units.iops(2_436.7) == "2,437 IOPS"
+    assert units.iops(2_436.7) == "2.44k IOPS"
 
 
 def test_missing_values_stay_missing():

@@ -222,7 +222,7 @@ def test_a_build_killed_midway_publishes_nothing_and_the_next_build_succeeds(dat
     assert result.number == 1
     assert not [p for p in releases_dir.iterdir() if p.name.startswith(".building-")]
     sums = (releases_dir / "1" / "SHA256SUMS").read_text().splitlines()
-    assert len(sums) == 2 * len(TABLES) + 3
+    assert len(sums) == 2 * len(TABLES) + 4  # datapackage.json, CITATION.cff, CHANGELOG.md, README.md
 
 
 @pytest.mark.django_db

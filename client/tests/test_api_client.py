@@ -94,7 +94,7 @@ def test_login_checks_the_token_saves_it_and_registers_the_signing_key(site, con
     from submissions.models import SigningKey
 
     server, token, user = site
-    result = CliRunner().invoke(main, ["login", "--server", server, "--token", token])
+    result = CliRunner().invoke(main, ["login", "--server", server, "--token", token, "--accept-license"])
     assert result.exit_code == 0, result.output
     assert "as alice" in result.output
     saved = json.loads(config_path().read_text())
@@ -105,14 +105,14 @@ def test_login_checks_the_token_saves_it_and_registers_the_signing_key(site, con
     assert key.user == user
     assert key.fingerprint == fingerprint(public)
     assert fingerprint(public) in result.output
-    again = CliRunner().invoke(main, ["login", "--server", server, "--token", token])
+    again = CliRunner().invoke(main, ["login", "--server", server, "--token", token], input="y\n")
     assert again.exit_code == 0, again.output
     assert SigningKey.objects.count() == 1
 
 
 def test_login_with_a_wrong_token_saves_nothing(site, config_dir):
     server, _, _ = site
-    result = CliRunner().invoke(main, ["login", "--server", server, "--token", "nvmedb_wrong"])
+    result = CliRunner().invoke(main, ["login", "--server", server, "--token", "nvmedb_wrong", "--accept-license"])
     assert result.exit_code == 1
     assert "refused the token" in result.output
     assert not config_path().exists()
@@ -221,7 +221,7 @@ def test_describe_outcome_names_the_rule():
 
 
 def login(server: str, token: str) -> None:
-    result = CliRunner().invoke(main, ["login", "--server", server, "--token", token])
+    result = CliRunner().invoke(main, ["login", "--server", server, "--token", token, "--accept-license"])
     assert result.exit_code == 0, result.output
 
 
@@ -299,3 +299,24 @@ def test_upload_refuses_a_bundle_larger_than_the_site_accepts_without_sending_it
     assert caught.value.code == "too_large"
     assert transport.calls == 0, "the bundle was never sent"
     assert Submission.objects.count() == 0
+
+
+def test_login_shows_the_data_licence_and_records_the_acceptance(site, config_dir):
+    from submissions.models import DataLicenseAcceptance
+
+    server, token, user = site
+    declined = CliRunner().invoke(main, ["login", "--server", server, "--token", token], input="n\n")
+    assert declined.exit_code == 1
+    assert "CC-BY-4.0" in declined.output and "MIT" in declined.output and "Nothing was saved" in declined.output
+    assert not config_path().exists() and not DataLicenseAcceptance.objects.exists()
+    accepted = CliRunner().invoke(main, ["login", "--server", server, "--token", token], input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    assert "Accepted CC-BY-4.0" in accepted.output
+    row = DataLicenseAcceptance.objects.get()
+    assert (row.user, row.license, row.via) == (user, "CC-BY-4.0", "client") and row.accepted_at is not None
+
+
+def test_the_site_accepts_only_its_own_data_licence(site):
+    server, token, _ = site
+    with NvmedbApi(server, token) as api, pytest.raises(ApiError, match="published under CC-BY-4.0, not CC0-1.0"):
+        api.accept_data_license("CC0-1.0")

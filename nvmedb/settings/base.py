@@ -235,8 +235,10 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "nvmedb API",
-    "DESCRIPTION": "The open dataset of NVMe SSD performance measured with the SNIA PTS.",
+    "DESCRIPTION": "The open dataset of NVMe SSD performance measured with the SNIA PTS. The data this API serves "
+    "is published under CC BY 4.0 (credit: nvmedb contributors); the software is under the MIT licence.",
     "VERSION": "1",
+    "LICENSE": {"name": "CC-BY-4.0", "url": "https://creativecommons.org/licenses/by/4.0/"},
     # Served from our own static files: the site works offline and behind firewalls.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

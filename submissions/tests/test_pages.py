@@ -21,7 +21,13 @@ def logged_in(user) -> Client:
 def test_signing_up_logs_the_new_contributor_in(db, client):
     response = client.post(
         "/signup/",
-        {"username": "newcomer", "email": "", "password1": "a-long-passphrase-9", "password2": "a-long-passphrase-9"},
+        {
+            "username": "newcomer",
+            "email": "",
+            "password1": "a-long-passphrase-9",
+            "password2": "a-long-passphrase-9",
+            "accept_data_license": "on",
+        },
     )
     assert response.status_code == 302
     assert response["Location"] == "/profile/"

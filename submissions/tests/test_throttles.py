@@ -74,7 +74,12 @@ def test_sign_ups_from_one_address_are_limited_whatever_it_claims(db, rates, beh
     rates(signup_ip="2/hour")
     answers = []
     for i in range(3):
-        form = {"username": f"new{i}", "password1": "a-long-passphrase-9", "password2": "a-long-passphrase-9"}
+        form = {
+            "username": f"new{i}",
+            "password1": "a-long-passphrase-9",
+            "password2": "a-long-passphrase-9",
+            "accept_data_license": "on",
+        }
         answers.append(Client().post("/signup/", form, **spoofed(i, behind_proxy=behind_proxy)).status_code)
     assert answers == [302, 302, 429]
     assert not _user_exists("new2")
@@ -90,7 +95,12 @@ def test_sign_ups_from_different_real_addresses_each_have_their_own_limit(db, ra
     rates(signup_ip="1/hour")
     settings.NVMEDB_TRUSTED_PROXY_COUNT = 1
     for i in range(2):
-        form = {"username": f"other{i}", "password1": "a-long-passphrase-9", "password2": "a-long-passphrase-9"}
+        form = {
+            "username": f"other{i}",
+            "password1": "a-long-passphrase-9",
+            "password2": "a-long-passphrase-9",
+            "accept_data_license": "on",
+        }
         response = Client().post("/signup/", form, REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=f"203.0.113.{i + 1}")
         assert response.status_code == 302
 

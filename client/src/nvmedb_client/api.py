@@ -114,6 +114,9 @@ class NvmedbApi:
     def me(self) -> dict:
         return self._json(self._request("GET", "/api/v1/me/"))
 
+    def accept_data_license(self, license: str) -> dict:
+        return self._json(self._request("POST", "/api/v1/me/data-license/", json={"license": license}), ok=(201,))
+
     def register_key(self, public_key: bytes, *, name: str = "") -> dict:
         body = {"public_key": base64.b64encode(public_key).decode(), "name": name}
         return self._json(self._request("POST", "/api/v1/keys/", json=body), ok=(200, 201))

@@ -19,6 +19,7 @@ from nvmedb_client.steady_state import (
     MAX_SLOPE_EXCURSION,
     WINDOW_ROUNDS,
 )
+from nvmedb_client.units import size_both
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -580,10 +581,8 @@ def format_block_size(value: int) -> str:
 
 
 def format_bytes(value: float) -> str:
-    for unit, size in (("TiB", 1024**4), ("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
-        if abs(value) >= size:
-            return f"{value / size:.1f} {unit}"
-    return f"{int(value)} B"
+    """Decimal first, binary in parentheses (the formatting rules of `nvmedb_client.units`)."""
+    return size_both(value)
 
 
 def format_seconds(seconds: float) -> str:

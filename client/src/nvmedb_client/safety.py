@@ -14,6 +14,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvmedb_client import units
+
 MIN_FILE_TARGET_BYTES = 16 * 1024**2
 _NVME_NAMESPACE = re.compile(r"^nvme\d+n\d+$")
 _CONTROLLER = re.compile(r"^nvme\d+$")
@@ -307,9 +309,4 @@ def _unescape(text: str) -> str:
 
 
 def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} bytes"
+    return units.size_both(size)

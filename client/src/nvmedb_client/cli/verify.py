@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.units import by_unit
 
 
 class VerifyFailed(click.ClickException):
@@ -133,9 +134,9 @@ def _verdict_table(derived: list[dict]) -> Table:
         table.add_row(
             entry["variable"],
             f"rounds {window['first_round']}-{window['last_round']}",
-            f"{window['average']:.6g} {unit}",
-            f"{window['data_excursion']:.4g} / {window['data_excursion_limit']:.4g} {unit}",
-            f"{window['slope_excursion']:.4g} / {window['slope_excursion_limit']:.4g} {unit}",
+            by_unit(unit, window["average"]),
+            f"{by_unit(unit, window['data_excursion'])} / {by_unit(unit, window['data_excursion_limit'])}",
+            f"{by_unit(unit, window['slope_excursion'])} / {by_unit(unit, window['slope_excursion_limit'])}",
             "steady" if window["steady"] else "not steady",
             series,
         )

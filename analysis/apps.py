@@ -6,7 +6,8 @@ class AnalysisConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from analysis.selectors import is_trial_submission
-        from submissions.selectors import register_private_check
+        from analysis.selectors import trial_submission_q
+        from submissions.private import register_private_filter
 
-        register_private_check(is_trial_submission)  # a trial's page is its contributor's own
+        # a trial's page is its contributor's own, and a trial is no evidence that its contributor can be trusted
+        register_private_filter(trial_submission_q)

@@ -8,9 +8,10 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from submissions.models import Submission, SubmissionStatus
+from submissions.private import exclude_private
 
 
 def review_first_n() -> int:
@@ -19,11 +20,14 @@ def review_first_n() -> int:
 
 def accepted_submissions():
     """Submissions that count as accepted: published (by the pipeline or a staff approval), not hidden or rejected
-    by staff since; one its owner withdrew later still counts."""
-    return Submission.objects.filter(
-        published_at__isnull=False,
-        status__in=[SubmissionStatus.PUBLISHED, SubmissionStatus.WITHDRAWN],
-        hidden=False,
+    by staff since, and public (a trial run kept to its contributor proves nothing); one its owner withdrew later
+    still counts."""
+    return exclude_private(
+        Submission.objects.filter(
+            published_at__isnull=False,
+            status__in=[SubmissionStatus.PUBLISHED, SubmissionStatus.WITHDRAWN],
+            hidden=False,
+        )
     )
 
 
@@ -46,21 +50,18 @@ def review_reason(uploader) -> str | None:
 
 
 def established_uploader_ids(user_ids: Iterable[int]) -> set[int]:
-    """The accounts among `user_ids` that are past review (one query)."""
+    """The accounts among `user_ids` that are past review (two queries)."""
     ids = set(user_ids)
     needed = review_first_n()
     if needed == 0 or not ids:
         return ids
-    accepted = Q(
-        submissions__published_at__isnull=False,
-        submissions__status__in=[SubmissionStatus.PUBLISHED, SubmissionStatus.WITHDRAWN],
-        submissions__hidden=False,
+    staff = get_user_model().objects.filter(pk__in=ids, is_staff=True).values_list("pk", flat=True)
+    past_review = (
+        accepted_submissions()
+        .filter(uploader_id__in=ids)
+        .values("uploader_id")
+        .annotate(accepted=Count("pk"))
+        .filter(accepted__gte=needed)
+        .values_list("uploader_id", flat=True)
     )
-    rows = (
-        get_user_model()
-        .objects.filter(pk__in=ids)
-        .annotate(accepted=Count("submissions", filter=accepted))
-        .filter(Q(is_staff=True) | Q(accepted__gte=needed))
-        .values_list("pk", flat=True)
-    )
-    return set(rows)
+    return set(staff) | set(past_review)

@@ -1,7 +1,6 @@
 """Reads: who may see which submission, a contributor's credentials, and submissions a worker left behind."""
 
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from enum import Enum
 
@@ -11,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from submissions.models import ApiToken, SigningKey, Submission, SubmissionStatus
+from submissions.private import is_private
 from submissions.services import token_digest
 
 
@@ -18,20 +18,6 @@ class Visibility(Enum):
     OWNER = "owner"  # everything, including the report of a rejected bundle
     PUBLIC = "public"  # a published submission, as anyone sees it
     TOMBSTONE = "tombstone"  # a withdrawn submission that had been published: its id and when it left
-
-
-# Apps holding a submission's results may keep some published ones to their contributor (analysis: trial runs);
-# they register a check here instead of this app reading theirs.
-_private_checks: list[Callable[[Submission], bool]] = []
-
-
-def register_private_check(check: Callable[[Submission], bool]) -> None:
-    if check not in _private_checks:
-        _private_checks.append(check)
-
-
-def is_private(submission: Submission) -> bool:
-    return any(check(submission) for check in _private_checks)
 
 
 def api_token_by_raw(raw: str) -> ApiToken | None:

@@ -172,3 +172,20 @@ def test_the_migration_takes_trials_out_of_aggregates_stored_before_this_rule(tr
     assert not DriveModelAggregate.objects.filter(drive_model=trials["unknown"]).exists()
     assert expected == sorted(DriveModelAggregate.objects.filter(drive_model=browse_drive).values_list(
         "metric", "factor", "level", "median", "q1", "q3", "n_runs", "n_units"))  # fmt: skip
+
+
+def test_published_trials_do_not_take_a_contributor_past_review(trials, settings):
+    from submissions.review import accepted_count, established_uploader_ids, review_reason
+
+    settings.NVMEDB_REVIEW_FIRST_N = 2
+    owner = trials["owner"]
+    assert accepted_count(owner.pk) == 0, "two published trials are no accepted submissions"
+    assert review_reason(owner) is not None
+    assert owner.pk not in established_uploader_ids([owner.pk])
+
+    real = make_browse_submission(drive_model=trials["unknown"], uploader=owner, firmware="FW8")
+    another = make_browse_submission(drive_model=trials["unknown"], uploader=owner, firmware="FW7")
+    assert {real.status, another.status} == {"published"}
+    assert accepted_count(owner.pk) == 2
+    assert review_reason(owner) is None
+    assert owner.pk in established_uploader_ids([owner.pk])

@@ -64,10 +64,6 @@ def public_submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
     return published_submissions().exclude(trial_submission_q(trials_of=trials_of))
 
 
-def is_trial_submission(submission: Submission) -> bool:
-    return TestRun.objects.filter(trial_q(), submission=submission).exists()
-
-
 def public_flags() -> QuerySet[Flag]:
     return Flag.objects.filter(submission__status=PUBLIC_STATUS, submission__hidden=False).exclude(
         trial_submission_q(ref="submission_id")

@@ -1,10 +1,19 @@
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from submissions.views import RateLimitedLoginView, admin_login
 
+
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    return HttpResponsePermanentRedirect(static("favicon.svg"))  # resolved per request: no manifest at import time
+
+
 urlpatterns = [
+    # browsers ask for /favicon.ico on pages that name no icon (the admin's)
+    path("favicon.ico", favicon),
     path("admin/login/", admin_login, name="admin-login"),  # rate-limited; the admin's other pages follow
     path("admin/", admin.site.urls),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),

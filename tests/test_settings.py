@@ -132,3 +132,9 @@ def test_production_passes_djangos_deployment_checks(tmp_path):
     code = "from django.core.management import call_command; call_command('check', deploy=True, fail_level='WARNING')"
     result = _production_check(env, code, tmp_path)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_site_answers_a_browsers_favicon_request_with_its_icon(client):
+    response = client.get("/favicon.ico", follow=True)
+    assert response.status_code == 200
+    assert b"<svg" in b"".join(response.streaming_content if response.streaming else [response.content])

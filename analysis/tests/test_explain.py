@@ -178,3 +178,25 @@ def pcie_gb(value):
 
 def test_a_submission_without_runs_has_no_summary():
     assert explain_submission(SubmissionFactory()) is None
+
+
+def test_the_submission_page_places_the_unit_and_names_its_link(client):
+    model = DriveModelFactory()
+    population(model, [1_000_000, 1_010_000, 990_000, 1_005_000, 995_000])
+    gen3 = PcieLinkFactory(speed_gts=8.0, generation=3, below_capability=True, usable_bandwidth_bytes_per_s=GEN3_USABLE)
+    slow = unit_run(model, read_iops=850_000, link=gen3)
+    MeasurementFactory(round__test_run=slow, link_utilization=0.94)
+
+    page = client.get(f"/submissions/{slow.submission.pk}/").content.decode()
+
+    assert "Why is this unit different?" in page
+    assert "better than 0% of the 5 other units" in page
+    assert "usable 3.60 GB/s, this run moved 94.0% of it." in page
+    assert "<dt>usable bandwidth</dt><dd>3.60 GB/s</dd>" in page
+
+
+def test_the_page_of_a_unit_like_the_others_says_nothing_sets_it_apart(client):
+    runs = population(DriveModelFactory(), [1, 2, 3, 4, 5])
+    page = client.get(f"/submissions/{runs[2].submission.pk}/").content.decode()
+    assert "better than 50% of the 4 other units" in page
+    assert "Nothing on record sets this unit apart" in page

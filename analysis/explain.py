@@ -118,7 +118,7 @@ def metric_positions(runs: list[TestRun], peers: dict[object, _Peer]) -> list[Me
                 key=headline.key,
                 label=headline.label,
                 unit=headline.unit,
-                value=value,
+                value=float(value),
                 value_display=units.by_unit(headline.unit, value),
                 higher_is_better=headline.higher_is_better,
                 population_units=population,

@@ -200,3 +200,30 @@ def test_the_page_of_a_unit_like_the_others_says_nothing_sets_it_apart(client):
     page = client.get(f"/submissions/{runs[2].submission.pk}/").content.decode()
     assert "better than 50% of the 4 other units" in page
     assert "Nothing on record sets this unit apart" in page
+
+
+def test_the_submission_api_answers_the_same_summary_and_its_shape_is_frozen():
+    from rest_framework.test import APIClient
+
+    from submissions.tests.contract import assert_matches_contract
+
+    model = DriveModelFactory(name="Acme Rocket 1TB", slug="acme-rocket-1tb")
+    population(model, [1_000_000, 1_010_000, 990_000, 1_005_000, 995_000])
+    gen3 = PcieLinkFactory(speed_gts=8.0, generation=3, below_capability=True, usable_bandwidth_bytes_per_s=GEN3_USABLE)
+    slow = unit_run(model, read_iops=850_000, link=gen3)
+    MeasurementFactory(round__test_run=slow, link_utilization=0.94)
+
+    answer = APIClient().get(f"/api/v1/submissions/{slow.submission.pk}/").json()
+
+    assert answer["explanation"] == explain_submission(slow.submission)
+    assert factor(answer["explanation"], "link_below_capability")["evidence"]["moved"] == "3.38 GB/s"
+    assert_matches_contract("submission_explained", answer)
+
+
+def test_the_openapi_schema_documents_the_explanation(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    components = schema["components"]["schemas"]
+    explanation = components["SubmissionOutput"]["properties"]["explanation"]
+    assert "Explanation" in str(explanation)
+    assert {"metrics", "factors", "min_units"} <= set(components["Explanation"]["properties"])
+    assert "percentile" in components["MetricPosition"]["properties"]

@@ -138,31 +138,55 @@ def _gts(speed: float | None, width: int | None) -> str:
     return f"{speed:g} GT/s x{width}" if speed is not None and width else "unknown"
 
 
-def link_factor(runs: list[TestRun], peers: dict[object, _Peer]) -> Factor | None:
-    link = next((run.pcie_link for run in runs if run.pcie_link_id), None)
-    if link is None or not link.below_capability:
+def _raw(speed: float | None, width: int | None) -> float | None:
+    if speed is None or not width or pcie.generation(speed) is None:
         return None
-    utilization = Measurement.objects.filter(test_run__in=runs).aggregate(busiest=Max("link_utilization"))["busiest"]
-    usable = link.usable_bandwidth_bytes_per_s
+    return pcie.raw_bandwidth(speed, width)
+
+
+def _moved(runs: list[TestRun], usable: float | None) -> tuple[str, dict[str, str]]:
+    """ ", this run moved P% of it" and its evidence, from the busiest fio run's share of the usable bandwidth."""
+    if not usable:
+        return "", {}
+    busiest = Measurement.objects.filter(test_run__in=runs).aggregate(busiest=Max("link_utilization"))["busiest"]
+    evidence = {"usable_bandwidth": units.bandwidth(usable)}
+    text = f": usable {units.bandwidth(usable)}"
+    if busiest is not None:
+        text += f", this run moved {units.percent(busiest)} of it"
+        evidence["moved"] = units.bandwidth(busiest * usable)
+        evidence["link_utilization"] = units.percent(busiest)
+    return text, evidence
+
+
+def link_factor(runs: list[TestRun], peers: dict[object, _Peer]) -> Factor | None:
+    """A link trained below what the drive supports, or (in a slot that allows no more) slower than most others'."""
+    link = next((run.pcie_link for run in runs if run.pcie_link_id), None)
+    if link is None:
+        return None
+    mine = _gts(link.speed_gts, link.width)
+    if link.below_capability:
+        capable = _gts(link.capable_speed_gts, link.capable_width)
+        moved, evidence = _moved(runs, link.usable_bandwidth_bytes_per_s)
+        full = sum(1 for p in peers.values() if p.link == (link.capable_speed_gts, link.capable_width))
+        if peers:
+            evidence["other_units_at_capability"] = f"{full} of {len(peers)}"
+        reason = f"Link trained at {mine} though the drive is capable of {capable}{moved}."
+        return Factor("link_below_capability", "Link below capability", reason,
+                      {"negotiated": mine, "capable": capable, **evidence})  # fmt: skip
+    links = Counter(p.link for p in peers.values() if _raw(*p.link) is not None)
+    if not links or _raw(link.speed_gts, link.width) is None:
+        return None
+    (common_speed, common_width), count = links.most_common(1)[0]
+    if _raw(link.speed_gts, link.width) >= _raw(common_speed, common_width):
+        return None
+    common = _gts(common_speed, common_width)
+    moved, evidence = _moved(runs, link.usable_bandwidth_bytes_per_s)
     reason = (
-        f"Link trained at {_gts(link.speed_gts, link.width)} though the drive is capable of "
-        f"{_gts(link.capable_speed_gts, link.capable_width)}"
+        f"Link at {mine}, all its slot allows, where most other units ran at {common} ({count} of {len(peers)}){moved}."
     )
-    evidence = {
-        "negotiated": _gts(link.speed_gts, link.width),
-        "capable": _gts(link.capable_speed_gts, link.capable_width),
-    }
-    if usable:
-        reason += f": usable {units.bandwidth(usable)}"
-        evidence["usable_bandwidth"] = units.bandwidth(usable)
-        if utilization is not None:
-            reason += f", this run moved {units.percent(utilization)} of it"
-            evidence["moved"] = units.bandwidth(utilization * usable)
-            evidence["link_utilization"] = units.percent(utilization)
-    full = sum(1 for p in peers.values() if p.link == (link.capable_speed_gts, link.capable_width))
-    if peers:
-        evidence["other_units_at_capability"] = f"{full} of {len(peers)}"
-    return Factor("link_below_capability", "Link below capability", reason + ".", evidence)
+    evidence = {"negotiated": mine, "most_common": common, "units_on_most_common": f"{count} of {len(peers)}",
+                **evidence}  # fmt: skip
+    return Factor("link_slower_than_others", "Slower link than other units", reason, evidence)
 
 
 def bus_bound_factor(flags: list[Flag], link) -> Factor | None:

@@ -70,8 +70,8 @@ class MetricPositionSerializer(serializers.Serializer):
 
 class FactorSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
-        choices=["link_below_capability", "bus_bound", "thermal_throttle", "wear", "firmware", "overprovisioning",
-                 "host_cpu"]
+        choices=["link_below_capability", "link_slower_than_others", "bus_bound", "thermal_throttle", "wear",
+                 "firmware", "overprovisioning", "host_cpu"]
     )  # fmt: skip
     label = serializers.CharField()
     reason = serializers.CharField(help_text="One line: what differs, by how much, and why it matters.")

@@ -71,10 +71,29 @@ def test_a_downtrained_unit_among_normal_ones_is_explained_by_its_link():
     assert read["value_display"] == "850k IOPS"
 
 
+def test_a_unit_in_a_slower_slot_is_explained_by_its_link_against_the_others():
+    """A Gen4 drive in a Gen3 slot: its link is all the slot allows (not below capability), yet slower than most."""
+    model = DriveModelFactory()
+    population(model, [1_000_000, 1_010_000, 990_000, 1_005_000])
+    slot = PcieLinkFactory(
+        speed_gts=8.0, generation=3, below_capability=False, usable_bandwidth_bytes_per_s=GEN3_USABLE
+    )
+    slow = unit_run(model, read_iops=850_000, link=slot)
+    MeasurementFactory(round__test_run=slow, link_utilization=0.5)
+
+    summary = explain_submission(slow.submission)
+
+    assert factor(summary, "link_below_capability") is None
+    assert factor(summary, "link_slower_than_others")["reason"] == (
+        "Link at 8 GT/s x4, all its slot allows, where most other units ran at 16 GT/s x4 (4 of 4): "
+        "usable 3.60 GB/s, this run moved 50.0% of it."
+    )
+
+
 def test_a_normal_unit_has_no_link_factor():
     model = DriveModelFactory()
     runs = population(model, [1, 2, 3, 4, 5])
-    assert factor(explain_submission(runs[0].submission), "link_below_capability") is None
+    assert explain_submission(runs[0].submission)["factors"] == []
 
 
 def test_percentiles_at_the_lowest_the_highest_and_ties():

@@ -6,8 +6,12 @@ class AnalysisConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from analysis.explain import explain_submission
         from analysis.selectors import trial_submission_q
+        from submissions.explanations import register_explainer
         from submissions.private import register_private_filter
 
         # a trial's page is its contributor's own, and a trial is no evidence that its contributor can be trusted
         register_private_filter(trial_submission_q)
+        # "why is my unit different?" on the submission page and in its API answer
+        register_explainer(explain_submission)

@@ -5,7 +5,7 @@ import binascii
 
 from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 from rest_framework.parsers import JSONParser
@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from nvmedb_client import data_license
 from submissions import selectors, services
 from submissions.authentication import HashedTokenAuthentication
+from submissions.explanations import explanation_of
 from submissions.models import DataLicenseAcceptance, SigningKey, Submission
 from submissions.selectors import Visibility
 from submissions.throttles import AuthAddressThrottle, AuthUserThrottle, UploadAddressThrottle, UploadUserThrottle
@@ -52,11 +53,51 @@ class IntakeApi(APIView):
         return response
 
 
+class MetricPositionSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="Headline metric, e.g. iops_4k_read.")
+    label = serializers.CharField()
+    unit = serializers.CharField(help_text="Unit of `value`: IOPS, bytes/s or ns.")
+    value = serializers.FloatField(help_text="This run's value, in `unit`.")
+    value_display = serializers.CharField(help_text="The value as the site shows it, with its unit.")
+    higher_is_better = serializers.BooleanField()
+    population_units = serializers.IntegerField(help_text="Units of the model with this metric, this one included.")
+    percentile = serializers.FloatField(
+        allow_null=True,
+        help_text="Share of the other units this run beats (ties count half), 0-100; null below `min_units` units.",
+    )
+    position = serializers.CharField(help_text="The percentile in words, or why there is none.")
+
+
+class FactorSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["link_below_capability", "link_slower_than_others", "bus_bound", "thermal_throttle", "wear",
+                 "firmware", "overprovisioning", "host_cpu"]
+    )  # fmt: skip
+    label = serializers.CharField()
+    reason = serializers.CharField(help_text="One line: what differs, by how much, and why it matters.")
+    evidence = serializers.DictField(child=serializers.CharField(), help_text="The figures behind the reason.")
+
+
+class ExplanationSerializer(serializers.Serializer):
+    """Why is this unit different? Its place among the other public, non-trial units of its drive model."""
+
+    drive_model = serializers.CharField()
+    drive_model_slug = serializers.CharField()
+    min_units = serializers.IntegerField(help_text="Units (this one included) a percentile needs.")
+    population_units = serializers.IntegerField()
+    metrics = MetricPositionSerializer(many=True)
+    factors = FactorSerializer(many=True)
+
+
 class SubmissionOutputSerializer(serializers.ModelSerializer):
     """What the uploader (and staff) see."""
 
     url = serializers.SerializerMethodField()
     page_url = serializers.SerializerMethodField()
+    explanation = serializers.SerializerMethodField(
+        help_text="Where this unit sits among its model's units and what may explain a gap; null until results are "
+        "stored."
+    )
     signing_key = serializers.SlugRelatedField(slug_field="fingerprint", read_only=True, allow_null=True)
 
     class Meta:
@@ -78,7 +119,12 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
             "report",
             "hidden",
             "moderation_reason",
+            "explanation",
         ]
+
+    @extend_schema_field(ExplanationSerializer(allow_null=True))
+    def get_explanation(self, obj: Submission) -> dict | None:
+        return explanation_of(obj)
 
     def get_url(self, obj: Submission) -> str:
         return reverse("submissions-api:detail", args=[obj.pk], request=self.context.get("request"))
@@ -91,7 +137,9 @@ class SubmissionPublicOutputSerializer(SubmissionOutputSerializer):
     """What anyone sees of a published submission."""
 
     class Meta(SubmissionOutputSerializer.Meta):
-        fields = ["id", "url", "page_url", "status", "sha256", "size", "created", "published_at", "report"]
+        fields = [
+            "id", "url", "page_url", "status", "sha256", "size", "created", "published_at", "report", "explanation",
+        ]  # fmt: skip
 
 
 class SubmissionTombstoneOutputSerializer(SubmissionOutputSerializer):
@@ -99,6 +147,13 @@ class SubmissionTombstoneOutputSerializer(SubmissionOutputSerializer):
 
     class Meta(SubmissionOutputSerializer.Meta):
         fields = ["id", "url", "status", "published_at", "withdrawn_at"]
+
+
+class SubmissionListItemSerializer(SubmissionOutputSerializer):
+    """A submission in the list of one's own: everything but the explanation (read each submission for it)."""
+
+    class Meta(SubmissionOutputSerializer.Meta):
+        fields = [f for f in SubmissionOutputSerializer.Meta.fields if f != "explanation"]
 
 
 OUTPUT_BY_VISIBILITY = {
@@ -121,11 +176,11 @@ class SubmissionListCreateApi(IntakeApi):
 
     @extend_schema(
         operation_id="submissions_list",
-        responses=SubmissionOutputSerializer(many=True),
+        responses=SubmissionListItemSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
         submissions = selectors.submissions_of(request.user).select_related("signing_key")[:200]
-        data = SubmissionOutputSerializer(submissions, many=True, context={"request": request}).data
+        data = SubmissionListItemSerializer(submissions, many=True, context={"request": request}).data
         return Response(data)
 
     @extend_schema(

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from analysis.browse.queries import submission_dataset
 from nvmedb_client import units
 from submissions import selectors, services
+from submissions.explanations import explanation_of
 from submissions.forms import SigningKeyForm, SignupForm, TokenCreateForm, TokenUpdateForm, UploadForm
 from submissions.models import SubmissionStatus
 from submissions.selectors import Visibility
@@ -195,6 +196,7 @@ def detail(request: HttpRequest, submission_id) -> HttpResponse:
     if visibility is not Visibility.TOMBSTONE:
         is_public = submission.status == SubmissionStatus.PUBLISHED and not submission.hidden
         context.update(submission_dataset(submission=submission, with_files=is_public))
+        context["explanation"] = explanation_of(submission)
     return render(request, "submissions/detail.html", context)
 
 

@@ -41,3 +41,9 @@ def bandwidth_binary(value: float | None) -> str:
 @register.filter
 def mix(read_pct: int | None) -> str:
     return units.MISSING if read_pct is None else units.mix(read_pct)
+
+
+@register.filter
+def words(key: str) -> str:
+    """A JSON key as words: "usable_bandwidth" reads "usable bandwidth"."""
+    return str(key).replace("_", " ")

@@ -238,9 +238,10 @@ def test_upload_wait_names_the_rule_a_tampered_bundle_broke(site, tmp_path, shar
     )
     result = CliRunner().invoke(main, ["upload", str(bundle), "--wait"])
     assert result.exit_code == 1, result.output
-    last = result.output.strip().splitlines()[-1]
-    assert last.startswith("rejected: A file's SHA-256 does not match the manifest")
-    assert "(hash_mismatch)" in last
+    *_, outcome, url = result.output.strip().splitlines()
+    assert outcome.startswith("rejected: A file's SHA-256 does not match the manifest")
+    assert "(hash_mismatch)" in outcome
+    assert url.startswith(server) and url.endswith("/")
 
 
 def test_upload_wait_ends_with_the_final_status_of_a_good_bundle(site, tmp_path, shared_samples):
@@ -257,9 +258,15 @@ def test_upload_wait_ends_with_the_final_status_of_a_good_bundle(site, tmp_path,
     result = CliRunner().invoke(main, ["upload", str(bundle), "--wait"])
     submission = Submission.objects.get()
     assert submission.signing_key is not None, "the key login registered is the one that signed"
-    last = result.output.strip().splitlines()[-1]
-    assert last.split(":")[0] == submission.status
+    lines = result.output.strip().splitlines()
+    assert lines[-1] == f"{server}/submissions/{submission.pk}/", "the submission's page comes last"
+    outcome = next(line for line in lines if line.split(":")[0] in ("published", "held", "rejected"))
+    assert outcome.split(":")[0] == submission.status
     assert result.exit_code == (0 if submission.status == "published" else 1), result.output
+    # the first unit of its model: the summary says there is nothing to compare with yet
+    assert any(line.startswith("Among the units of ") for line in lines), result.output
+    assert "the only unit of this model measured so far" in result.output
+    assert "No other unit to compare its conditions with" in result.output
 
 
 def test_wait_follows_the_status_until_it_is_final(site):
@@ -320,3 +327,48 @@ def test_the_site_accepts_only_its_own_data_licence(site):
     server, token, _ = site
     with NvmedbApi(server, token) as api, pytest.raises(ApiError, match="published under CC-BY-4.0, not CC0-1.0"):
         api.accept_data_license("CC0-1.0")
+
+
+def test_the_client_prints_the_explanation_the_api_answers():
+    """The frozen API answer for a downtrained unit among normal ones, as `--wait` prints it."""
+    from pathlib import Path
+
+    from nvmedb_client.api import describe_explanation
+
+    frozen = Path(__file__).parents[2] / "submissions" / "tests" / "responses" / "submission_explained.json"
+    lines = describe_explanation(json.loads(frozen.read_text()))
+    assert lines == [
+        "Among the units of Acme Rocket 1TB:",
+        "  4 KiB random read: 850k IOPS, better than 0% of the 5 other units",
+        "What may explain a gap:",
+        "  - Link below capability: Link trained at 8 GT/s x4 though the drive is capable of 16 GT/s x4: "
+        "usable 3.60 GB/s, this run moved 94.0% of it.",
+    ]
+    assert describe_explanation({"status": "rejected", "explanation": None}) == []
+
+
+@pytest.mark.fio
+def test_run_upload_wait_ends_with_the_summary_and_the_submission_page(site, tmp_path):
+    """A real quick IOPS run on a file (real fio), uploaded to the live site and followed to the end."""
+    import os
+    import subprocess
+    import sys
+
+    from submissions.models import Submission
+
+    server, token, _ = site
+    login(server, token)
+    command = [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
+               str(tmp_path / "target.img"), "--size", "64MiB", "--profile", "quick", "--tests", "iops",
+               "--out", str(tmp_path / "out"), "--upload", "--wait"]  # fmt: skip
+    result = subprocess.run(
+        command, env={**os.environ, "NVMEDB_QUICK_CELL_S": "1"}, capture_output=True, text=True, timeout=900
+    )
+    submission = Submission.objects.get()
+    lines = result.stdout.strip().splitlines()
+    assert submission.status == "published", result.stdout + result.stderr[-2000:]
+    assert result.returncode == 0
+    assert lines[-1] == f"{server}/submissions/{submission.pk}/"
+    summary = lines[lines.index("published") + 1 : -1]
+    assert summary[0] == "Among the units of Unknown drive:"
+    assert any(line.startswith("  4 KiB random write: ") and "IOPS, the only unit" in line for line in summary)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from nvmedb_client import __version__
+from nvmedb_client import __version__, units
 from nvmedb_client.cli import exit_codes
 from nvmedb_client.config import ClientConfig, ConfigError, load_config, normalize_server
 
@@ -200,6 +200,26 @@ def describe_outcome(submission: dict) -> str:
     return ": ".join(parts)
 
 
+def describe_explanation(submission: dict) -> list[str]:
+    """Where the unit sits among its model's units and what may explain a gap, as lines for the terminal."""
+    explanation = submission.get("explanation")
+    if not explanation:
+        return []
+    lines = [f"Among the units of {explanation.get('drive_model', 'this drive model')}:"]
+    for metric in explanation.get("metrics") or []:
+        value = units.by_unit(metric.get("unit", ""), metric.get("value"))
+        lines.append(f"  {metric.get('label', metric.get('key'))}: {value}, {metric.get('position', '')}")
+    factors = explanation.get("factors") or []
+    if factors:
+        lines.append("What may explain a gap:")
+        lines.extend(f"  - {factor.get('label')}: {factor.get('reason')}" for factor in factors)
+    elif (explanation.get("population_units") or 0) <= 1:
+        lines.append("No other unit to compare its conditions with; its link and temperature show nothing amiss.")
+    else:
+        lines.append("Nothing on record sets this unit apart from the others.")
+    return lines
+
+
 def resolve_server_and_token(server: str | None, config: ClientConfig) -> tuple[str, str]:
     """The server to talk to and the token saved for it; raises ConfigError with what to do otherwise."""
     chosen = normalize_server(server) if server else config.server
@@ -240,4 +260,7 @@ def upload_bundle(
         echo(f"Error: cannot read {bundle_path}: {exc.strerror or exc}")
         return exit_codes.FAILURE
     echo(describe_outcome(final))
+    for line in describe_explanation(final):
+        echo(line)
+    echo(final.get("page_url") or final["url"])
     return exit_codes.OK if final.get("status") == "published" else exit_codes.FAILURE

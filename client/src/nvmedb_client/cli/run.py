@@ -58,7 +58,12 @@ class RunRefused(click.ClickException):
 )
 @click.option("--upload", is_flag=True, help="Upload the bundle when the run finishes.")
 @click.option("--server", metavar="URL", help="The nvmedb site for --upload (default: the one you logged in to).")
-@click.option("--wait", is_flag=True, help="With --upload, wait until the site has processed the bundle.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="With --upload, wait until the site has processed the bundle, then print how the unit compares with "
+    "the others of its model.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (progress goes to stderr).")
 @click.option("--system-root", type=click.Path(path_type=Path), default=Path("/"), hidden=True)
 def run(

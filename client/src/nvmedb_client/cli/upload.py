@@ -13,8 +13,9 @@ def upload(bundle: Path, server: str | None, wait: bool) -> None:
     """Send a bundle to the site and print the submission's URL.
 
     Network errors and server errors are retried with backoff; sending the same bundle twice is harmless. With
-    --wait, the final status is printed (`published`, or `rejected` with the rule that failed) and the exit code is
-    non-zero unless the submission was published.
+    --wait, the final status is printed (`published`, or `rejected` with the rule that failed), then where the unit
+    sits among the other units of its model and what may explain a gap, and the submission's page last; the exit
+    code is non-zero unless the submission was published.
 
     \b
     Example:

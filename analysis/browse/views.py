@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
-from analysis.browse import charts, queries, raw_files, units
+from analysis.browse import charts, drive_page, factors, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
@@ -72,9 +72,11 @@ def _drive_and_data(request: HttpRequest, slug: str) -> tuple[queries.DriveData 
 
 
 def _render_drive(
-    request: HttpRequest, data: queries.DriveData, *, proposal_form=None, status: int = 200
+    request: HttpRequest, data: queries.DriveData, *, proposal_form=None, status: int = 200, steady=None
 ) -> HttpResponse:
     overall = data.overall
+    if steady is None:
+        steady = drive_page.steady_detail(data, None)
     for row in data.flag_counts:
         row["label"] = FlagKind(row["kind"]).label if row["kind"] in FlagKind.values else row["kind"]
         row["help"] = FLAG_HELP.get(row["kind"], "")
@@ -101,11 +103,13 @@ def _render_drive(
         )
         if level_rows
         else "",
-        "charts_html": charts.drive_charts_html(
+        "sections": drive_page.sections_html(
             data,
             csv_link=lambda key: _csv_link(request, "drive-chart-csv", data.drive.slug, key),
-            cacheable=not request.GET,
+            cacheable=set(request.GET) <= {"variable"},
         ),
+        "steady": steady,
+        "spread": _spread_context(data),
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
@@ -115,6 +119,20 @@ def _render_drive(
         "n_units": data.summary.n_units,
     }
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+def _spread_context(data: queries.DriveData) -> dict:
+    found = drive_page.spread_explained(data)
+    op = found["op"]
+    return {
+        "rows": [r for r in found["rows"] if r.varies],
+        "same": [r for r in found["rows"] if not r.varies],
+        "op_figures": [(units.percent(hidden), units.percent(spare), n) for hidden, spare, n in op.figures],
+        "op_below_capacity": op.below_capacity,
+        "op_unknown_units": op.unknown_units,
+        "op_breakdown": found.get("op_breakdown", []),
+        "full_namespace_pct": units.significant(factors.FULL_NAMESPACE_TOLERANCE * 100),
+    }
 
 
 def _with_window(cell: dict | None, headline, data: queries.DriveData) -> dict | None:
@@ -128,7 +146,12 @@ def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
     data, error = _drive_and_data(request, slug)
     if data is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    return _render_drive(request, data)
+    try:
+        steady = drive_page.steady_detail(data, request.GET.get("variable") or None)
+    except drive_page.UnknownVariable as exc:
+        return HttpResponse(f"{exc} Pick one from the list on the page.", status=400,
+                            content_type="text/plain; charset=utf-8")  # fmt: skip
+    return _render_drive(request, data, steady=steady)
 
 
 def _csv_link(request: HttpRequest, url_name: str, *args) -> str:

@@ -93,6 +93,8 @@ class FactorRow:
     levels: list[tuple[str, int, float]]  # (level, units, median in the metric's stored unit), lowest first
     effect_pct: float | None  # highest ÷ lowest level median − 1, in %; None with one level
     n_units: int
+    groups: frozenset = frozenset()  # the units of each level: factors that split units alike cannot be told apart
+    moves_with: list[str] = field(default_factory=list)
 
     @property
     def varies(self) -> bool:
@@ -143,13 +145,18 @@ def factor_row(factor: Factor, runs: list[dict]) -> FactorRow:
     if len(levels) >= 2 and levels[0][2] > 0:
         effect = (levels[-1][2] / levels[0][2] - 1) * 100
     n_units = len({u for by_unit in per_unit.values() for u in by_unit})
-    return FactorRow(factor.key, factor.label, factor.why, metric, BY_KEY[metric].label, levels, effect, n_units)
+    groups = frozenset(frozenset(by_unit) for by_unit in per_unit.values())
+    return FactorRow(
+        factor.key, factor.label, factor.why, metric, BY_KEY[metric].label, levels, effect, n_units, groups
+    )
 
 
 def factor_rows(runs: list[dict]) -> list[FactorRow]:
     """Every factor, those that vary first (largest effect first), then those the same for every unit."""
     rows = [factor_row(f, runs) for f in FACTORS]
     varying = sorted((r for r in rows if r.varies), key=lambda r: -(r.effect_pct or 0))
+    for row in varying:
+        row.moves_with = [o.label for o in varying if o is not row and o.groups == row.groups]
     return varying + [r for r in rows if not r.varies and r.levels]
 
 

@@ -21,8 +21,9 @@ from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, R
 from analysis.browse.methodology import methodology_context, methodology_html
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.filters import DriveFilter
-from analysis.headline import HEADLINES, window_label
+from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
+from analysis.models.metadata import SPEC_FIELDS
 from submissions.selectors import submission_for_viewer
 
 PER_PAGE = 25
@@ -110,6 +111,7 @@ def _render_drive(
         ),
         "steady": steady,
         "spread": _spread_context(data),
+        "spec_rows": _spec_rows(data),
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
@@ -119,6 +121,24 @@ def _render_drive(
         "n_units": data.summary.n_units,
     }
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+def _spec_rows(data: queries.DriveData) -> list[tuple[str, str, str, str]]:
+    """(metric, spec sheet, measured median, measured ÷ spec) for each vendor figure on record."""
+    rows = []
+    for name, metric in SPEC_FIELDS.items():
+        spec = getattr(data.drive, name)
+        if spec is None:
+            continue
+        headline, aggregate = BY_KEY[metric], data.overall.get(metric)
+        measured = aggregate.median if aggregate else None
+        rows.append((
+            headline.label,
+            units.by_unit(headline.unit, spec),
+            units.by_unit(headline.unit, measured),
+            units.percent(measured / spec) if measured is not None and spec else units.MISSING,
+        ))  # fmt: skip
+    return rows
 
 
 def _spread_context(data: queries.DriveData) -> dict:
@@ -197,6 +217,7 @@ def propose_metadata(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _render_drive(request, data, proposal_form=form, status=400)
     values = {name: form.cleaned_data.get(name, "") for name in ("controller", "nand_type", "dram", "form_factor")}
+    values.update(form.spec_values())
     metadata_services.proposal_create(
         drive_model=drive,
         proposer=request.user,

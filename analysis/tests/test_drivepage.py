@@ -168,3 +168,37 @@ def test_the_overprovisioning_summary_counts_units_per_figure_and_flags_a_shrunk
     assert summary.figures == [(0.0, 0.0, 1), (0.125, pytest.approx(0.125 / 0.875), 1)]
     assert summary.below_capacity and summary.unknown_units == 1
     assert not factors.overprovisioning_summary([run(1, 1, overprovisioning=0.0004)]).below_capacity
+
+
+def test_approved_spec_sheet_figures_are_compared_with_the_measured_medians(
+    client, admin_client, drive, django_user_model
+):
+    from analysis.models import DriveMetadataProposal
+
+    html = client.get("/drives/acme-990-1tb/").content.decode()
+    assert "no vendor figures on record" in html
+    client.force_login(django_user_model.objects.create_user("proposer", password="x" * 12))
+    response = client.post("/drives/acme-990-1tb/metadata/", {
+        "spec_seq_read_mb_s": "14000", "spec_rand_read_iops": "1400000", "source_url": "https://example.org/spec",
+    })  # fmt: skip
+    assert response.status_code == 302
+    proposal = DriveMetadataProposal.objects.get()
+    assert proposal.spec_seq_read_bytes_per_s == 14e9 and proposal.spec_rand_read_iops == 1.4e6
+    assert "Spec sheet vs measured" not in client.get("/drives/acme-990-1tb/").content.decode()  # not before review
+    admin_client.post("/admin/analysis/drivemetadataproposal/",
+                      {"action": "approve_proposals", "_selected_action": [proposal.pk]})  # fmt: skip
+    drive.refresh_from_db()
+    assert drive.spec_source_url == "https://example.org/spec"
+    html = client.get("/drives/acme-990-1tb/").content.decode()
+    table = visible_text(html[html.index('id="spec-sheet"') : html.index("</table>", html.index('id="spec-sheet"'))])
+    assert "1024 KiB sequential read" in table and "14.0 GB/s" in table
+    median = drive.aggregates.get(metric="bw_1m_read", factor="all").median
+    assert f"{100 * median / 14e9:.3g}%" in table or f"{100 * median / 14e9:.1f}%" in table
+    assert "4 KiB random read" in table and "1.40M IOPS" in table
+
+
+def test_a_spec_figure_must_be_positive(client, drive, django_user_model):
+    client.force_login(django_user_model.objects.create_user("p4", password="x" * 12))
+    response = client.post("/drives/acme-990-1tb/metadata/", {"spec_rand_read_iops": "-5",
+                                                               "source_url": "https://example.org/spec"})  # fmt: skip
+    assert response.status_code == 400

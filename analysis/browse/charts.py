@@ -203,22 +203,6 @@ def drive_charts(data: DriveData) -> list[Chart]:
     return [c for c in charts if c.rows]
 
 
-def drive_charts_html(data: DriveData, *, csv_link, cacheable: bool) -> str:
-    """Every chart of the drive page as HTML. The default page (no query parameters) derives only from the drive's
-    data version, so its charts are built once per version and cached as HTML."""
-    key = f"browse:drive-charts-html:v1:{data.drive.pk}:{data.version}"
-    cacheable = cacheable and data.version is not None and data.is_default_selection
-    if cacheable and (found := cache.get(key)) is not None:
-        return mark_safe(found)  # noqa: S308 -- built below from escaped parts
-    built = drive_charts(data)
-    for chart in built:
-        chart.csv_url = csv_link(chart.key)
-    html = "".join(chart.html for chart in built) or "<p>No measurements to chart.</p>"
-    if cacheable:
-        cache.set(key, str(html), STATISTICS_SECONDS)
-    return mark_safe(html)  # noqa: S308 -- every chart's html is built with format_html
-
-
 def cached_breakdowns(data: DriveData) -> list[Chart]:
     """The breakdowns read every public run; they change only with the drive's data version, so they are cached."""
     if data.version is None:

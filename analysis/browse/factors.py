@@ -160,6 +160,15 @@ def factor_rows(runs: list[dict]) -> list[FactorRow]:
     return varying + [r for r in rows if not r.varies and r.levels]
 
 
+def confounded_groups(rows: list[FactorRow]) -> list[list[str]]:
+    """The labels of factors that split the units into the same groups, each group once."""
+    groups: dict[frozenset, list[str]] = {}
+    for row in rows:
+        if row.varies and row.moves_with:
+            groups.setdefault(frozenset([row.label, *row.moves_with]), [row.label, *row.moves_with])
+    return list(groups.values())
+
+
 def overprovisioning_summary(runs: list[dict]) -> Overprovisioning:
     by_share: dict[float, set] = defaultdict(set)
     unknown: set = set()

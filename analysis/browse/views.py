@@ -78,6 +78,7 @@ def _render_drive(
     overall = data.overall
     if steady is None:
         steady = drive_page.steady_detail(data, None)
+    spec_rows = _spec_rows(data)
     for row in data.flag_counts:
         row["label"] = FlagKind(row["kind"]).label if row["kind"] in FlagKind.values else row["kind"]
         row["help"] = FLAG_HELP.get(row["kind"], "")
@@ -98,7 +99,10 @@ def _render_drive(
     context = {
         "drive": data.drive,
         "data": data,
-        "headlines": [(h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data)) for h in HEADLINES],
+        "headlines": [
+            (h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data), spec_rows.get(h.key))
+            for h in HEADLINES
+        ],
         "level_table": charts.html_table(
             ["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], level_rows, text_columns=5
         )
@@ -111,7 +115,7 @@ def _render_drive(
         ),
         "steady": steady,
         "spread": _spread_context(data),
-        "spec_rows": _spec_rows(data),
+        "spec_rows": spec_rows,
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
@@ -123,21 +127,16 @@ def _render_drive(
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
 
 
-def _spec_rows(data: queries.DriveData) -> list[tuple[str, str, str, str]]:
-    """(metric, spec sheet, measured median, measured ÷ spec) for each vendor figure on record."""
-    rows = []
+def _spec_rows(data: queries.DriveData) -> dict[str, tuple[str, str]]:
+    """Headline key -> (the vendor's figure, the measured median's share of it) for each figure on record."""
+    rows = {}
     for name, metric in SPEC_FIELDS.items():
         spec = getattr(data.drive, name)
         if spec is None:
             continue
         headline, aggregate = BY_KEY[metric], data.overall.get(metric)
         measured = aggregate.median if aggregate else None
-        rows.append((
-            headline.label,
-            units.by_unit(headline.unit, spec),
-            units.by_unit(headline.unit, measured),
-            units.percent(measured / spec) if measured is not None and spec else units.MISSING,
-        ))  # fmt: skip
+        rows[metric] = (units.by_unit(headline.unit, spec), units.percent(measured / spec) if measured else "")
     return rows
 
 
@@ -147,6 +146,7 @@ def _spread_context(data: queries.DriveData) -> dict:
     return {
         "rows": [r for r in found["rows"] if r.varies],
         "same": [r for r in found["rows"] if not r.varies],
+        "confounded": factors.confounded_groups(found["rows"]),
         "op_figures": [(units.percent(hidden), units.percent(spare), n) for hidden, spare, n in op.figures],
         "op_below_capacity": op.below_capacity,
         "op_unknown_units": op.unknown_units,

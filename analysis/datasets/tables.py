@@ -270,6 +270,12 @@ DRIVE_COLUMNS: tuple[Column, ...] = (
     _c("controller", "string", "Controller."),
     _c("nand_type", "string", "NAND type."),
     _c("dram", "string", "DRAM cache."),
+    _c("spec_seq_read_bytes_per_s", "number", "Vendor spec sheet: sequential read (approved contributor proposal).",
+       unit="bytes/s"),
+    _c("spec_seq_write_bytes_per_s", "number", "Vendor spec sheet: sequential write.", unit="bytes/s"),
+    _c("spec_rand_read_iops", "number", "Vendor spec sheet: 4 KiB random read.", unit="IOPS"),
+    _c("spec_rand_write_iops", "number", "Vendor spec sheet: 4 KiB random write.", unit="IOPS"),
+    _c("spec_source_url", "string", "Where the spec-sheet figures come from."),
 )  # fmt: skip
 
 SUBMISSION_COLUMNS: tuple[Column, ...] = (

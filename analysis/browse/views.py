@@ -110,7 +110,7 @@ def _render_drive(
         else "",
         "sections": drive_page.sections_html(
             data,
-            csv_link=lambda key: _csv_link(request, "drive-chart-csv", data.drive.slug, key),
+            csv_link=lambda key: _chart_csv_link(data, key),
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
@@ -172,6 +172,12 @@ def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
         return HttpResponse(f"{exc} Pick one from the list on the page.", status=400,
                             content_type="text/plain; charset=utf-8")  # fmt: skip
     return _render_drive(request, data, steady=steady)
+
+
+def _chart_csv_link(data: queries.DriveData, key: str) -> str:
+    """A drive chart's CSV: the submission picked (if any) is all that changes its numbers."""
+    url = reverse("drive-chart-csv", args=(data.drive.slug, key))
+    return url + (f"?submission={data.chosen_submission}" if data.chosen_submission else "")
 
 
 def _csv_link(request: HttpRequest, url_name: str, *args) -> str:

@@ -94,6 +94,19 @@ def test_no_chart_legend_has_more_than_twelve_entries(client, shared_samples):
     assert len(re.findall(r"<option ", html)) > 12  # every variable stays reachable through the selector
 
 
+def test_the_selector_keeps_the_chosen_submission(client, drive):
+    submission = TestRun.objects.filter(drive_model=drive, firmware__revision="FW1").first().submission_id
+    html = client.get("/drives/acme-990-1tb/", {"submission": submission}).content.decode()
+    form = html[html.index("data-variable-picker") : html.index("</form>", html.index("data-variable-picker"))]
+    assert f'name="submission" value="{submission}"' in form
+    response = client.get(
+        "/drives/acme-990-1tb/", {"submission": submission, "variable": "tp.write_bw_bytes_per_s.rw000.bs1048576"}
+    )
+    assert response.status_code == 200
+    assert "Measurement window: write throughput, 1 MiB, 0/100 R/W" in response.content.decode()
+    assert f"iops.csv?submission={submission}" in response.content.decode()
+
+
 def test_overprovisioning_shows_both_figures_and_flags_a_shrunk_namespace(client, drive):
     html = client.get("/drives/acme-990-1tb/").content.decode()
     op = visible_text(

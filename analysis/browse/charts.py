@@ -10,9 +10,11 @@ from __future__ import annotations
 import copy
 import html
 import math
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from django.core.cache import cache
 from django.utils.html import escape, format_html, format_html_join, json_script
@@ -296,6 +298,19 @@ def variable_label(window) -> str:
     return f"{what}, {units.block_size(window.block_size_bytes)}, {units.mix(window.read_pct)}"
 
 
+RAW_VARIABLE = re.compile(r"\b(?:iops|tp|lat|wsat)\.([a-z_]+)\.rw(\d{3})\.bs(\d+)\b")
+
+
+def humanize_variables(text: str) -> str:
+    """Stored tracking-variable ids inside a sentence (a flag's reason, a verdict's note) as their human labels."""
+
+    def label(match: re.Match) -> str:
+        metric, read_pct, block = match.group(1), int(match.group(2)), int(match.group(3))
+        return variable_label(SimpleNamespace(metric=metric, read_pct=read_pct, block_size_bytes=block))
+
+    return RAW_VARIABLE.sub(label, text or "")
+
+
 def convergence_windows(windows: list) -> list:
     """The tracking variables the convergence chart draws: the headline cells first, then by block size and mix."""
     headline_cells = {(h.phase, h.block_size_bytes, h.read_pct) for h in BY_KEY.values()}
@@ -407,7 +422,7 @@ def window_chart(window) -> Chart:
         ("Allowed (10% of average)", scaled(window.slope_excursion_limit)),
     ]
     if window.claim_differs:
-        verdict.append(("Client's claim", "differs: " + (window.note or "see the submission page")))
+        verdict.append(("Client's claim", "differs: " + (humanize_variables(window.note) or "see the submission page")))
     return Chart(
         key=f"window-{window.pk}",
         title=f"Measurement window: {variable_label(window)}",

@@ -116,6 +116,7 @@ def _render_drive(
         "steady": steady,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
+        "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),

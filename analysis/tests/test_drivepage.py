@@ -218,3 +218,30 @@ def test_a_spec_figure_must_be_positive(client, drive, django_user_model):
     response = client.post("/drives/acme-990-1tb/metadata/", {"spec_rand_read_iops": "-5",
                                                                "source_url": "https://example.org/spec"})  # fmt: skip
     assert response.status_code == 400
+
+
+def test_variable_ids_inside_sentences_read_as_labels():
+    from analysis.browse.charts import humanize_variables
+
+    text = "The client claimed a verdict on iops.total_iops.rw065.bs4096, which no measured run holds."
+    assert (
+        humanize_variables(text)
+        == "The client claimed a verdict on IOPS, 4 KiB, 65/35 R/W, which no measured run holds."
+    )
+    assert humanize_variables("tp.read_bw_bytes_per_s.rw100.bs1048576") == "read throughput, 1 MiB, 100/0 R/W"
+
+
+def test_a_flag_naming_a_variable_shows_its_label(client, drive):
+    from analysis.models import Flag
+
+    run = TestRun.objects.filter(drive_model=drive, test="iops").order_by("id").last()
+    Flag.objects.create(
+        submission_id=run.submission_id,
+        test_run=run,
+        kind="steady_state_claim_differs",
+        reason="The client claimed a verdict on iops.total_iops.rw065.bs4096, which no run holds.",
+    )
+    refresh_aggregates(drive_model=drive)
+    html = client.get("/drives/acme-990-1tb/", {"submission": run.submission_id}).content.decode()
+    assert "claimed a verdict on IOPS, 4 KiB, 65/35 R/W" in html
+    assert not RAW_ID.search(visible_text(html))

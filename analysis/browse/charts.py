@@ -10,9 +10,11 @@ from __future__ import annotations
 import copy
 import html
 import math
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 from django.core.cache import cache
 from django.utils.html import escape, format_html, format_html_join, json_script
@@ -203,22 +205,6 @@ def drive_charts(data: DriveData) -> list[Chart]:
     return [c for c in charts if c.rows]
 
 
-def drive_charts_html(data: DriveData, *, csv_link, cacheable: bool) -> str:
-    """Every chart of the drive page as HTML. The default page (no query parameters) derives only from the drive's
-    data version, so its charts are built once per version and cached as HTML."""
-    key = f"browse:drive-charts-html:v1:{data.drive.pk}:{data.version}"
-    cacheable = cacheable and data.version is not None and data.is_default_selection
-    if cacheable and (found := cache.get(key)) is not None:
-        return mark_safe(found)  # noqa: S308 -- built below from escaped parts
-    built = drive_charts(data)
-    for chart in built:
-        chart.csv_url = csv_link(chart.key)
-    html = "".join(chart.html for chart in built) or "<p>No measurements to chart.</p>"
-    if cacheable:
-        cache.set(key, str(html), STATISTICS_SECONDS)
-    return mark_safe(html)  # noqa: S308 -- every chart's html is built with format_html
-
-
 def cached_breakdowns(data: DriveData) -> list[Chart]:
     """The breakdowns read every public run; they change only with the drive's data version, so they are cached."""
     if data.version is None:
@@ -300,10 +286,47 @@ def iops_heatmap(rows: list[dict], *, window: str) -> Chart:
     )
 
 
+CONVERGENCE_LINES = 8  # a legend of more than a dozen lines cannot be read; the selector reaches every variable
+
+
+def variable_label(window) -> str:
+    """A tracking variable as people read it: "IOPS, 4 KiB, 65/35 R/W", never iops.total_iops.rw065.bs4096."""
+    what = {"total_iops": "IOPS", "read_iops": "read IOPS", "write_iops": "write IOPS",
+            "read_bw_bytes_per_s": "read throughput", "write_bw_bytes_per_s": "write throughput",
+            "total_bw_bytes_per_s": "throughput", "lat_mean_ns": "mean latency",
+            "lat_p9999_ns": "99.99% latency", "lat_max_ns": "maximum latency"}.get(window.metric, "value")  # fmt: skip
+    return f"{what}, {units.block_size(window.block_size_bytes)}, {units.mix(window.read_pct)}"
+
+
+RAW_VARIABLE = re.compile(r"\b(?:iops|tp|lat|wsat)\.([a-z_]+)\.rw(\d{3})\.bs(\d+)\b")
+
+
+def humanize_variables(text: str) -> str:
+    """Stored tracking-variable ids inside a sentence (a flag's reason, a verdict's note) as their human labels."""
+
+    def label(match: re.Match) -> str:
+        metric, read_pct, block = match.group(1), int(match.group(2)), int(match.group(3))
+        return variable_label(SimpleNamespace(metric=metric, read_pct=read_pct, block_size_bytes=block))
+
+    return RAW_VARIABLE.sub(label, text or "")
+
+
+def convergence_windows(windows: list) -> list:
+    """The tracking variables the convergence chart draws: the headline cells first, then by block size and mix."""
+    headline_cells = {(h.phase, h.block_size_bytes, h.read_pct) for h in BY_KEY.values()}
+    ordered = sorted(
+        windows,
+        key=lambda w: ((w.phase, w.block_size_bytes, w.read_pct) not in headline_cells, w.block_size_bytes,
+                       -w.read_pct),
+    )  # fmt: skip
+    return ordered[:CONVERGENCE_LINES]
+
+
 def steady_charts(data: DriveData, run: dict) -> list[Chart]:
-    windows = [w for w in data.windows if w.test_run_id == run["id"]]
-    if not windows:
+    every_window = [w for w in data.windows if w.test_run_id == run["id"]]
+    if not every_window:
         return []
+    windows = convergence_windows(every_window)
     rows = data.measurements.get(run["id"], [])
     unit = _metric_unit(windows[0].metric)
     divisor, axis = units.axis_for(unit, [r.get(w.metric) for r in rows for w in windows[:1]])
@@ -324,7 +347,7 @@ def steady_charts(data: DriveData, run: dict) -> list[Chart]:
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": plot_text(window.variable),
+                "name": plot_text(variable_label(window)),
                 "x": ordered,
                 "y": [_round(_scaled(series[n], divisor), 2) for n in ordered],
                 "line": {"color": PALETTE[i % len(PALETTE)]},
@@ -338,11 +361,20 @@ def steady_charts(data: DriveData, run: dict) -> list[Chart]:
         key=f"steady-{test}",
         title=f"Steady-state convergence, {test.upper()} test: tracking variables by round",
         figure={"data": traces, "layout": _layout("Tracking variables by round", "Round", axis, xaxis={"dtick": 1})},
-        columns=["Round", *[f"{w.variable} ({axis})" for w in windows]],
+        columns=["Round", *[f"{variable_label(w)} ({axis})" for w in windows]],
         rows=table,
-        note="Each line is one tracking variable; the test stops at the first round where all are steady.",
+        note="Each line is one tracking variable; the test stops at the first round where all are steady."
+        + (
+            f" {len(windows)} of its {len(every_window)} variables are drawn (the headline cells first); pick any"
+            " in the steady-state detail below."
+            if len(every_window) > len(windows)
+            else ""
+        ),
     )
-    return [convergence, *[window_chart(w) for w in windows if w.rounds and w.values and w.average is not None]]
+    return [
+        convergence,
+        *[window_chart(w) for w in every_window if w.rounds and w.values and w.average is not None],
+    ]
 
 
 def window_chart(window) -> Chart:
@@ -390,13 +422,13 @@ def window_chart(window) -> Chart:
         ("Allowed (10% of average)", scaled(window.slope_excursion_limit)),
     ]
     if window.claim_differs:
-        verdict.append(("Client's claim", "differs: " + (window.note or "see the submission page")))
+        verdict.append(("Client's claim", "differs: " + (humanize_variables(window.note) or "see the submission page")))
     return Chart(
         key=f"window-{window.pk}",
-        title=f"Measurement window of {window.variable}",
+        title=f"Measurement window: {variable_label(window)}",
         figure={
             "data": traces,
-            "layout": _layout(f"Measurement window: {window.variable}", "Round", axis, xaxis={"dtick": 1}),
+            "layout": _layout(f"Measurement window: {variable_label(window)}", "Round", axis, xaxis={"dtick": 1}),
         },
         columns=["Round", f"Measured ({axis})", f"Average ({axis})", f"Fitted ({axis})"],
         rows=table,

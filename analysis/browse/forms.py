@@ -62,6 +62,22 @@ class MetadataProposalForm(forms.ModelForm):
             "dram": "e.g. '1 GB LPDDR4' or 'none (HMB)'.",
         }
 
+    # spec-sheet figures are entered as vendors print them (MB/s, IOPS) and stored in SI units
+    spec_seq_read_mb_s = forms.FloatField(required=False, min_value=1, label="Spec sheet: sequential read (MB/s)")
+    spec_seq_write_mb_s = forms.FloatField(required=False, min_value=1, label="Spec sheet: sequential write (MB/s)")
+    spec_rand_read_iops = forms.FloatField(required=False, min_value=1, label="Spec sheet: 4 KiB random read (IOPS)")
+    spec_rand_write_iops = forms.FloatField(required=False, min_value=1, label="Spec sheet: 4 KiB random write (IOPS)")
+
+    def spec_values(self) -> dict[str, float | None]:
+        mb = 1e6
+        read, write = self.cleaned_data.get("spec_seq_read_mb_s"), self.cleaned_data.get("spec_seq_write_mb_s")
+        return {
+            "spec_seq_read_bytes_per_s": read * mb if read else None,
+            "spec_seq_write_bytes_per_s": write * mb if write else None,
+            "spec_rand_read_iops": self.cleaned_data.get("spec_rand_read_iops"),
+            "spec_rand_write_iops": self.cleaned_data.get("spec_rand_write_iops"),
+        }
+
     def clean_source_url(self) -> str:
         url = self.cleaned_data["source_url"]
         if not url.lower().startswith(("https://", "http://")):
@@ -70,6 +86,11 @@ class MetadataProposalForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if not any((cleaned.get(name) or "").strip() for name in ("controller", "nand_type", "dram", "form_factor")):
-            raise forms.ValidationError("Propose at least one of controller, NAND type, DRAM or form factor.")
+        text = any((cleaned.get(name) or "").strip() for name in ("controller", "nand_type", "dram", "form_factor"))
+        spec = any(cleaned.get(name) for name in ("spec_seq_read_mb_s", "spec_seq_write_mb_s", "spec_rand_read_iops",
+                                                   "spec_rand_write_iops"))  # fmt: skip
+        if not (text or spec):
+            raise forms.ValidationError(
+                "Propose at least one of controller, NAND type, DRAM, form factor or a spec-sheet figure."
+            )
         return cleaned

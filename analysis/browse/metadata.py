@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from analysis.models import DriveMetadataProposal, DriveModel, ProposalStatus
-from analysis.models.metadata import METADATA_FIELDS
+from analysis.models.metadata import METADATA_FIELDS, SPEC_FIELDS
 
 
 class NothingProposed(ValueError):
@@ -19,11 +19,17 @@ class AlreadyReviewed(ValueError):
 
 
 def proposal_create(
-    *, drive_model: DriveModel, proposer: AbstractBaseUser, values: dict[str, str], source_url: str, note: str = ""
+    *, drive_model: DriveModel, proposer: AbstractBaseUser, values: dict, source_url: str, note: str = ""
 ) -> DriveMetadataProposal:
-    cleaned = {name: (values.get(name) or "").strip() for name in METADATA_FIELDS}
-    if not any(cleaned.values()):
-        raise NothingProposed("Propose at least one of controller, NAND type, DRAM or form factor.")
+    """`values`: text for METADATA_FIELDS, non-negative numbers in SI units (bytes/s, IOPS) for SPEC_FIELDS."""
+    cleaned: dict = {name: (values.get(name) or "").strip() for name in METADATA_FIELDS}
+    for name in SPEC_FIELDS:
+        value = values.get(name)
+        if value is not None and not (isinstance(value, int | float) and value > 0):
+            raise NothingProposed(f"{name} must be a positive number.")
+        cleaned[name] = value
+    if not any(v for v in cleaned.values()):
+        raise NothingProposed("Propose at least one of controller, NAND type, DRAM, form factor or a spec figure.")
     return DriveMetadataProposal.objects.create(
         drive_model=drive_model, proposer=proposer, source_url=source_url, note=note, **cleaned
     )
@@ -39,6 +45,9 @@ def proposal_approve(*, proposal: DriveMetadataProposal, reviewer: AbstractBaseU
     values = proposal.proposed_values()
     for name, value in values.items():
         setattr(drive_model, name, value)
+    if any(name in SPEC_FIELDS for name in values):
+        drive_model.spec_source_url = proposal.source_url
+        values["spec_source_url"] = proposal.source_url
     drive_model.save(update_fields=list(values))
     _review(proposal, ProposalStatus.APPROVED, reviewer)
     return drive_model

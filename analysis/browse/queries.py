@@ -521,3 +521,30 @@ def submission_dataset(*, submission, with_files: bool) -> dict:
             files_error = f"The stored bundle could not be read: {exc}"
     trial = any(is_trial(run) for run in runs)
     return {"runs": runs, "flags": flags, "files": files, "files_error": files_error, "trial": trial}
+
+
+# --- drive page: what explains the spread -------------------------------------------------------------------------
+
+FACTOR_RUN_FIELDS = ("id", "unit_id", "firmware__revision", "pcie_link__generation", "pcie_link__below_capability",
+                     "host__cpu_model", "overprovisioning", "percentage_used")  # fmt: skip
+
+
+def factor_runs(drive_id: int) -> list[dict]:
+    """Every public run of a drive with what the spread factors read (analysis.browse.factors), in one query: the
+    headline metrics as floats and whether a bus-bound or thermal flag touches the run."""
+    from analysis.browse.factors import FACTOR_METRICS
+    from analysis.models import FlagKind
+
+    def flagged(kind: str) -> Exists:
+        on_run = Q(test_run=OuterRef("pk")) | Q(submission=OuterRef("submission_id"), test_run__isnull=True)
+        return Exists(Flag.objects.filter(on_run, kind=kind))
+
+    metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in FACTOR_METRICS}
+    rows = (
+        public_test_runs()
+        .filter(drive_model_id=drive_id)
+        .annotate(**metrics, bus_bound=flagged(FlagKind.BUS_BOUND), thermal_throttle=flagged(FlagKind.THERMAL_THROTTLE))
+        .order_by("id")
+        .values(*FACTOR_RUN_FIELDS, *metrics, "bus_bound", "thermal_throttle")
+    )
+    return list(rows)

@@ -15,14 +15,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
-from analysis.browse import charts, queries, raw_files, units
+from analysis.browse import charts, drive_page, factors, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.filters import DriveFilter
-from analysis.headline import HEADLINES, window_label
+from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
+from analysis.models.metadata import SPEC_FIELDS
 from submissions.selectors import submission_for_viewer
 
 PER_PAGE = 25
@@ -72,9 +73,12 @@ def _drive_and_data(request: HttpRequest, slug: str) -> tuple[queries.DriveData 
 
 
 def _render_drive(
-    request: HttpRequest, data: queries.DriveData, *, proposal_form=None, status: int = 200
+    request: HttpRequest, data: queries.DriveData, *, proposal_form=None, status: int = 200, steady=None
 ) -> HttpResponse:
     overall = data.overall
+    if steady is None:
+        steady = drive_page.steady_detail(data, None)
+    spec_rows = _spec_rows(data)
     for row in data.flag_counts:
         row["label"] = FlagKind(row["kind"]).label if row["kind"] in FlagKind.values else row["kind"]
         row["help"] = FLAG_HELP.get(row["kind"], "")
@@ -95,17 +99,24 @@ def _render_drive(
     context = {
         "drive": data.drive,
         "data": data,
-        "headlines": [(h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data)) for h in HEADLINES],
+        "headlines": [
+            (h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data), spec_rows.get(h.key))
+            for h in HEADLINES
+        ],
         "level_table": charts.html_table(
             ["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], level_rows, text_columns=5
         )
         if level_rows
         else "",
-        "charts_html": charts.drive_charts_html(
+        "sections": drive_page.sections_html(
             data,
-            csv_link=lambda key: _csv_link(request, "drive-chart-csv", data.drive.slug, key),
-            cacheable=not request.GET,
+            csv_link=lambda key: _chart_csv_link(data, key),
+            cacheable=set(request.GET) <= {"variable"},
         ),
+        "steady": steady,
+        "spread": _spread_context(data),
+        "spec_rows": spec_rows,
+        "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
@@ -115,6 +126,34 @@ def _render_drive(
         "n_units": data.summary.n_units,
     }
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+def _spec_rows(data: queries.DriveData) -> dict[str, tuple[str, str]]:
+    """Headline key -> (the vendor's figure, the measured median's share of it) for each figure on record."""
+    rows = {}
+    for name, metric in SPEC_FIELDS.items():
+        spec = getattr(data.drive, name)
+        if spec is None:
+            continue
+        headline, aggregate = BY_KEY[metric], data.overall.get(metric)
+        measured = aggregate.median if aggregate else None
+        rows[metric] = (units.by_unit(headline.unit, spec), units.percent(measured / spec) if measured else "")
+    return rows
+
+
+def _spread_context(data: queries.DriveData) -> dict:
+    found = drive_page.spread_explained(data)
+    op = found["op"]
+    return {
+        "rows": [r for r in found["rows"] if r.varies],
+        "same": [r for r in found["rows"] if not r.varies],
+        "confounded": factors.confounded_groups(found["rows"]),
+        "op_figures": [(units.percent(hidden), units.percent(spare), n) for hidden, spare, n in op.figures],
+        "op_below_capacity": op.below_capacity,
+        "op_unknown_units": op.unknown_units,
+        "op_breakdown": found.get("op_breakdown", []),
+        "full_namespace_pct": units.significant(factors.FULL_NAMESPACE_TOLERANCE * 100),
+    }
 
 
 def _with_window(cell: dict | None, headline, data: queries.DriveData) -> dict | None:
@@ -128,7 +167,18 @@ def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
     data, error = _drive_and_data(request, slug)
     if data is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    return _render_drive(request, data)
+    try:
+        steady = drive_page.steady_detail(data, request.GET.get("variable") or None)
+    except drive_page.UnknownVariable as exc:
+        return HttpResponse(f"{exc} Pick one from the list on the page.", status=400,
+                            content_type="text/plain; charset=utf-8")  # fmt: skip
+    return _render_drive(request, data, steady=steady)
+
+
+def _chart_csv_link(data: queries.DriveData, key: str) -> str:
+    """A drive chart's CSV: the submission picked (if any) is all that changes its numbers."""
+    url = reverse("drive-chart-csv", args=(data.drive.slug, key))
+    return url + (f"?submission={data.chosen_submission}" if data.chosen_submission else "")
 
 
 def _csv_link(request: HttpRequest, url_name: str, *args) -> str:
@@ -174,6 +224,7 @@ def propose_metadata(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _render_drive(request, data, proposal_form=form, status=400)
     values = {name: form.cleaned_data.get(name, "") for name in ("controller", "nand_type", "dram", "form_factor")}
+    values.update(form.spec_values())
     metadata_services.proposal_create(
         drive_model=drive,
         proposer=request.user,

@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db.models import BooleanField, CharField, ExpressionWrapper, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    CharField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Func,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 
 from analysis.models import DriveModel, Flag
 from analysis.selectors import public_measurements, public_submissions, public_test_runs, public_windows
@@ -70,6 +81,11 @@ def flag_kinds(condition: Q) -> Subquery:
     return Subquery(
         Flag.objects.filter(condition).order_by().values(kinds=SemicolonList("kind")), output_field=CharField()
     )
+
+
+def spare_vs_user_expression() -> ExpressionWrapper:
+    """p / (1 − p) in SQL (null when p is); p < 1 always, since a namespace has a size (analysis.overprovisioning)."""
+    return ExpressionWrapper(F("overprovisioning") / (1.0 - F("overprovisioning")), output_field=FloatField())
 
 
 def _c(name, type_, description, source=None, unit=""):
@@ -221,6 +237,10 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("target_kind", "string", "device or file."),
     _c("active_range_bytes", "integer", "Active range of the test.", unit="bytes"),
     _c("overprovisioning", "number", "Share of raw capacity not exposed to the host, 0..1."),
+    _c("namespace_size_bytes", "integer", "Size of the tested namespace (what the host can address).", unit="bytes"),
+    _c("spare_vs_user", "number", "Over-provisioning as vendors state it: hidden capacity ÷ user (namespace) "
+       "capacity, from overprovisioning p as p / (1 − p); 0.28 for a 1.28 TB drive sold as 1 TB.",
+       spare_vs_user_expression()),
     _c("write_cache", "string", "Volatile write cache during the run: enabled, disabled, or empty if unknown."),
     _c("purge_method", "string", "How the drive was purged before the test."),
     _c("fio_version", "string", "fio version."),
@@ -250,6 +270,12 @@ DRIVE_COLUMNS: tuple[Column, ...] = (
     _c("controller", "string", "Controller."),
     _c("nand_type", "string", "NAND type."),
     _c("dram", "string", "DRAM cache."),
+    _c("spec_seq_read_bytes_per_s", "number", "Vendor spec sheet: sequential read (approved contributor proposal).",
+       unit="bytes/s"),
+    _c("spec_seq_write_bytes_per_s", "number", "Vendor spec sheet: sequential write.", unit="bytes/s"),
+    _c("spec_rand_read_iops", "number", "Vendor spec sheet: 4 KiB random read.", unit="IOPS"),
+    _c("spec_rand_write_iops", "number", "Vendor spec sheet: 4 KiB random write.", unit="IOPS"),
+    _c("spec_source_url", "string", "Where the spec-sheet figures come from."),
 )  # fmt: skip
 
 SUBMISSION_COLUMNS: tuple[Column, ...] = (

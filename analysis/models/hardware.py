@@ -35,6 +35,12 @@ class DriveModel(models.Model):
     controller = models.CharField(max_length=100, blank=True)
     nand_type = models.CharField(max_length=100, blank=True)
     dram = models.CharField(max_length=100, blank=True)
+    # the vendor's spec-sheet figures, contributed with a source and approved by staff (analysis.browse.metadata)
+    spec_seq_read_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Spec sheet: sequential read.")
+    spec_seq_write_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Spec sheet: sequential write.")
+    spec_rand_read_iops = models.FloatField(null=True, blank=True, help_text="Spec sheet: 4 KiB random read IOPS.")
+    spec_rand_write_iops = models.FloatField(null=True, blank=True, help_text="Spec sheet: 4 KiB random write IOPS.")
+    spec_source_url = models.URLField(max_length=500, blank=True, help_text="Where the spec-sheet figures come from.")
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -51,7 +51,7 @@ def test_runs_that_never_reached_steady_state_are_labelled_as_their_last_rounds(
     assert _headline_rows(html).count(LAST_ROUNDS_MEAN) == 6
     assert f"IOPS by block size, one line per R/W mix ({LAST_ROUNDS_MEAN})" in html
     assert f"Each block size: {LAST_ROUNDS_MEAN}." in html
-    assert f"Completion latency of the worst direction ({LAST_ROUNDS_MEAN}); log scale." in html
+    assert f"Total latency (submission + completion) of the worst direction ({LAST_ROUNDS_MEAN}); log scale." in html
 
 
 def test_a_drive_with_steady_and_unsteady_runs_says_how_many_were_steady(client, browse_drive):

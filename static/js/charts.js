@@ -1,11 +1,12 @@
 // Draws every chart of the page from the figure embedded beside it (json_script); the tables stay as the fallback.
+// The steady-state variable picker works as a plain GET form; with JS it swaps the one chart in place instead.
 (function () {
   "use strict";
-  function draw() {
+  function draw(root) {
     if (typeof window.Plotly === "undefined") {
       return;
     }
-    document.querySelectorAll("[data-figure]").forEach(function (element) {
+    root.querySelectorAll("[data-figure]").forEach(function (element) {
       var source = document.getElementById(element.getAttribute("data-figure"));
       if (!source) {
         return;
@@ -18,9 +19,46 @@
       }
     });
   }
+  function picker(form) {
+    var select = form.querySelector("select");
+    var target = document.getElementById("steady-detail-chart");
+    if (!select || !target) {
+      return;
+    }
+    select.addEventListener("change", function () {
+      var url = new URL(window.location.href);
+      new FormData(form).forEach(function (value, name) {
+        url.searchParams.set(name, value);
+      });
+      url.hash = "";
+      fetch(url.toString(), { credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok) {
+            throw new Error("HTTP " + response.status);
+          }
+          return response.text();
+        })
+        .then(function (text) {
+          var fresh = new DOMParser().parseFromString(text, "text/html").getElementById("steady-detail-chart");
+          if (fresh) {
+            target.innerHTML = fresh.innerHTML;
+            draw(target);
+            window.history.replaceState(null, "", url.toString() + "#steady-detail");
+          }
+        })
+        .catch(function () {
+          form.submit();
+        });
+    });
+  }
+  function start() {
+    document.documentElement.classList.add("js");
+    draw(document);
+    document.querySelectorAll("[data-variable-picker]").forEach(picker);
+  }
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", draw);
+    document.addEventListener("DOMContentLoaded", start);
   } else {
-    draw();
+    start();
   }
 })();

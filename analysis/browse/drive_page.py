@@ -1,0 +1,142 @@
+"""The drive page below its first screen: one section per test with its summary charts and how to read them, and the
+per-variable steady-state detail behind one selector (one chart, never one per variable).
+
+Section HTML derives only from the drive's data version, so the default page builds it once per version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+from analysis.browse import factors, queries
+from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
+from analysis.browse.queries import STATISTICS_SECONDS, DriveData
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    how_to_read: str
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("iops", "IOPS test: random I/O by block size and R/W mix",
+            "Higher is better. Each line is one read/write mix; small blocks show the drive's I/O rate, large blocks "
+            "turn into throughput. The values are the measurement window's mean after preconditioning."),
+    Section("tp", "Throughput test: sequential read and write",
+            "Higher is better. The dashed line is what the PCIe link can carry: a bar that reaches it measured the "
+            "link, not the drive."),
+    Section("lat", "Latency test: response times at queue depth 1",
+            "Lower is better. The mean is the typical wait; the 99.99th percentile and the maximum show the stalls "
+            "an application feels. Log scale: each gridline is ten times the one below."),
+    Section("wsat", "Write saturation: IOPS as the drive fills",
+            "A drive starts fast on fresh blocks and settles as garbage collection starts; the level it settles at "
+            "is what sustained writes get."),
+    Section("conditions", "Test conditions: temperature",
+            "A line that reaches the warning threshold means the drive may have slowed itself down."),
+    Section("spread", "Every unit of this drive, by firmware and PCIe generation",
+            "Each point is one unit (the median of its runs); points far apart at one level are unit-to-unit spread."),
+)  # fmt: skip
+
+
+def section_of(chart: Chart) -> str:
+    key = chart.key
+    if key.startswith("window-"):
+        return "window"
+    if key.startswith("by-"):
+        return "spread"
+    if key == "temperature":
+        return "conditions"
+    if key.startswith("steady-"):
+        return key.removeprefix("steady-")
+    return {"iops": "iops", "iops-matrix": "iops", "throughput": "tp", "latency": "lat", "wsat": "wsat"}.get(key, "")
+
+
+def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
+    """[{key, title, how_to_read, html}] for the sections that have charts, built from escaped parts."""
+    key = f"browse:drive-sections:v1:{data.drive.pk}:{data.version}"
+    cacheable = cacheable and data.version is not None and data.is_default_selection
+    if cacheable and (found := cache.get(key)) is not None:
+        return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308 -- built below with format_html
+    built = drive_charts(data)
+    for chart in built:
+        chart.csv_url = csv_link(chart.key)
+    found = [
+        {"key": s.key, "title": s.title, "how_to_read": s.how_to_read,
+         "html": "".join(str(c.html) for c in charts_of)}
+        for s in SECTIONS
+        if (charts_of := [c for c in built if section_of(c) == s.key])
+    ]  # fmt: skip
+    if cacheable:
+        cache.set(key, found, STATISTICS_SECONDS)
+    return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308
+
+
+class UnknownVariable(LookupError):
+    pass
+
+
+def variable_choices(data: DriveData) -> list[tuple[str, str, str]]:
+    """(test, value, label) of every tracking variable of the charted runs that has a window to draw."""
+    test_of = {run["id"]: test for test, run in data.selected.items()}
+    return [
+        (test_of[w.test_run_id], w.variable, variable_label(w))
+        for w in data.windows
+        if w.test_run_id in test_of and w.rounds and w.values and w.average is not None
+    ]
+
+
+def steady_detail(data: DriveData, variable: str | None) -> dict:
+    """The selector's options (grouped by test) and the one window chart of the chosen variable (by default the
+    first headline cell): raises UnknownVariable for a variable the charted runs do not track."""
+    choices = variable_choices(data)
+    if not choices:
+        return {"options": SafeString(""), "chart": SafeString(""), "chosen": None, "n": 0}
+    if variable is None:
+        chosen_window = next((w for w in factors_first(data) if w.variable in {c[1] for c in choices}), None) or next(
+            w for w in data.windows if w.variable == choices[0][1]
+        )
+    else:
+        chosen_window = next((w for w in data.windows if w.variable == variable), None)
+        if chosen_window is None or variable not in {c[1] for c in choices}:
+            raise UnknownVariable(f"The charted runs track no variable {variable!r}.")
+    groups = []
+    for test in dict.fromkeys(c[0] for c in choices):
+        options = format_html_join(
+            "", '<option value="{}"{}>{}</option>',
+            ((value, mark_safe(" selected") if value == chosen_window.variable else "", label)
+             for t, value, label in choices if t == test),
+        )  # fmt: skip
+        groups.append(format_html('<optgroup label="{} test">{}</optgroup>', test.upper(), options))
+    chart = window_chart(chosen_window)
+    return {"options": mark_safe("".join(groups)), "chart": chart.html, "chosen": chosen_window,  # noqa: S308
+            "chosen_label": variable_label(chosen_window), "n": len(choices)}  # fmt: skip
+
+
+def factors_first(data: DriveData) -> list:
+    """The windows of the headline cells first, so the default detail is a variable the headlines use."""
+    from analysis.browse.charts import convergence_windows
+
+    return convergence_windows(list(data.windows))
+
+
+# --- what explains the spread -------------------------------------------------------------------------------------
+
+
+def spread_explained(data: DriveData) -> dict:
+    """The factor table and the over-provisioning figures, from one query over the drive's public runs, cached per
+    data version."""
+    key = f"browse:drive-factors:v1:{data.drive.pk}:{data.version}"
+    found = cache.get(key) if data.version is not None else None
+    if found is None:
+        runs = queries.factor_runs(data.drive.pk)
+        found = {"rows": factors.factor_rows(runs), "op": factors.overprovisioning_summary(runs),
+                 "op_breakdown": factors.op_breakdown(runs)}  # fmt: skip
+        if data.version is not None:
+            cache.set(key, found, STATISTICS_SECONDS)
+    return found

@@ -223,8 +223,13 @@ def check_timestamps_present(manifest: Mapping, fio_timestamps: Mapping[str, obj
             moment = _moment(run.get(key))
             if moment is None or moment.tzinfo is None:
                 problems.append(f"run {run_id}: {key} is {show(run.get(key))}, not a time with a time zone")
-        if run_id in fio_timestamps and not finite(fio_timestamps[run_id]):
-            problems.append(f"run {run_id}: its fio output has no timestamp of when fio finished")
+        stamp = fio_timestamps.get(run_id)
+        # fio writes whole epoch seconds; crosscheck compares only those, so anything else would pass unchecked
+        if run_id in fio_timestamps and (isinstance(stamp, bool) or not isinstance(stamp, int)):
+            problems.append(
+                f"run {run_id}: its fio output has no timestamp (whole epoch seconds, as fio writes it) of when fio "
+                f"finished, but {show(stamp)}"
+            )
     created, finished = _moment(manifest.get("created_at")), _moment(timing.get("finished_at"))
     zoned = created is not None and finished is not None and created.tzinfo and finished.tzinfo
     if zoned and (created - finished).total_seconds() < -CLOCK_SLACK_S:

@@ -245,7 +245,8 @@ def test_a_bundle_created_within_the_clock_slack_of_its_last_run_agrees(sample, 
         (lambda m, s: m["runs"][3].pop("finished_at"), "finished_at is None"),
         (lambda m, s: m["runs"][3].update(started_at="2018-08-16T10:00:00"), "not a time with a time zone"),
         (lambda m, s: m["timing"].pop("started_at"), "timing.started_at"),
-        (lambda m, s: s.update({m["runs"][3]["id"]: None}), "no timestamp of when fio finished"),
+        (lambda m, s: s.update({m["runs"][3]["id"]: None}), "no timestamp (whole epoch seconds"),
+        (lambda m, s: s.update({m["runs"][3]["id"]: 1534415220.5}), "but 1534415220.5"),
     ],
 )
 def test_a_run_whose_time_cannot_be_checked_is_held(sample, manifest, change, words):

@@ -137,7 +137,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     missing.update(wear.missing)
     record.plan = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
     plausibility.apply(record)  # first: its evidence gates judge the compliance the bundle declared
-    consistency.apply(record, manifest=manifest, id_ns=id_ns, options=options, documents=documents)
+    with reading("the agreement of the manifest, its plan and the system files"):
+        consistency.apply(record, manifest=manifest, id_ns=id_ns, options=options, documents=documents)
     if not record.compliant:
         reasons = "; ".join(record.compliance_reasons) or "the client did not declare it compliant"
         record.flags.append(FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300]))

@@ -61,6 +61,11 @@ def check_plan_present(manifest: Mapping) -> list[GateFailure]:
     return [GateFailure("plan_missing", HOLD, f"the manifest has {what}: its runs cannot be checked against one")]
 
 
+def _runs(manifest: Mapping) -> list[Mapping]:
+    runs = manifest.get("runs")
+    return [run for run in runs if isinstance(run, Mapping)] if isinstance(runs, list) else []
+
+
 def _reasons(manifest: Mapping) -> list[str]:
     compliance = manifest.get("compliance")
     compliance = compliance if isinstance(compliance, Mapping) else {}
@@ -179,9 +184,7 @@ def check_lba_block_size(
         failures.append(
             GateFailure("lba_block_size", HOLD, f"the plan was made for {show(planned)}-byte LBAs, id-ns says {lba}")
         )
-    for run in manifest.get("runs") or []:
-        if not isinstance(run, Mapping):
-            continue
+    for run in _runs(manifest):
         run_id = str(run.get("id"))
         block = _size(run.get("block_size_bytes"))
         if block is None or block % lba == 0 or not _direct(options.get(run_id) or {}):
@@ -215,9 +218,7 @@ def check_timestamps_present(manifest: Mapping, fio_timestamps: Mapping[str, obj
         moment = _moment(timing.get(key))
         if moment is None or moment.tzinfo is None:
             problems.append(f"the bundle's timing.{key} is {show(timing.get(key))}, not a time with a time zone")
-    for run in manifest.get("runs") or []:
-        if not isinstance(run, Mapping):
-            continue
+    for run in _runs(manifest):
         run_id = str(run.get("id"))
         for key in ("started_at", "finished_at"):
             moment = _moment(run.get(key))

@@ -313,3 +313,23 @@ def test_the_methodology_part_explains_every_rule():
 def test_id_ns_fixture_is_what_the_tests_say():
     doc = json.loads(ID_NS_4KN.read_text())
     assert doc["nsze"] * 2 ** doc["lbafs"][doc["flbas"]]["ds"] == NAMESPACE_BYTES
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m.update(runs=5),
+        lambda m: m.update(runs=[1, "x", None]),
+        lambda m: m.update(plan=[1, 2]),
+        lambda m: m.update(compliance={"reasons": 7, "tests": {"iops": "x"}}),
+        lambda m: m.update(target=[], timing=None, created_at=10**400),
+        lambda m: m["plan"].update(profile=[], edition={"name": {}}, compliance={"reasons": [None, 3]}),
+    ],
+)
+def test_a_manifest_of_unexpected_shapes_is_judged_without_an_error(sample, manifest, id_ns, change):
+    change(manifest)
+    record = _record(sample[0], target_kind="device")
+    failures = consistency.bundle_failures(
+        record, manifest=manifest, id_ns=id_ns, options=sample[1], fio_timestamps=_stamps(sample)
+    )
+    assert all(f.severity == HOLD and f.rule in consistency.RULES for f in failures)

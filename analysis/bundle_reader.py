@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from analysis import crosscheck, plausibility, thermal, unwritten
+from analysis import consistency, crosscheck, plausibility, thermal, unwritten
 from analysis.bundle_system import (
     ListedFiles,
     host_from_facts,
@@ -136,7 +136,9 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     record.data_written_before_bytes = wear.data_written_bytes
     missing.update(wear.missing)
     record.plan = manifest.get("plan") if isinstance(manifest.get("plan"), dict) else {}
-    plausibility.apply(record)
+    plausibility.apply(record)  # first: its evidence gates judge the compliance the bundle declared
+    with reading("the agreement of the manifest, its plan and the system files"):
+        consistency.apply(record, manifest=manifest, id_ns=id_ns, options=options, documents=documents)
     if not record.compliant:
         reasons = "; ".join(record.compliance_reasons) or "the client did not declare it compliant"
         record.flags.append(FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300]))

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils.text import slugify
 
-from analysis import aggregates, crosscheck, pcie, plausibility, unwritten
+from analysis import aggregates, consistency, crosscheck, pcie, plausibility, unwritten
 from analysis.browse import units
 from analysis.headline import HEADLINES
 from nvmedb_client import plan, steady_state, tracking
@@ -43,6 +43,7 @@ def methodology_context() -> dict:
         "runtime_tolerance_pct": round(crosscheck.RUNTIME_TOLERANCE * 100),
         "min_coverage_pct": round(unwritten.MIN_COVERAGE * 100),
         "plausibility_rules": list(plausibility.RULES.items()),
+        "consistency_rules": list(consistency.RULES.items()),
         "link_margin_pct": round(plausibility.LINK_MARGIN * 100),
     }
 

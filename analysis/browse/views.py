@@ -290,6 +290,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
     context = {
         "body": body,
         "plausibility_rules": numbers["plausibility_rules"],
+        "consistency_rules": numbers["consistency_rules"],
         "link_margin_pct": numbers["link_margin_pct"],
     }
     return render(request, "analysis/browse/methodology.html", context)

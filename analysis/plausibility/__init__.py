@@ -94,6 +94,7 @@ __all__ = [
     "reference_plan",
     "rule_names",
     "submission_failures",
+    "summarised",
 ]
 
 REASONS_PER_RULE = 5
@@ -174,7 +175,7 @@ def apply(record: SubmissionRecord) -> list[GateFailure]:
         return []
     record.gates_applied = True
     failures = submission_failures(record)
-    for failure in _summarised(failures):
+    for failure in summarised(failures):
         reason = f"{failure.rule}: {failure.reason}"[:300]
         if failure.severity == REJECT:
             record.reject_reasons.append(reason)
@@ -188,7 +189,7 @@ def apply(record: SubmissionRecord) -> list[GateFailure]:
     return failures
 
 
-def _summarised(failures: list[GateFailure]) -> list[GateFailure]:
+def summarised(failures: list[GateFailure]) -> list[GateFailure]:
     """At most REASONS_PER_RULE failures of each rule and severity, then one line counting the rest: a bundle of 435
     runs can fail one rule 435 times, and the report must stay readable."""
     kept: list[GateFailure] = []

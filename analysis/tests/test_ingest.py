@@ -300,7 +300,7 @@ def test_a_result_among_its_peers_is_published_and_counted(submission, make_veri
 
     def device_run(run_dir, manifest, files):  # a trial (file target, quick profile) never enters the aggregates
         _device(run_dir, manifest, files, shared_samples)
-        manifest["profile"] = "pts"
+        manifest["profile"] = manifest["plan"]["profile"]["name"] = "pts"
 
     bundle = make_verified(mutate=device_run)
     ingest_submission(submission=submission, bundle=bundle)
@@ -337,9 +337,9 @@ def _quirky_runs(shared_samples, names=QUIRKY):
     def mutate(run_dir, manifest, files):
         ordered, docs = _fio_order(shared_samples, names)
         manifest["runs"], manifest["steady_state"] = [], []  # these samples span 2017-2026: a bundle of their own
-        # Their job options differ from sample to sample, so no single plan describes them; this test is about
-        # output shapes, and a bundle without plan blocks skips the plan check.
-        manifest["plan"] = {"profile": manifest["plan"]["profile"], "tests": ["wsat"]}
+        # Their job options differ from sample to sample: the plan gives each run a series of its own.
+        block = {"test": "wsat", "label": "wsat", "purge": True, "wipc": None, "series": []}
+        manifest["plan"] = {"profile": manifest["plan"]["profile"], "tests": ["wsat"], "blocks": [block]}
         previous_end = ""
         for number, name in enumerate(ordered, start=1):
             data = (shared_samples / "fio" / name).read_bytes()
@@ -374,11 +374,15 @@ def _quirky_runs(shared_samples, names=QUIRKY):
             (run_dir / run["job_file"]).write_text(f"[wsat]\nrw={rw}\n")
             files += [run["job_file"], run["output_file"]]
             manifest["runs"].append(run)
+            cell = {key: run[key] for key in ("pattern", "block_size_bytes", "read_pct")}
+            series = {key: run[key] for key in ("phase", "threads", "iodepth")}  # cell times: each run's own
+            block["series"].append(series | {"runtime_s": None, "max_rounds": None, "cells": [cell]})
         manifest["runs"].sort(key=lambda r: r["started_at"])
         manifest["timing"] = {
             "started_at": manifest["runs"][0]["started_at"],
             "finished_at": manifest["runs"][-1]["finished_at"],
         }
+        manifest["created_at"] = manifest["timing"]["finished_at"]
 
     return mutate
 

@@ -40,6 +40,8 @@ def _device(run_dir, manifest, files, shared_samples, *, smart=True, smart_scale
     """The run as a client on a device writes it: a device target, and a smart-log before and after every run whose
     counters moved with fio's bytes (× smart_scale) and whose power-on hours follow the runs' clock."""
     manifest["target"]["kind"] = "device"
+    reasons = manifest["compliance"]["reasons"]
+    reasons[:] = [r for r in reasons if not r.startswith("file target")]  # a device is no file target
     if not smart:
         return
     (run_dir / "smart").mkdir(exist_ok=True)
@@ -68,6 +70,7 @@ def _pts_claim(run_dir, manifest, files):
     manifest["plan"] = plan_to_dict(
         build_plan(tests=["iops"], edition="client", profile="pts", capacity_bytes=CAPACITY, target_kind="device")
     )
+    manifest["target"]["active_range_bytes"] = manifest["plan"]["active_range_bytes"]
     (run_dir / "run.json").write_text(json.dumps({"purges": [{"block": "iops", "method": "format-ses1"}]}))
     files.append("run.json")
 

@@ -139,7 +139,13 @@ def make_run_dir(tmp_path: Path, fio_samples: list[Path]) -> tuple[Path, dict, l
         "created_at": CREATED_AT,
         "profile": "quick",
         "edition": "enterprise",
-        "compliance": {"compliant": False, "reasons": ["profile quick is for trying the tool, not a PTS result"]},
+        "compliance": {
+            "compliant": False,
+            "reasons": [
+                "profile quick is for trying the tool, not a PTS result",
+                "file target: a file on a filesystem is measured, not a drive",
+            ],
+        },
         "target": {
             "kind": "file",
             "path": "/srv/scratch/nvmedb-target",

@@ -108,7 +108,7 @@ def publishable_bundle(tmp_path, shared_samples):
         run_dir, manifest, files = bundles.consistent_run_dir(work, shared_samples, samples)
         bundles.add_system_files(run_dir, files, shared_samples)
         _device(run_dir, manifest, files, shared_samples)
-        manifest["profile"] = "pts"
+        manifest["profile"] = manifest["plan"]["profile"]["name"] = "pts"
         if label:
             manifest["test_label"] = label
         return write_bundle(

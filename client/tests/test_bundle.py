@@ -429,3 +429,19 @@ def test_the_library_writer_packs_a_whole_directory_and_a_format_1_bundle_is_sti
 
     old = make_bundle(tmp_path, name="v1.nvmedb.tar.gz")
     assert verify_bundle(old, extract_to=tmp_path / "y").manifest["format_version"] == 1
+
+
+def test_the_docs_the_schema_and_the_code_name_the_same_system_file_kinds():
+    import re
+    from pathlib import Path
+
+    from nvmedb_client.bundle import manifest_schema
+    from nvmedb_client.system.collect import FILE_KINDS
+    from nvmedb_client.system_files import KINDS
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "bundle-format.md").read_text()
+    section = docs[docs.index("### `system`") : docs.index("`system.pci_path`")]
+    documented = re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.MULTILINE)
+    assert documented == list(KINDS)
+    assert manifest_schema()["$defs"]["system_file"]["properties"]["kind"]["enum"] == list(KINDS)
+    assert set(FILE_KINDS.values()) <= set(KINDS) - {"other"}  # the client gives every file it writes a real kind

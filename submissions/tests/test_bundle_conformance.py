@@ -217,3 +217,15 @@ def test_an_undeclared_system_file_holds_the_bundle_with_the_reason(owner_api, c
     assert any(
         reason.startswith("undeclared system file: system/notes.txt") for reason in result["report"]["reasons"]
     ), result["report"]
+
+
+def test_a_format_1_bundle_still_publishes(owner, owner_api, publishable_bundle, upload):
+    from nvmedb_client.bundle import verify_bundle
+    from submissions.tests.conftest import register_key
+
+    path = publishable_bundle(register_key(owner))
+    assert verify_bundle(path, extract_to=path.parent / "check").manifest["format_version"] == 1
+    result = upload(owner_api, path)
+    assert result["status"] == "published", result["report"]
+    run = TestRun.objects.get(submission_id=result["id"])
+    assert run.drive_model.name != "Unknown drive" and run.pcie_link is not None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from analysis import consistency, crosscheck, plausibility, thermal, unwritten
 from analysis.bundle_system import (
     ListedFiles,
+    declared_pci_path,
     host_from_facts,
     link_from_lspci,
     not_strict_json,
@@ -20,6 +21,7 @@ from analysis.bundle_system import (
     read_json,
     run_facts,
     system_files,
+    undeclared_system_files,
 )
 from analysis.identity import DriveIdentity, identity_from_id_ctrl
 from analysis.overprovisioning import overprovisioning
@@ -64,11 +66,11 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     missing: dict[str, str] = {}
     rejects: list[str] = []
 
-    id_ctrl = parsed(bundle, system.get("id_ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl", rejects=rejects)
-    id_ns = parsed(bundle, system.get("id_ns"), nvme.parse_id_ns, missing, "id_ns", rejects=rejects)
+    id_ctrl = parsed(bundle, system.get("nvme-id-ctrl"), nvme.parse_id_ctrl, missing, "id_ctrl", rejects=rejects)
+    id_ns = parsed(bundle, system.get("nvme-id-ns"), nvme.parse_id_ns, missing, "id_ns", rejects=rejects)
     for key, reason in ((id_ns or {}).get("missing") or {}).items():
         if key.startswith("lba_format_"):  # a block size no NVMe drive can have: not a real id-ns
-            rejects.append(f"{system['id_ns']}: {reason}"[:300])
+            rejects.append(f"{system['nvme-id-ns']}: {reason}"[:300])
     facts = read_json(bundle, system.get("facts"), missing, "facts", rejects=rejects)
     target = manifest.get("target") or {}
 
@@ -89,6 +91,7 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         missing=missing,
         reject_reasons=rejects,
     )
+    undeclared_system_files(manifest, record)
     with reading("run.json"):
         run_facts(bundle, files, facts, record)
         # run_facts already rejected a run.json that is not strict JSON: this second read adds no reason
@@ -113,8 +116,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
 
     with reading(system.get("facts") or "the system facts"):
         record.host, record.scheduler = host_from_facts(facts)
-    with reading(system.get("lspci") or "the lspci output"):
-        link_from_lspci(bundle, system.get("lspci"), facts, record)
+    with reading(system.get("lspci-vvv") or "the lspci output"):
+        link_from_lspci(bundle, system.get("lspci-vvv"), declared_pci_path(manifest, facts), record)
 
     runs = [run for run in manifest.get("runs") or [] if isinstance(run, Mapping)]
     summaries, documents = _parse_runs(bundle, runs, record)
@@ -126,9 +129,9 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         _unwritten(runs, summaries, record)
 
     first_smart = next((m.smart_before for tr in record.test_runs for m in tr.measurements if m.smart_before), None)
-    if first_smart is None and system.get("smart"):
+    if first_smart is None and system.get("nvme-smart-log"):
         first_smart = parsed(
-            bundle, system["smart"], nvme.parse_smart_log, missing, "smart_log", rejects=record.reject_reasons
+            bundle, system["nvme-smart-log"], nvme.parse_smart_log, missing, "smart_log", rejects=record.reject_reasons
         )
     wear = wear_from_smart(first_smart)
     record.percentage_used = wear.percentage_used

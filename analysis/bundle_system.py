@@ -18,21 +18,11 @@ from analysis.poison import reading
 from analysis.records import HostRecord, SubmissionRecord
 from analysis.values import optional_int
 from nvmedb_client import jsonload
+from nvmedb_client import system_files as declared_kinds
 from nvmedb_client.system.lspci import parse_lspci
 
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
-
-# File names the client's system collection writes (nvmedb_client.system.collect); matched loosely so a renamed
-# file is still found, and reported missing with the reason when it is not.
-SYSTEM_FILE_PATTERNS = {
-    "id_ctrl": re.compile(r"(^|/)(nvme[-_])?id[-_]ctrl[^/]*\.json$"),
-    "id_ns": re.compile(r"(^|/)(nvme[-_])?id[-_]ns[^/]*\.json$"),
-    "lspci": re.compile(r"(^|/)lspci[^/]*$"),
-    "facts": re.compile(r"(^|/)facts\.json$"),
-    "smart": re.compile(r"(^|/)(nvme[-_])?smart[-_]log[^/]*\.json$"),
-}
-
 
 # facts.json and run.json are a few KiB; a larger one is no record of ours
 MAX_FACTS_BYTES = 16 * 1024 * 1024
@@ -77,22 +67,33 @@ def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRec
 
 
 def system_files(manifest: Mapping, files: set[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    declared = manifest.get("system")
-    if isinstance(declared, Mapping):
-        for key, value in declared.items():
-            if isinstance(value, str) and value in files:
-                for kind, pattern in SYSTEM_FILE_PATTERNS.items():
-                    if pattern.search(value) or key == kind:
-                        found.setdefault(kind, value)
-    run_files = {
-        run.get(key) for run in manifest.get("runs") or [] for key in ("smart_before", "smart_after", "output_file")
-    }
-    for path in sorted(files - run_files):
-        for kind, pattern in SYSTEM_FILE_PATTERNS.items():
-            if pattern.search(path):
-                found.setdefault(kind, path)
-    return found
+    """The system file of each kind the server reads: by its declared kind (format 2), or by the client's old names
+    for a format-1 bundle, which declared nothing."""
+    if manifest.get("format_version") == 1:
+        return declared_kinds.files_by_v1_name(manifest, files)
+    return declared_kinds.files_by_kind(manifest)
+
+
+def undeclared_system_files(manifest: Mapping, record: SubmissionRecord) -> None:
+    """Format 2: a file under system/ whose kind the manifest does not declare is held for review: its role is
+    unknown, so the server cannot tell whether it contradicts what the declared files say."""
+    if manifest.get("format_version") == 1:
+        return
+    undeclared = declared_kinds.undeclared_system_files(manifest)
+    if undeclared:
+        shown = ", ".join(undeclared[:3]) + (f" and {len(undeclared) - 3} more" if len(undeclared) > 3 else "")
+        reason = f"undeclared system file: {shown} is under system/ but not declared in the manifest's system.files"
+        record.hold_reasons.append(reason[:300])
+
+
+def declared_pci_path(manifest: Mapping, facts: dict | None) -> list | None:
+    """The drive's PCI path: the manifest's system.pci_path (format 2), else the one in facts.json."""
+    system = manifest.get("system") if manifest.get("format_version") != 1 else None
+    path = system.get("pci_path") if isinstance(system, Mapping) else None
+    if isinstance(path, list) and path:
+        return path
+    path = present(find(facts, "pci_path")) if facts else None
+    return path if isinstance(path, list) and path else None
 
 
 def parsed(bundle, path: str | None, parser, missing: dict, name: str, *, rejects: list[str]) -> dict | None:
@@ -177,7 +178,7 @@ def norm_address(address: str) -> str:
     return address[5:] if re.match(r"^0000:", address) else address
 
 
-def link_from_lspci(bundle, lspci_path: str | None, facts: dict | None, record: SubmissionRecord) -> None:
+def link_from_lspci(bundle, lspci_path: str | None, pci_path: list | None, record: SubmissionRecord) -> None:
     if not lspci_path:
         record.missing["pcie_link"] = "the bundle has no lspci output"
         return
@@ -189,8 +190,7 @@ def link_from_lspci(bundle, lspci_path: str | None, facts: dict | None, record: 
         record.missing["pcie_link"] = f"{lspci_path} could not be parsed: {exc}"[:300]
         return
     by_address = {norm_address(d.slot): d for d in devices}
-    path = present(find(facts, "pci_path")) if facts else None
-    chain = [by_address.get(norm_address(str(a))) for a in path] if isinstance(path, list) and path else []
+    chain = [by_address.get(norm_address(str(a))) for a in pci_path] if pci_path else []
     if chain and chain[-1] is None:
         chain = []  # the drive itself is not in the lspci output: its path cannot be trusted either
     chain = [d for d in chain if d is not None]

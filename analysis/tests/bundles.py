@@ -85,6 +85,22 @@ def add_system_files(run_dir: Path, files: list[str], samples_dir: Path, *, pci_
     files += ["system/nvme-id-ctrl.json", "system/lspci.txt", "system/facts.json"]
 
 
+def as_format_2(run_dir: Path, manifest: dict, files: list[str]) -> None:
+    """Make a factory bundle a format-2 one: each file under system/ declared with the kind the client gives it,
+    and the drive's PCI path from its facts.json."""
+    from nvmedb_client.system.collect import FILE_KINDS
+
+    manifest["format_version"] = 2
+    declared = [
+        {"path": path, "kind": FILE_KINDS.get(Path(path).name, "other")}
+        for path in sorted(files)
+        if path.startswith("system/")
+    ]
+    facts = run_dir / "system" / "facts.json"
+    pci_path = json.loads(facts.read_text())["block_device"].get("pci_path") if facts.exists() else None
+    manifest["system"] = {"files": declared, "pci_path": pci_path}
+
+
 def verified_bundle(
     work: Path,
     samples_dir: Path,

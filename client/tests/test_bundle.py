@@ -343,3 +343,105 @@ def test_a_hostile_fio_output_inside_a_signed_bundle_is_recorded_not_crashed_on(
     derived = rederive_steady_state(verify_bundle(bundle, extract_to=tmp_path / "x"))
     entry = next(e for e in derived if e["variable"] == "iops.total_iops.rw065.bs65536")
     assert not entry["steady"] and victim["id"] in entry["reason"]
+
+
+# --- format 2: declared system files, and the writer as a library -----------------------------------------------
+
+
+def _v2(run_dir, manifest, files, declared):
+    (run_dir / "system").mkdir(exist_ok=True)
+    for path in declared:
+        (run_dir / path).write_text("{}\n")
+    files += list(declared)
+    manifest["format_version"] = 2
+    manifest["system"] = {"files": [{"path": p, "kind": k} for p, k in declared.items()], "pci_path": ["0000:3b:00.0"]}
+
+
+def test_a_format_2_bundle_declares_its_system_files_and_verifies(tmp_path, samples):
+    run_dir, manifest, files = make_run_dir(tmp_path, samples)
+    _v2(run_dir, manifest, files, {"system/identify-controller.json": "nvme-id-ctrl", "system/host.json": "facts"})
+    bundle = write_bundle(
+        run_dir=run_dir,
+        manifest=manifest,
+        files=files,
+        signing_key=new_signing_key(),
+        out_path=tmp_path / "b.nvmedb.tar.gz",
+    )
+    verified = verify_bundle(bundle, extract_to=tmp_path / "x")
+    assert verified.manifest["format_version"] == 2
+    assert verified.manifest["system"]["files"][0] == {
+        "path": "system/identify-controller.json",
+        "kind": "nvme-id-ctrl",
+    }
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (lambda m: m.pop("system"), "'system' is a required property"),
+        (lambda m: m["system"]["files"].append({"path": "system/gone.json", "kind": "lshw"}), "system/gone.json"),
+        (
+            lambda m: m["system"]["files"].append({"path": "system/host.json", "kind": "nvme-id-ctrl"}),
+            "two nvme-id-ctrl",
+        ),
+        (lambda m: m["system"]["files"][0].update(kind="identify"), "'identify' is not one of"),
+        (lambda m: m["system"].update(pci_path=["3b:00"]), "pci_path"),
+    ],
+)
+def test_a_format_2_manifest_with_unsound_system_declarations_is_refused(tmp_path, samples, change, problem):
+    run_dir, manifest, files = make_run_dir(tmp_path, samples)
+    _v2(run_dir, manifest, files, {"system/id.json": "nvme-id-ctrl", "system/host.json": "facts"})
+    change(manifest)
+    with pytest.raises(BundleError) as refused:
+        write_bundle(
+            run_dir=run_dir,
+            manifest=manifest,
+            files=files,
+            signing_key=new_signing_key(),
+            out_path=tmp_path / "b.nvmedb.tar.gz",
+        )
+    assert refused.value.code == "bad_manifest" and problem in refused.value.message
+    # a reader refuses the same manifest when another writer signs it
+    listed = [
+        {
+            "path": p,
+            "size": (run_dir / p).stat().st_size,
+            "sha256": hashlib.sha256((run_dir / p).read_bytes()).hexdigest(),
+        }
+        for p in sorted(files)
+    ]
+    members = signed_manifest_members({**manifest, "files": listed})
+    members += [(tarfile.TarInfo(f"files/{p}"), (run_dir / p).read_bytes()) for p in sorted(files)]
+    with pytest.raises(BundleError) as read:
+        verify_bundle(write_tar_gz(tmp_path / "other.nvmedb.tar.gz", members), extract_to=tmp_path / "x")
+    assert read.value.code == "bad_manifest" and problem in read.value.message
+
+
+def test_the_library_writer_packs_a_whole_directory_and_a_format_1_bundle_is_still_read(tmp_path, samples):
+    from nvmedb_client.signing import create_signing_key, key_path, load_signing_key
+
+    run_dir, manifest, files = make_run_dir(tmp_path, samples)
+    _v2(run_dir, manifest, files, {"system/lspci.txt": "lspci-vvv"})
+    create_signing_key(tmp_path / "keys")
+    key = load_signing_key(key_path(tmp_path / "keys"))
+    bundle = write_bundle(run_dir=run_dir, manifest=manifest, signing_key=key, out_path=tmp_path / "b.nvmedb.tar.gz")
+    assert [e["path"] for e in verify_bundle(bundle, extract_to=tmp_path / "x").manifest["files"]] == sorted(files)
+
+    old = make_bundle(tmp_path, name="v1.nvmedb.tar.gz")
+    assert verify_bundle(old, extract_to=tmp_path / "y").manifest["format_version"] == 1
+
+
+def test_the_docs_the_schema_and_the_code_name_the_same_system_file_kinds():
+    import re
+    from pathlib import Path
+
+    from nvmedb_client.bundle import manifest_schema
+    from nvmedb_client.system.collect import FILE_KINDS
+    from nvmedb_client.system_files import KINDS
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "bundle-format.md").read_text()
+    section = docs[docs.index("### `system`") : docs.index("`system.pci_path`")]
+    documented = re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.MULTILINE)
+    assert documented == list(KINDS)
+    assert manifest_schema()["$defs"]["system_file"]["properties"]["kind"]["enum"] == list(KINDS)
+    assert set(FILE_KINDS.values()) <= set(KINDS) - {"other"}  # the client gives every file it writes a real kind

@@ -106,3 +106,28 @@ def test_a_variable_without_a_window_says_not_judged_and_how_many_rounds_it_has(
     console.print(_verdict_table([entry]))
     row = next(line for line in console.export_text().splitlines() if "lat.lat_mean_ns" in line)
     assert "none (2 of 5 rounds)" in row and "not judged" in row and row.rstrip(" │").endswith("not steady")
+
+
+def test_verify_warns_of_a_system_file_the_manifest_does_not_declare(tmp_path, samples):
+    from bundle_factory import new_signing_key
+    from nvmedb_client.bundle import write_bundle
+
+    run_dir, manifest, files = make_run_dir(tmp_path, samples)
+    (run_dir / "system").mkdir()
+    (run_dir / "system" / "id-ctrl.json").write_text("{}\n")
+    (run_dir / "system" / "notes.txt").write_text("bench notes\n")
+    files += ["system/id-ctrl.json", "system/notes.txt"]
+    manifest["format_version"] = 2
+    manifest["system"] = {"files": [{"path": "system/id-ctrl.json", "kind": "nvme-id-ctrl"}], "pci_path": None}
+    bundle = write_bundle(
+        run_dir=run_dir,
+        manifest=manifest,
+        files=files,
+        signing_key=new_signing_key(),
+        out_path=tmp_path / "b.nvmedb.tar.gz",
+    )
+    result = _verify(bundle)
+    assert result.exit_code == 0, result.output
+    assert "Undeclared system file: system/notes.txt" in " ".join(result.output.split())
+    report = json.loads(_verify(bundle, "--json").output)
+    assert report["undeclared_system_files"] == ["system/notes.txt"]

@@ -285,3 +285,37 @@ def test_the_collect_table_shows_memory_with_a_unit(fake_commands, tmp_path):
     memory = facts["host"]["memory_bytes"]
     assert isinstance(memory, int)
     assert f"({memory} bytes)" in result.output and "GiB" in result.output
+
+
+def test_the_declaration_gives_every_collected_file_its_kind_and_the_drive_its_pci_path(
+    machine, fake_commands, tmp_path
+):
+    import jsonschema
+
+    from nvmedb_client.bundle import manifest_schema
+    from nvmedb_client.system.collect import system_declaration
+
+    out = tmp_path / "system"
+    facts = collect_system(device="/dev/nvme0n1", out_dir=out, root=machine.root)
+    declaration = system_declaration(out)
+
+    kinds = {entry["path"]: entry["kind"] for entry in declaration["files"]}
+    assert set(kinds) == {f"system/{path.name}" for path in out.iterdir()}
+    assert kinds["system/nvme-id-ctrl.json"] == "nvme-id-ctrl"
+    assert kinds["system/lspci.txt"] == "lspci-vvv"
+    assert kinds["system/facts.json"] == "facts"
+    assert "other" not in kinds.values()  # the collection writes nothing whose role is not named
+    assert declaration["pci_path"] == list(LAPTOP_PCI_PATH)
+    # facts.json as the client writes it is what the schema documents
+    schema = manifest_schema()
+    jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/facts"}).validate(facts)
+
+
+def test_without_a_device_the_declaration_says_why_there_is_no_pci_path(fake_commands, tmp_path):
+    from nvmedb_client.system.collect import system_declaration
+
+    out = tmp_path / "system"
+    collect_system(device=None, out_dir=out)
+    declaration = system_declaration(out)
+    assert declaration["pci_path"] is None
+    assert declaration["pci_path_missing"] == "no device was given (--device)"

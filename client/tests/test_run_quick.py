@@ -151,6 +151,17 @@ def test_every_run_keeps_its_job_file_and_json_plus_output_with_the_percentiles(
     assert "system/facts.json" in files
 
 
+def test_the_bundle_is_format_2_and_declares_every_system_file_with_its_kind(quick_run):
+    manifest = quick_run.manifest
+    assert manifest["format_version"] == 2
+    declared = {entry["path"]: entry["kind"] for entry in manifest["system"]["files"]}
+    system = {entry["path"] for entry in manifest["files"] if entry["path"].startswith("system/")}
+    assert set(declared) == system
+    assert declared["system/facts.json"] == "facts" and declared["system/commands.json"] == "commands"
+    assert manifest["system"]["pci_path"] is None  # a file target sits on no PCI device, and the manifest says why
+    assert manifest["system"]["pci_path_missing"] == "no device was given (--device)"
+
+
 def test_the_bundle_names_the_target_file_without_its_directory(quick_run):
     assert quick_run.manifest["target"]["path"] == "target.img"
     directory = str(quick_run.base)  # the temp directory's path carries the user name

@@ -29,11 +29,13 @@ import fastjsonschema
 import jsonschema
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from nvmedb_client import jsonload, signing
+from nvmedb_client import jsonload, signing, system_files
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
 from nvmedb_client.tracking import TESTS_WITH_STEADY_STATE, evaluate_runs
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# format 1 (no `system` declarations) is still read; writers write FORMAT_VERSION
+READ_VERSIONS = (1, 2)
 MANIFEST_NAME = "manifest.json"
 SIGNATURE_NAME = "manifest.sig.json"
 FILES_DIR = "files"
@@ -121,13 +123,30 @@ def encode_manifest(manifest: dict) -> bytes:
 
 
 def write_bundle(
-    *, run_dir: Path, manifest: dict, files: Iterable[str], signing_key: Ed25519PrivateKey, out_path: Path
+    *,
+    run_dir: Path,
+    manifest: dict,
+    signing_key: Ed25519PrivateKey,
+    out_path: Path,
+    files: Iterable[str] | None = None,
 ) -> Path:
-    """Write a signed bundle of `files` (paths relative to `run_dir`) to `out_path`, atomically.
+    """Write a signed bundle of the files in `run_dir` to `out_path`, atomically; returns `out_path`.
 
-    `manifest` comes without "files": this computes it (size and SHA-256 of every file, sorted by path).
+    This is the reference writer, usable by any tool (docs/bundle-format.md has an example). `run_dir` holds the
+    bundle's files as they go under `files/` (e.g. `fio/iops-r01-rw000-bs4096.json`, `system/id-ctrl.json`);
+    `files` names the ones to pack (paths relative to `run_dir`), every regular file under it when None.
+    `manifest` is everything but "files", which this computes (size and SHA-256 of each file, sorted by path);
+    it must match the schema and, in format 2, declare every file under `system/` with its kind.
+    `signing_key` is an Ed25519 private key (`nvmedb_client.signing.load_signing_key` reads a PEM file).
+    Raises BundleError (`code` and a sentence) when the manifest or a file would make a bundle readers refuse.
     """
     run_dir = Path(run_dir)
+    if files is None:
+        files = [
+            path.relative_to(run_dir).as_posix()
+            for path in run_dir.rglob("*")
+            if path.is_file() and not path.is_symlink()
+        ]
     paths = sorted(set(files))
     for path in paths:
         _check_relative_path(path)
@@ -139,6 +158,9 @@ def write_bundle(
     problems = manifest_errors(complete)
     if problems:
         raise BundleError("bad_manifest", "the manifest does not match the schema: " + "; ".join(problems[:5]))
+    problems = _version_problems(complete)
+    if problems:
+        raise BundleError("bad_manifest", "; ".join(problems[:5]))
     manifest_bytes = encode_manifest(complete)
     public_key = signing.public_key_bytes(signing_key)
     signature_bytes = json.dumps(
@@ -434,10 +456,11 @@ def _load_manifest(manifest_bytes: bytes) -> dict:
         raise BundleError("bad_manifest", str(exc)) from None
     if not isinstance(manifest, dict):
         raise BundleError("bad_manifest", f"{MANIFEST_NAME} is not a JSON object")
-    if manifest.get("format_version") != FORMAT_VERSION:
+    if manifest.get("format_version") not in READ_VERSIONS:
         raise BundleError(
             "bad_manifest",
-            f"format_version is {manifest.get('format_version')!r}; this client reads version {FORMAT_VERSION}",
+            f"format_version is {manifest.get('format_version')!r}; this client reads versions "
+            + " and ".join(str(v) for v in READ_VERSIONS),
         )
     problems = manifest_errors(manifest)
     if problems:
@@ -446,7 +469,17 @@ def _load_manifest(manifest_bytes: bytes) -> dict:
     paths = [entry["path"] for entry in manifest["files"]]
     if len(set(paths)) != len(paths):
         raise BundleError("bad_manifest", "the manifest lists a file more than once")
+    problems = _version_problems(manifest)
+    if problems:
+        raise BundleError("bad_manifest", "; ".join(problems[:3]))
     return manifest
+
+
+def _version_problems(manifest: dict) -> list[str]:
+    """Rules of a format version that its schema cannot state (format 2: the system declarations are sound)."""
+    if manifest.get("format_version") == 2:
+        return system_files.declaration_problems(manifest)
+    return []
 
 
 def _check_signature(signature_bytes: bytes, manifest_bytes: bytes) -> bytes:

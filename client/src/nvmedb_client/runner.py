@@ -695,8 +695,11 @@ class Runner:
             files += [run["job_file"], run["output_file"]]
             files += [p for p in (run["smart_before"], run["smart_after"]) if p]
         tools = {"fio": self.state.get("fio_version"), "nvme-cli": self._nvme_version()}
+        from nvmedb_client.bundle import FORMAT_VERSION
+        from nvmedb_client.system import collect
+
         manifest = {
-            "format_version": 1,
+            "format_version": FORMAT_VERSION,
             "client": {"name": "nvmedb-client", "version": __version__},
             "created_at": utc_now(),
             "profile": self.plan.profile.name,
@@ -713,6 +716,7 @@ class Runner:
             "tools": tools,
             "runs": runs,
             "steady_state": tracking.evaluate_runs(runs, summaries),
+            "system": collect.system_declaration(self.files / "system"),
         }
         if self.state.get("interruptions"):
             manifest["interruptions"] = self.state["interruptions"]

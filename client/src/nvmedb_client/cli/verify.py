@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.system_files import undeclared_system_files
 from nvmedb_client.units import by_unit
 
 
@@ -63,6 +64,8 @@ def verify(bundle: Path, as_json: bool) -> None:
         derived = rederive_steady_state(verified)
     differences = claim_differences(verified.manifest.get("steady_state", []), derived)
     ok = not differences
+    # the server holds such a bundle for review; it is still valid, so this warns and does not fail
+    undeclared = undeclared_system_files(verified.manifest) if verified.manifest["format_version"] >= 2 else []
 
     if as_json:
         _print_json(
@@ -75,10 +78,16 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "files": len(verified.manifest["files"]),
                 "steady_state": derived,
                 "differences": differences,
+                "undeclared_system_files": undeclared,
             }
         )
     else:
         _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
+        for path in undeclared:
+            Console().print(
+                f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "
+                "the server will hold the bundle for review"
+            )
     if not ok:
         raise VerifyFailed(
             f"{bundle.name} is signed and intact, but its steady-state claim differs from its raw data: {differences[0]}"

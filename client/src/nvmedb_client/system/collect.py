@@ -39,6 +39,18 @@ logger = logging.getLogger(__name__)
 FACTS_FILE = "facts.json"
 COMMANDS_FILE = "commands.json"
 COMMAND_TIMEOUT_S = 120.0
+# the kind (nvmedb_client.system_files.KINDS) of each file the collection writes, as the manifest declares it
+FILE_KINDS = {
+    "nvme-id-ctrl.json": "nvme-id-ctrl",
+    "nvme-id-ns.json": "nvme-id-ns",
+    "nvme-smart-log.json": "nvme-smart-log",
+    "nvme-list.json": "nvme-list",
+    "nvme-get-feature-0x06.txt": "nvme-get-feature-vwc",
+    "lspci.txt": "lspci-vvv",
+    "lshw.json": "lshw",
+    FACTS_FILE: "facts",
+    COMMANDS_FILE: "commands",
+}
 PCI_IDS_PATHS = (Path("/usr/share/misc/pci.ids"), Path("/usr/share/hwdata/pci.ids"), Path("/usr/share/pci.ids"))
 
 
@@ -214,6 +226,32 @@ def _vendor_names() -> dict[str, str]:
             except OSError:
                 continue
     return {}
+
+
+def system_declaration(out_dir: Path, *, prefix: str = "system") -> dict[str, Any]:
+    """The manifest's `system` key for a collection in `out_dir`: each file with its kind (paths under `prefix`) and
+    the drive's PCI path from facts.json, or null with the reason."""
+    out_dir = Path(out_dir)
+    files = [
+        {"path": f"{prefix}/{path.relative_to(out_dir).as_posix()}", "kind": FILE_KINDS.get(path.name, "other")}
+        for path in sorted(out_dir.rglob("*"))
+        if path.is_file()
+    ]
+    declaration: dict[str, Any] = {"files": files, "pci_path": None}
+    try:
+        facts = json.loads((out_dir / FACTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        declaration["pci_path_missing"] = f"{FACTS_FILE} could not be read: {exc}"
+        return declaration
+    block = facts.get("block_device") if isinstance(facts, dict) else None
+    path = block if is_missing(block) or not isinstance(block, dict) else block.get("pci_path")
+    if isinstance(path, list) and path:
+        declaration["pci_path"] = [str(address) for address in path]
+    elif is_missing(path):
+        declaration["pci_path_missing"] = str(path["missing"])
+    else:
+        declaration["pci_path_missing"] = "the system collection found no PCI path for the target"
+    return declaration
 
 
 def smart_snapshot(device: str | None, out_path: Path) -> dict[str, Any] | None:

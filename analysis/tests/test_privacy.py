@@ -132,6 +132,9 @@ def plant(samples: Path):
                 entry.setdefault("job options", {})["filename"] = by_id
             output.write_text(json.dumps(doc, indent=2))
         manifest["target"]["path"] = by_id
+        # a real drive's PTS run: a trial (file target, quick profile) would be on no public surface at all
+        manifest["target"]["kind"] = manifest["plan"]["target_kind"] = "device"
+        manifest["profile"] = manifest["plan"]["profile"] = "pts"
 
     return mutate
 

@@ -272,9 +272,9 @@ def test_every_figure_in_the_summary_carries_its_unit():
         "smart_log": {"temperature_c": 35, "percent_used": 2},
     }
     rows = {label: shown for label, shown, _ in summary_rows(facts)}
-    assert rows["Memory"] == "24.0 GiB (25769803776 bytes)"
-    assert rows["Namespace size"] == "894.3 GiB (960197124096 bytes)"
-    assert rows["LBA size"] == "4.0 KiB (4096 bytes)"
+    assert rows["Memory"] == "25.8 GB (24.0 GiB, 25769803776 bytes)"
+    assert rows["Namespace size"] == "960 GB (894 GiB, 960197124096 bytes)"
+    assert rows["LBA size"] == "4 KiB (4096 bytes)"
     assert rows["Temperature"] == "35 °C" and rows["Percentage used"] == "2 %"
     assert rows["Logical CPUs"] == "8"  # a count
 
@@ -284,7 +284,7 @@ def test_the_collect_table_shows_memory_with_a_unit(fake_commands, tmp_path):
     facts = json.loads((tmp_path / "facts" / "facts.json").read_text())
     memory = facts["host"]["memory_bytes"]
     assert isinstance(memory, int)
-    assert f"({memory} bytes)" in result.output and "GiB" in result.output
+    assert f"{memory} bytes)" in result.output and "GiB" in result.output
 
 
 def test_the_declaration_gives_every_collected_file_its_kind_and_the_drive_its_pci_path(

@@ -75,7 +75,7 @@ def test_the_cli_prints_sizes_by_the_same_rules():
 
     result = CliRunner().invoke(main, ["plan", "--edition", "client", "--size", "512GB"])
     assert result.exit_code == 0, result.output
-    assert "target capacity 512 GB (477 GiB)" in result.output
+    assert "capacity 512 GB (477 GiB)" in result.output
 
 
 def test_the_safety_checks_state_sizes_by_the_same_rules(tmp_path):

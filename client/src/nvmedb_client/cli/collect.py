@@ -85,9 +85,13 @@ def with_unit(key: str, value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if key.endswith("_bytes"):
-        from nvmedb_client.plan import format_bytes
+        from nvmedb_client import units
 
-        return f"{format_bytes(value)} ({value} bytes)" if value >= 1024 else f"{value} bytes"
+        if "lba" in key:  # a block size reads in binary units: "4 KiB", never "4.10 kB"
+            return f"{units.block_size(value)} ({value} bytes)"
+        if value < 1024:
+            return f"{value} bytes"
+        return f"{units.size(value)} ({units.size_binary(value)}, {value} bytes)"
     if key.endswith("_c"):
         return f"{value} °C"
     if key.startswith("percent"):

@@ -303,9 +303,9 @@ def test_every_rule_is_listed_for_the_methodology_page(client, db):
         assert f"<code>{rule}</code>" in html
 
 
-def test_the_methodology_part_explains_every_rule():
-    part = Path(__file__).resolve().parents[2] / "docs" / "methodology-parts" / "consist.md"
-    text = part.read_text(encoding="utf-8")
+def test_the_methodology_explains_every_rule():
+    document = Path(__file__).resolve().parents[2] / "docs" / "methodology.md"
+    text = document.read_text(encoding="utf-8")
     for rule in consistency.RULES:
         assert f"`{rule}`" in text, rule
 

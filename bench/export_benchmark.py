@@ -82,7 +82,7 @@ def seed() -> None:
                 iodepth, read_iops, write_iops, total_iops, read_bw_bytes_per_s, write_bw_bytes_per_s,
                 total_bw_bytes_per_s, read_bytes, write_bytes, lat_mean_ns, lat_max_ns, lat_p99_ns, lat_p9999_ns,
                 percentiles_ns, runtime_s, temperature_before_k, temperature_after_k, link_utilization,
-                in_steady_window, started_at, raw_file, json_path, missing)
+                in_steady_window, started_at, raw_file, json_path, missing, clat_percentiles_ns)
             SELECT r.id, r.test_run_id, t.drive_model_id,
                 format('iops-r%s-rw%s-bs%s', r.number, mix, bs), bs, mix, 4, 32,
                 v.total * mix / 100.0, v.total * (100 - mix) / 100.0, v.total,
@@ -91,7 +91,7 @@ def seed() -> None:
                 128 / v.total * 1e9, 9e6 + r.id % 1000, 9e5 + r.id % 777, 3e6 + r.id % 555,
                 '{{}}'::jsonb, 60.0, 318.0 + r.number % 7, 325.0 + r.number % 9, LEAST(v.total * bs / 7e9, 1.0),
                 r.number > {ROUNDS - 5}, now() - (r.id || ' seconds')::interval,
-                format('fio/iops-r%s-rw%s-bs%s.json', r.number, mix, bs), '$.jobs[*]', '{{}}'::jsonb
+                format('fio/iops-r%s-rw%s-bs%s.json', r.number, mix, bs), '$.jobs[*]', '{{}}'::jsonb, '{{}}'::jsonb
             FROM analysis_round r
             JOIN analysis_testrun t ON t.id = r.test_run_id
             CROSS JOIN unnest(ARRAY[100, 95, 65, 50, 35, 5, 0]) AS mix

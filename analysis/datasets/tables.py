@@ -180,7 +180,7 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("link_utilization", "number", "Measured bandwidth ÷ usable PCIe link bandwidth (0..1; near 1 = bus-bound)."),
     _c("in_steady_window", "boolean", "The round is inside the PTS steady-state measurement window."),
     _c("flags", "string", "Kinds of flags on this measurement, ';'-separated and sorted (e.g. bus_bound); "
-       "run-wide flags are in runs.flags.", flag_kinds(Q(measurement=OuterRef("pk")))),
+       "run-wide flags are in runs.flags.", "flag_kinds__kinds"),
     _c("started_at", "datetime", "When the measurement started (UTC)."),
     _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle this row was read from."),
     _c("json_path", "string", "Provenance: where in raw_file the values were read, e.g. $.jobs[*]."),

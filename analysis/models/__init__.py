@@ -3,7 +3,15 @@
 from analysis.models.aggregates import DriveModelAggregate
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
-from analysis.models.results import Flag, FlagKind, Measurement, Round, SteadyStateWindow, TestRun
+from analysis.models.results import (
+    Flag,
+    FlagKind,
+    Measurement,
+    MeasurementFlagKinds,
+    Round,
+    SteadyStateWindow,
+    TestRun,
+)
 
 __all__ = [
     "DriveMetadataProposal",
@@ -14,6 +22,7 @@ __all__ = [
     "FlagKind",
     "Host",
     "Measurement",
+    "MeasurementFlagKinds",
     "PcieLink",
     "PhysicalUnit",
     "ProposalStatus",

@@ -235,3 +235,25 @@ class Flag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.reason}"
+
+
+class MeasurementFlagKinds(models.Model):
+    """The kinds of flags on each flagged measurement, ';'-separated and sorted: a database view (migration
+    0005_exports_measurement_flag_kinds), so an export joins the flags aggregated once instead of running a subquery
+    per row."""
+
+    measurement = models.OneToOneField(
+        Measurement,
+        primary_key=True,
+        on_delete=models.DO_NOTHING,
+        related_name="flag_kinds",
+        db_column="measurement_id",
+    )
+    kinds = models.TextField()
+
+    class Meta:
+        managed = False
+        db_table = "analysis_measurement_flag_kinds"
+
+    def __str__(self) -> str:
+        return f"{self.measurement_id}: {self.kinds}"

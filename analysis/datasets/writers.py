@@ -22,7 +22,9 @@ from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.datasets.tables import Column
 
 BATCH_ROWS = 2000
-PARQUET_ROW_GROUP_ROWS = 8192
+# Row groups of 4096 rows keep a Parquet download under 150 MB of server memory (145 MB peak at 100 k rows; 8192
+# rows peaked at 164 MB) for files ~13 % larger.
+PARQUET_ROW_GROUP_ROWS = 4096
 
 
 # Dictionary-encode only text: numbers are mostly distinct, and a dictionary per numeric column would cost memory
@@ -98,12 +100,15 @@ def write_json(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[byt
     """One JSON array of objects (column name -> value; null = missing)."""
     names = [column.name for column in columns]
     yield b"["
-    first = True
+    separator = b"\n"
     for batch in batches(rows):
-        parts = [orjson.dumps(dict(zip(names, row, strict=True))) for row in batch]
-        chunk = b",\n".join(parts)
-        yield (b"\n" if first else b",\n") + chunk
-        first = False
+        # `separator + …` keeps a right-sized copy and frees orjson's object at once: a batch of the objects orjson
+        # returns, kept alive together for a join, held ~60 MB per 2,000 rows (peak RSS 253 MB at 100 k rows).
+        parts = []
+        for row in batch:
+            parts.append(separator + orjson.dumps(dict(zip(names, row, strict=True))))
+            separator = b",\n"
+        yield b"".join(parts)
     yield b"\n]\n"
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db.models import BooleanField, CharField, ExpressionWrapper, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 
-from analysis.models import DriveModel, Flag
+from analysis.models import DriveModel
 from analysis.selectors import public_measurements, public_submissions, public_test_runs, public_windows
 from submissions.models import Submission
 
@@ -49,27 +49,6 @@ class Table:
 
     def column(self, name: str) -> Column:
         return next(column for column in self.columns if column.name == name)
-
-
-class SemicolonList(Func):
-    """The distinct values of a text column joined with ';' and sorted (PostgreSQL), e.g. flag kinds. An aggregate
-    in SQL, but Django must not group by anything: it is used alone in a scalar subquery."""
-
-    template = "STRING_AGG(DISTINCT %(expressions)s, ';' ORDER BY %(expressions)s)"
-    output_field = CharField()
-    contains_aggregate = False
-
-    def as_sqlite(self, compiler, connection, **extra_context):
-        return self.as_sql(
-            compiler, connection, template="REPLACE(GROUP_CONCAT(DISTINCT %(expressions)s), ',', ';')", **extra_context
-        )
-
-
-def flag_kinds(condition: Q) -> Subquery:
-    """The kinds of flags matching `condition` (with OuterRef lookups), as one semicolon list; null when none."""
-    return Subquery(
-        Flag.objects.filter(condition).order_by().values(kinds=SemicolonList("kind")), output_field=CharField()
-    )
 
 
 def _c(name, type_, description, source=None, unit=""):
@@ -235,8 +214,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("finished_at", "datetime", "When the run finished (UTC)."),
     _c("flags", "string", "Kinds of flags on the whole run or its submission (not those on single measurements, "
        "see measurements.flags), ';'-separated and sorted.",
-       flag_kinds(Q(test_run=OuterRef("pk"), measurement__isnull=True)
-                  | Q(submission=OuterRef("submission_id"), test_run__isnull=True))),
+       "flag_kinds__kinds"),
     _c("source_license", "string", "License of imported results."),
     _c("source_reference", "string", "Where imported results came from."),
 )  # fmt: skip

@@ -11,6 +11,7 @@ from analysis.models.results import (
     Round,
     SteadyStateWindow,
     TestRun,
+    TestRunFlagKinds,
 )
 
 __all__ = [
@@ -29,5 +30,6 @@ __all__ = [
     "Round",
     "SteadyStateWindow",
     "TestRun",
+    "TestRunFlagKinds",
     "Vendor",
 ]

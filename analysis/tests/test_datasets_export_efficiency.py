@@ -46,11 +46,13 @@ def _plan_nodes(node: dict):
 @pytest.mark.postgres
 @pytest.mark.django_db
 @pytest.mark.parametrize("for_spreadsheets", [True, False], ids=["csv", "parquet"])
-def test_the_measurements_export_query_runs_no_subquery_per_row(for_spreadsheets):
+@pytest.mark.parametrize("table", ["measurements", "runs"])
+def test_the_export_query_runs_no_subquery_per_row(table, for_spreadsheets):
     run = iops_run(rounds=2, mixes=(0,), block_sizes=(4096,))
     flagged = run.measurements.first()
     Flag.objects.create(submission=run.submission, test_run=run, measurement=flagged, kind="bus_bound", reason="x")
-    sql, params = pg_copy.copy_query(TABLES["measurements"], Filters(), for_spreadsheets=for_spreadsheets)
+    Flag.objects.create(submission=run.submission, test_run=run, kind="non_compliant", reason="x")
+    sql, params = pg_copy.copy_query(TABLES[table], Filters(), for_spreadsheets=for_spreadsheets)
     assert "(SELECT" not in sql.upper()
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
@@ -91,3 +93,20 @@ def test_the_dockerfile_and_compose_file_start_gunicorn_with_that_config():
         text = (REPO / name).read_text()
         assert "gunicorn.conf.py" in text, name
         assert "--workers" not in text, f"{name} must not override the config's worker settings"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_a_runs_flags_are_its_own_and_its_submissions_but_not_its_measurements(client):
+    run = iops_run(rounds=2, mixes=(0,), block_sizes=(4096,))
+    other = iops_run(rounds=2, mixes=(0,), block_sizes=(4096,))
+    submission = run.submission
+    Flag.objects.create(submission=submission, test_run=run, measurement=run.measurements.first(), kind="bus_bound",
+                        reason="one cell")  # fmt: skip
+    Flag.objects.create(submission=submission, test_run=run, kind="thermal_throttle", reason="the run")
+    Flag.objects.create(submission=submission, kind="imported", reason="the submission")
+    Flag.objects.create(submission=submission, kind="imported", reason="said twice")
+    lines = b"".join(client.get("/datasets/runs.csv").streaming_content).decode().splitlines()
+    header = lines[0].split(",")
+    flags = {int(line.split(",")[0]): line.split(",")[header.index("flags")] for line in lines[1:]}
+    assert flags == {run.pk: "imported;thermal_throttle", other.pk: ""}

@@ -23,9 +23,10 @@ from analysis.datasets.tables import Column
 
 # Rows per write for JSON and NDJSON (~1.5 MB): 2000 rows peaked at 149 MB of server memory, 1000 at 135 MB.
 BATCH_ROWS = 1000
-# Row groups of 4096 rows keep a Parquet download under 150 MB of server memory (145 MB peak at 100 k rows; 8192
-# rows peaked at 164 MB) for files ~13 % larger.
-PARQUET_ROW_GROUP_ROWS = 4096
+# Memory per row group grows with its rows, and the footer's metadata, built in memory at the end, with the number of
+# row groups: peak RSS of a download (bench/export_benchmark.py) at 100 k / 1 M rows was 145 / 170 MB with 4096 rows,
+# 150 / 160 MB with 6144 and 155 / 159 MB with 8192, which also gives the smallest files.
+PARQUET_ROW_GROUP_ROWS = 8192
 
 
 # Dictionary-encode only text: numbers are mostly distinct, and a dictionary per numeric column would cost memory

@@ -372,6 +372,7 @@ def pages_beside_exports(size: int, env: dict, worker_class: str | None, public_
     server_env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "ALLOWED_HOSTS": "127.0.0.1,localhost"}
     command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
     command += ["-k", worker_class] if worker_class else []
+    command += ["--threads", "1"] if worker_class == "sync" else []  # gunicorn runs gthread for sync with threads > 1
     log_path = Path(tempfile.gettempdir()) / "nvmedb-export-benchmark-gunicorn.log"
     log = log_path.open("w")  # noqa: SIM115 — closed below
     server = subprocess.Popen([*command, "nvmedb.wsgi"], cwd=REPO, env=server_env, stdout=log, stderr=log)

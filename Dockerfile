@@ -13,4 +13,4 @@ RUN SECRET_KEY=collectstatic DATABASE_URL=sqlite:////tmp/x REDIS_URL=redis://unu
  && mkdir -p /var/lib/nvmedb && chown nvmedb /var/lib/nvmedb
 USER nvmedb
 EXPOSE 8000
-CMD ["gunicorn", "nvmedb.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120"]
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "nvmedb.wsgi"]

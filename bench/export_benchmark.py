@@ -1,28 +1,44 @@
-"""How fast the live exports stream, against PostgreSQL's own COPY of the same query.
+"""How fast, how cheaply and how independently the live exports stream.
 
 Seeds a separate database (nvmedb_bench_datasets on the DATABASE_URL server; kept between runs, --reseed rebuilds it)
 with about 1.1 million measurement rows (800 IOPS runs × 25 rounds × 56 cells; a few percent withdrawn or hidden,
-1 % of rows flagged). Then, for CSV and Parquet at 100 000 and 1 000 000 rows, it runs the export the way the site
-serves it — Django's WSGI application called in a fresh subprocess, the response iterated to the end — and prints
-rows per second, time to first byte, time to the first row, peak RSS of that server process (and its peak RSS
-before the request, after one small warm-up request), and the ratio of the export's time to
-`COPY (the same query) TO STDOUT WITH CSV` on the same data. "The same query" is the SQL the ORM builds for the
-table (`filters.rows_queryset`); on PostgreSQL the CSV and Parquet exports are themselves a COPY of that query with
-booleans and datetimes spelled out (see analysis/datasets/pg_copy.py).
+1 % of rows flagged). Then, for every format at each size (100 000 and 1 000 000 rows by default), it runs the export
+the way the site serves it — Django's WSGI application called in a fresh subprocess, the response iterated to the
+end — and prints its time, time to first byte, the server process's CPU time and peak RSS, beside:
 
-Targets: CSV ratio ≤ 2; memory flat (≤ 150 MB RSS) as rows grow from 100 thousand to 1 million.
+- COPY: `COPY (plain public measurement rows) TO STDOUT WITH CSV`, the measurement table's own published columns for
+  the public runs, no joins to drives, hosts or flags: the physical limit of reading those rows. (Not the export's
+  own query, whose ratio to itself would be near 1 by construction.)
+- COPY of the export's own query (a second reference: what PostgreSQL alone spends on the same bytes).
+- psql CPU: the CPU time `psql` spends receiving the export's own CSV (the same bytes as the CSV export) through
+  `COPY … TO STDOUT`, written to a pipe this script drains.
+
+Then (unless --no-pages) the production web server beside exports: gunicorn started from gunicorn.conf.py on
+127.0.0.1 (a free port), three concurrent CSV downloads of the largest size, and one client requesting the busiest
+drive's page one request at a time while they stream; it prints the page's p95 idle and beside the exports.
+`--worker-class sync` runs the same scenario with the old sync workers for comparison.
+
+Goals (issue 12), each printed with its verdict: CSV time ≤ 1.5 × COPY of the plain rows; server CPU ≤ 2 × psql's
+for the same bytes (CSV); peak RSS ≤ 150 MB for every format, flat (≤ 10 MB more) from the smallest to the largest
+size; drive page p95 ≤ 200 ms while three exports stream.
 
     DATABASE_URL=postgres://nvmedb:nvmedb-ci@127.0.0.1:5432/nvmedb .venv/bin/python bench/export_benchmark.py
+    … bench/export_benchmark.py --sizes 100000 --formats csv parquet      # a quicker look
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import resource
+import socket
+import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -34,8 +50,6 @@ import _seed  # noqa: E402  (bench/_seed.py: benchmark databases, shared with br
 BENCH_DB = "nvmedb_bench_datasets"
 RUNS = 800
 ROUNDS = 25
-SIZES = (100_000, 1_000_000)
-FORMATS = ("csv", "parquet")
 
 
 def bench_url() -> str:
@@ -82,7 +96,7 @@ def seed() -> None:
                 iodepth, read_iops, write_iops, total_iops, read_bw_bytes_per_s, write_bw_bytes_per_s,
                 total_bw_bytes_per_s, read_bytes, write_bytes, lat_mean_ns, lat_max_ns, lat_p99_ns, lat_p9999_ns,
                 percentiles_ns, runtime_s, temperature_before_k, temperature_after_k, link_utilization,
-                in_steady_window, started_at, raw_file, json_path, missing)
+                in_steady_window, started_at, raw_file, json_path, missing, clat_percentiles_ns)
             SELECT r.id, r.test_run_id, t.drive_model_id,
                 format('iops-r%s-rw%s-bs%s', r.number, mix, bs), bs, mix, 4, 32,
                 v.total * mix / 100.0, v.total * (100 - mix) / 100.0, v.total,
@@ -91,7 +105,7 @@ def seed() -> None:
                 128 / v.total * 1e9, 9e6 + r.id % 1000, 9e5 + r.id % 777, 3e6 + r.id % 555,
                 '{{}}'::jsonb, 60.0, 318.0 + r.number % 7, 325.0 + r.number % 9, LEAST(v.total * bs / 7e9, 1.0),
                 r.number > {ROUNDS - 5}, now() - (r.id || ' seconds')::interval,
-                format('fio/iops-r%s-rw%s-bs%s.json', r.number, mix, bs), '$.jobs[*]', '{{}}'::jsonb
+                format('fio/iops-r%s-rw%s-bs%s.json', r.number, mix, bs), '$.jobs[*]', '{{}}'::jsonb, '{{}}'::jsonb
             FROM analysis_round r
             JOIN analysis_testrun t ON t.id = r.test_run_id
             CROSS JOIN unnest(ARRAY[100, 95, 65, 50, 35, 5, 0]) AS mix
@@ -111,8 +125,28 @@ def seed() -> None:
     print(f"seeded {Measurement.objects.count():,} measurement rows in {time.perf_counter() - started:.0f} s")
 
 
+SIZES = (100_000, 1_000_000)
+FORMATS = ("csv", "parquet", "json", "ndjson")
+GOAL_COPY_RATIO = 1.5
+GOAL_CPU_RATIO = 2.0
+GOAL_PEAK_RSS_MB = 150
+GOAL_FLAT_MB = 10
+GOAL_PAGE_P95_MS = 200
+CONCURRENT_EXPORTS = 3
+READ_BYTES = 64 * 1024
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT MET"
+
+
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds(who=resource.RUSAGE_SELF) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def worker(fmt: str, size: int) -> None:
@@ -142,16 +176,18 @@ def worker(fmt: str, size: int) -> None:
     warm_up.close()
     status = []
     before = rss_mb()
+    cpu_before = cpu_seconds()
     started = time.perf_counter()
     result = application(environ(size), lambda s, headers, exc_info=None: status.append(s))
     first_byte = first_row = None
-    total = 0
+    total = chunks = 0
     for chunk in result:
         if chunk and first_byte is None:
             first_byte = time.perf_counter() - started
         elif chunk and first_row is None:
             first_row = time.perf_counter() - started
         total += len(chunk)
+        chunks += 1
     result.close()
     elapsed = time.perf_counter() - started
     print(
@@ -159,9 +195,11 @@ def worker(fmt: str, size: int) -> None:
             {
                 "status": status[0],
                 "seconds": elapsed,
+                "cpu_s": cpu_seconds() - cpu_before,
                 "first_byte_s": first_byte,
                 "first_row_s": first_row,
                 "bytes": total,
+                "chunks": chunks,
                 "rss_before_mb": before,
                 "peak_rss_mb": rss_mb(),
             }
@@ -169,14 +207,27 @@ def worker(fmt: str, size: int) -> None:
     )
 
 
-def copy_seconds(size: int) -> tuple[float, int]:
-    """PostgreSQL's own COPY of the export's query as the ORM builds it for every format (`rows_queryset`)."""
-    from django.db import connection
+def plain_rows_query(size: int) -> tuple[str, tuple]:
+    """The public measurement rows with the measurement table's own published columns: no joins beyond what
+    deciding 'public' needs, no flags."""
+    from analysis.datasets.tables import MEASUREMENT_COLUMNS
+    from analysis.selectors import public_measurements
 
-    from analysis.datasets.filters import Filters, rows_queryset
+    own = [c.source for c in MEASUREMENT_COLUMNS if isinstance(c.source, str) and "__" not in c.source]
+    return public_measurements().order_by("pk").values_list(*own)[:size].query.sql_with_params()
+
+
+def export_csv_query(size: int) -> tuple[str, tuple]:
+    from analysis.datasets.filters import Filters
+    from analysis.datasets.pg_copy import copy_query
     from analysis.datasets.tables import TABLES
 
-    sql, params = rows_queryset(TABLES["measurements"], Filters(size=size)).query.sql_with_params()
+    return copy_query(TABLES["measurements"], Filters(size=size), for_spreadsheets=True)
+
+
+def copy_seconds(sql: str, params: tuple) -> tuple[float, int]:
+    from django.db import connection
+
     connection.ensure_connection()
     started = time.perf_counter()
     total = 0
@@ -187,6 +238,25 @@ def copy_seconds(size: int) -> tuple[float, int]:
         for data in copy:
             total += len(data)
     return time.perf_counter() - started, total
+
+
+def psql_cpu(url: str, sql: str, params: tuple) -> tuple[float, int]:
+    """CPU seconds (user + system) of `psql` receiving `COPY (sql) TO STDOUT WITH CSV`, and the bytes it wrote."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        literal = psycopg.ClientCursor(conn).mogrify(sql, params)
+    process = subprocess.Popen(
+        ["psql", "-X", "-q", url, "-c", f"COPY ({literal}) TO STDOUT WITH CSV HEADER"], stdout=subprocess.PIPE
+    )
+    total = 0
+    while data := process.stdout.read(READ_BYTES):
+        total += len(data)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        sys.exit(f"psql failed (exit {process.returncode})")
+    return usage.ru_utime + usage.ru_stime, total
 
 
 def run_worker(fmt: str, size: int, env: dict) -> dict:
@@ -201,9 +271,170 @@ def run_worker(fmt: str, size: int, env: dict) -> dict:
     return json.loads(output.stdout.strip().splitlines()[-1])
 
 
+def formats_table(sizes: list[int], formats: list[str], url: str, env: dict, public_rows: int) -> list[str]:
+    """Every format at every size; returns the lines of the goals summary."""
+    print(
+        f"{'format':<8} {'rows':>9} {'seconds':>8} {'rows/s':>9} {'TTFB ms':>8} {'chunks':>7} {'CPU s':>6} "
+        f"{'RSS before':>10} {'peak RSS':>9} {'MB out':>7}"
+    )
+    peaks: dict[str, dict[int, float]] = {fmt: {} for fmt in formats}
+    summary = []
+    for size in sizes:
+        rows = min(size, public_rows)
+        copy_s, copy_bytes = copy_seconds(*plain_rows_query(size))
+        own_s, own_bytes = copy_seconds(*export_csv_query(size))
+        psql_s, psql_bytes = psql_cpu(url, *export_csv_query(size))
+        for fmt in formats:
+            figures = run_worker(fmt, size, env)
+            assert figures["status"].startswith("200"), figures
+            peaks[fmt][size] = figures["peak_rss_mb"]
+            print(
+                f"{fmt:<8} {rows:>9,} {figures['seconds']:>8.2f} {rows / figures['seconds']:>9,.0f} "
+                f"{figures['first_byte_s'] * 1000:>8.1f} {figures['chunks']:>7,} {figures['cpu_s']:>6.2f} "
+                f"{figures['rss_before_mb']:>8.0f}MB {figures['peak_rss_mb']:>7.0f}MB {figures['bytes'] / 1e6:>7.1f}"
+            )
+            rss_ok = figures["peak_rss_mb"] <= GOAL_PEAK_RSS_MB
+            summary.append(
+                f"{fmt} {rows:,} rows: peak RSS {figures['peak_rss_mb']:.0f} MB "
+                f"(goal <= {GOAL_PEAK_RSS_MB} MB): {verdict(rss_ok)}"
+            )
+            if fmt == "csv":
+                ratio, cpu_ratio = figures["seconds"] / copy_s, figures["cpu_s"] / psql_s
+                summary.append(
+                    f"csv {rows:,} rows: {figures['seconds']:.2f} s = {ratio:.2f} x COPY of the plain public rows "
+                    f"({copy_s:.2f} s; a COPY of the export's own query takes {own_s:.2f} s) "
+                    f"(goal <= {GOAL_COPY_RATIO}): {verdict(ratio <= GOAL_COPY_RATIO)}"
+                )
+                summary.append(
+                    f"csv {rows:,} rows: server CPU {figures['cpu_s']:.2f} s = {cpu_ratio:.2f} x psql's "
+                    f"{psql_s:.2f} s for the same {psql_bytes / 1e6:.0f} MB (goal <= {GOAL_CPU_RATIO}): "
+                    f"{verdict(cpu_ratio <= GOAL_CPU_RATIO)}"
+                )
+        print(f"{'COPY':<8} {rows:>9,} {copy_s:>8.2f}  (plain public rows: {copy_bytes / 1e6:.1f} MB of CSV)")
+        print(f"{'COPY':<8} {rows:>9,} {own_s:>8.2f}  (the CSV export's own query: {own_bytes / 1e6:.1f} MB)")
+        print(f"{'psql':<8} {rows:>9,} {'':>8} {'':>9} {'':>8} {'':>7} {psql_s:>6.2f}  (the CSV export's query)")
+    if len(sizes) > 1:
+        low, high = min(sizes), max(sizes)
+        for fmt in formats:
+            growth = peaks[fmt][high] - peaks[fmt][low]
+            summary.append(
+                f"{fmt}: peak RSS grows {growth:+.0f} MB from {low:,} to {high:,} rows "
+                f"(goal flat, <= {GOAL_FLAT_MB} MB): {verdict(growth <= GOAL_FLAT_MB)}"
+            )
+    return summary
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _get(port: int, path: str, timeout: float = 300) -> tuple[int, int]:
+    """GET `path`, read the body to the end in READ_BYTES reads; (status, bytes)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        total = 0
+        while data := response.read(READ_BYTES):
+            total += len(data)
+        return response.status, total
+    finally:
+        conn.close()
+
+
+def _timed_get(port: int, path: str) -> float:
+    started = time.perf_counter()
+    status, _ = _get(port, path, timeout=120)
+    if status != 200:
+        raise RuntimeError(f"{path} answered {status}")
+    return (time.perf_counter() - started) * 1000
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def busiest_drive_slug() -> str:
+    from django.db.models import Count
+
+    from analysis.selectors import public_test_runs
+
+    return public_test_runs().values("drive_model__slug").annotate(n=Count("id")).order_by("-n")[0]["drive_model__slug"]
+
+
+def pages_beside_exports(size: int, env: dict, worker_class: str | None, public_rows: int) -> list[str]:
+    """gunicorn from gunicorn.conf.py on loopback; a drive page's p95 alone, then beside three CSV downloads."""
+    port = _free_port()
+    page = f"/drives/{busiest_drive_slug()}/"
+    server_env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "ALLOWED_HOSTS": "127.0.0.1,localhost"}
+    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
+    command += ["-k", worker_class] if worker_class else []
+    command += ["--threads", "1"] if worker_class == "sync" else []  # gunicorn runs gthread for sync with threads > 1
+    log_path = Path(tempfile.gettempdir()) / "nvmedb-export-benchmark-gunicorn.log"
+    log = log_path.open("w")  # noqa: SIM115 — closed below
+    server = subprocess.Popen([*command, "nvmedb.wsgi"], cwd=REPO, env=server_env, stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                _timed_get(port, page)
+                break
+            except (OSError, RuntimeError):
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(f"gunicorn did not answer; see {log_path}") from None
+                time.sleep(0.5)
+        for _ in range(12):  # every worker process warm, its cache filled
+            _timed_get(port, page)
+        idle = [_timed_get(port, page) for _ in range(40)]
+        downloads: list[tuple[int, int, float]] = []
+
+        def download() -> None:
+            started = time.perf_counter()
+            status, total = _get(port, f"/datasets/measurements.csv?_size={size}")
+            downloads.append((status, total, time.perf_counter() - started))
+
+        threads = [threading.Thread(target=download) for _ in range(CONCURRENT_EXPORTS)]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)  # the exports have started streaming
+        busy = []
+        while any(thread.is_alive() for thread in threads):
+            busy.append(_timed_get(port, page))
+            time.sleep(0.05)
+        for thread in threads:
+            thread.join()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    name = worker_class or "gunicorn.conf.py (gthread)"
+    rows = min(size, public_rows)
+    print(
+        f"\ngunicorn [{name}] on 127.0.0.1, drive page {page}: alone median {statistics.median(idle):.0f} ms, "
+        f"p95 {p95(idle):.0f} ms ({len(idle)} requests); beside {CONCURRENT_EXPORTS} concurrent {rows:,}-row CSV "
+        f"exports median {statistics.median(busy):.0f} ms, p95 {p95(busy):.0f} ms, max {max(busy):.0f} ms "
+        f"({len(busy)} requests)"
+    )
+    for status, total, seconds in downloads:
+        print(f"  export: HTTP {status}, {total / 1e6:.1f} MB in {seconds:.1f} s")
+    ok = p95(busy) <= GOAL_PAGE_P95_MS and all(status == 200 for status, _, _ in downloads)
+    return [
+        f"[{name}] drive page p95 beside {CONCURRENT_EXPORTS} x {rows:,}-row exports {p95(busy):.0f} ms "
+        f"(goal <= {GOAL_PAGE_P95_MS} ms): {verdict(ok)}"
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reseed", action="store_true", help="Drop and seed the benchmark database again.")
+    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES), help="Row counts (default 100k 1M).")
+    parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
+    parser.add_argument("--no-formats", action="store_true", help="Only the pages-beside-exports scenario.")
+    parser.add_argument("--no-pages", action="store_true", help="Skip the pages-beside-exports scenario.")
+    parser.add_argument("--worker-class", help="gunicorn worker class for the scenario (default: the config's).")
     parser.add_argument("--worker", nargs=2, metavar=("FORMAT", "ROWS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL", "")
@@ -223,26 +454,14 @@ def main() -> None:
     public_rows = rows_queryset(TABLES["measurements"], Filters()).count()
     print(f"public measurement rows: {public_rows:,}")
     env = {**os.environ, "DATABASE_URL": bench_url(), "DJANGO_SETTINGS_MODULE": "nvmedb.settings.test"}
-    print(
-        f"{'format':<8} {'rows':>9} {'seconds':>8} {'rows/s':>9} {'TTFB ms':>8} {'1st row ms':>10} "
-        f"{'RSS before':>10} {'peak RSS':>9} {'MB out':>7} {'COPY s':>7} {'ratio':>6}"
-    )
-    for size in SIZES:
-        copy_s, copy_bytes = copy_seconds(size)
-        for fmt in FORMATS:
-            figures = run_worker(fmt, size, env)
-            assert figures["status"].startswith("200"), figures
-            rows = min(size, public_rows)
-            print(
-                f"{fmt:<8} {rows:>9,} {figures['seconds']:>8.2f} {rows / figures['seconds']:>9,.0f} "
-                f"{figures['first_byte_s'] * 1000:>8.1f} {figures['first_row_s'] * 1000:>10.1f} "
-                f"{figures['rss_before_mb']:>8.0f}MB {figures['peak_rss_mb']:>7.0f}MB "
-                f"{figures['bytes'] / 1e6:>7.1f} {copy_s:>7.2f} {figures['seconds'] / copy_s:>6.2f}"
-            )
-        print(
-            f"{'COPY':<8} {min(size, public_rows):>9,} {copy_s:>8.2f}  (CSV of the same query: {copy_bytes / 1e6:.1f} MB)"
-        )
-    print("targets: CSV ratio <= 2; peak RSS <= 150 MB and flat from 100k to 1M rows")
+    summary = []
+    if not args.no_formats:
+        summary += formats_table(sorted(args.sizes), args.formats, bench_url(), env, public_rows)
+    if not args.no_pages:
+        summary += pages_beside_exports(max(args.sizes), env, args.worker_class, public_rows)
+    print("\ngoals:")
+    for line in summary:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

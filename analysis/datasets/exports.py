@@ -10,7 +10,7 @@ from analysis.datasets import pg_copy, writers
 from analysis.datasets.filters import Filters, rows_queryset
 from analysis.datasets.tables import Table
 
-CHUNK_ROWS = 2000  # rows per server-side cursor fetch
+CHUNK_ROWS = 1000  # rows per server-side cursor fetch (writers.BATCH_ROWS)
 
 
 def export_stream(table: Table, filters: Filters, fmt: str) -> Iterator[bytes]:

@@ -25,7 +25,10 @@ from analysis.datasets.filters import Filters, filtered_queryset
 from analysis.datasets.spreadsheet import SpreadsheetSafeText
 from analysis.datasets.tables import Column, Table
 
-BLOCK_BYTES = 1 << 20
+BLOCK_BYTES = 128 << 10  # CSV parsed by Arrow at a time (Parquet); larger blocks cost memory, not speed
+# PostgreSQL sends one COPY message per row; passed on one by one, each became its own HTTP chunk and write call
+# (41 % of the server's time at 1 M rows). Records are gathered into writes of at least this size.
+CHUNK_BYTES = 128 << 10
 
 
 class CsvBoolean(Func):
@@ -59,11 +62,18 @@ def copy_query(table: Table, filters: Filters, *, for_spreadsheets: bool = False
 
 
 def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool = False) -> Iterator[bytes]:
-    """The table's rows as CSV records (no header), as PostgreSQL sends them."""
+    """The table's rows as CSV records (no header), in chunks of whole records of at least CHUNK_BYTES (the last
+    one smaller)."""
     sql, params = copy_query(table, filters, for_spreadsheets=for_spreadsheets)
+    pending = bytearray()
     with connection.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy:
         for data in copy:
-            yield bytes(data)
+            pending += data
+            if len(pending) >= CHUNK_BYTES:
+                yield bytes(pending)
+                pending.clear()
+    if pending:
+        yield bytes(pending)
 
 
 def _header(table: Table) -> bytes:

@@ -14,18 +14,14 @@ from dataclasses import dataclass, field
 
 from django.db.models import (
     BooleanField,
-    CharField,
     ExpressionWrapper,
     F,
     FloatField,
-    Func,
-    OuterRef,
     Q,
     QuerySet,
-    Subquery,
 )
 
-from analysis.models import DriveModel, Flag
+from analysis.models import DriveModel
 from analysis.selectors import public_measurements, public_submissions, public_test_runs, public_windows
 from submissions.models import Submission
 
@@ -60,27 +56,6 @@ class Table:
 
     def column(self, name: str) -> Column:
         return next(column for column in self.columns if column.name == name)
-
-
-class SemicolonList(Func):
-    """The distinct values of a text column joined with ';' and sorted (PostgreSQL), e.g. flag kinds. An aggregate
-    in SQL, but Django must not group by anything: it is used alone in a scalar subquery."""
-
-    template = "STRING_AGG(DISTINCT %(expressions)s, ';' ORDER BY %(expressions)s)"
-    output_field = CharField()
-    contains_aggregate = False
-
-    def as_sqlite(self, compiler, connection, **extra_context):
-        return self.as_sql(
-            compiler, connection, template="REPLACE(GROUP_CONCAT(DISTINCT %(expressions)s), ',', ';')", **extra_context
-        )
-
-
-def flag_kinds(condition: Q) -> Subquery:
-    """The kinds of flags matching `condition` (with OuterRef lookups), as one semicolon list; null when none."""
-    return Subquery(
-        Flag.objects.filter(condition).order_by().values(kinds=SemicolonList("kind")), output_field=CharField()
-    )
 
 
 def spare_vs_user_expression() -> ExpressionWrapper:
@@ -196,7 +171,7 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("link_utilization", "number", "Measured bandwidth ÷ usable PCIe link bandwidth (0..1; near 1 = bus-bound)."),
     _c("in_steady_window", "boolean", "The round is inside the PTS steady-state measurement window."),
     _c("flags", "string", "Kinds of flags on this measurement, ';'-separated and sorted (e.g. bus_bound); "
-       "run-wide flags are in runs.flags.", flag_kinds(Q(measurement=OuterRef("pk")))),
+       "run-wide flags are in runs.flags.", "flag_kinds__kinds"),
     _c("started_at", "datetime", "When the measurement started (UTC)."),
     _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle this row was read from."),
     _c("json_path", "string", "Provenance: where in raw_file the values were read, e.g. $.jobs[*]."),
@@ -255,8 +230,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("finished_at", "datetime", "When the run finished (UTC)."),
     _c("flags", "string", "Kinds of flags on the whole run or its submission (not those on single measurements, "
        "see measurements.flags), ';'-separated and sorted.",
-       flag_kinds(Q(test_run=OuterRef("pk"), measurement__isnull=True)
-                  | Q(submission=OuterRef("submission_id"), test_run__isnull=True))),
+       "flag_kinds__kinds"),
     _c("source_license", "string", "License of imported results."),
     _c("source_reference", "string", "Where imported results came from."),
 )  # fmt: skip

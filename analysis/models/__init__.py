@@ -3,7 +3,16 @@
 from analysis.models.aggregates import DriveModelAggregate
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
-from analysis.models.results import Flag, FlagKind, Measurement, Round, SteadyStateWindow, TestRun
+from analysis.models.results import (
+    Flag,
+    FlagKind,
+    Measurement,
+    MeasurementFlagKinds,
+    Round,
+    SteadyStateWindow,
+    TestRun,
+    TestRunFlagKinds,
+)
 
 __all__ = [
     "DriveMetadataProposal",
@@ -14,11 +23,13 @@ __all__ = [
     "FlagKind",
     "Host",
     "Measurement",
+    "MeasurementFlagKinds",
     "PcieLink",
     "PhysicalUnit",
     "ProposalStatus",
     "Round",
     "SteadyStateWindow",
     "TestRun",
+    "TestRunFlagKinds",
     "Vendor",
 ]

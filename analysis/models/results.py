@@ -235,3 +235,41 @@ class Flag(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.reason}"
+
+
+class MeasurementFlagKinds(models.Model):
+    """The kinds of flags on each flagged measurement, ';'-separated and sorted: a database view (migration
+    0006_exports_flag_kinds), so an export joins the flags aggregated once instead of running a subquery per row."""
+
+    measurement = models.OneToOneField(
+        Measurement,
+        primary_key=True,
+        on_delete=models.DO_NOTHING,
+        related_name="flag_kinds",
+        db_column="measurement_id",
+    )
+    kinds = models.TextField()
+
+    class Meta:
+        managed = False
+        db_table = "analysis_measurement_flag_kinds"
+
+    def __str__(self) -> str:
+        return f"{self.measurement_id}: {self.kinds}"
+
+
+class TestRunFlagKinds(models.Model):
+    """The kinds of flags on each flagged run as a whole or on its submission (not those on single measurements),
+    ';'-separated and sorted: a database view (migration 0006_exports_flag_kinds), like MeasurementFlagKinds."""
+
+    test_run = models.OneToOneField(
+        TestRun, primary_key=True, on_delete=models.DO_NOTHING, related_name="flag_kinds", db_column="test_run_id"
+    )
+    kinds = models.TextField()
+
+    class Meta:
+        managed = False
+        db_table = "analysis_testrun_flag_kinds"
+
+    def __str__(self) -> str:
+        return f"{self.test_run_id}: {self.kinds}"

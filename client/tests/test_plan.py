@@ -305,7 +305,9 @@ def test_a_quick_plan_without_a_device_is_estimated_for_a_file_target():
     result = CliRunner().invoke(main, ["plan", "--profile", "quick", "--json"])
     data = json.loads(result.output)
     assert data["target_kind"] == "file"
-    real_quick_bundle = 0.67 * p.MIB  # 147 runs, all four tests, 256 MiB file (see QUICK_RUN_GZIP_BYTES)
+    real_quick_bundle = (
+        0.67 * p.MIB
+    )  # 147 runs on a loaded machine; a quiet one made 0.46 MiB (see QUICK_RUN_GZIP_BYTES)
     low, high = data["estimate"]["bundle_bytes"]["min"], data["estimate"]["bundle_bytes"]["max"]
     assert abs((low + high) / 2 - real_quick_bundle) <= 0.5 * real_quick_bundle
     text = CliRunner().invoke(main, ["plan", "--profile", "quick"]).output

@@ -297,15 +297,7 @@ class Runner:
                 run_id = series.run_id(round_number, cell)
                 if run_id in self.completed:
                     continue
-                self._update(
-                    test=series.test,
-                    phase=series.phase,
-                    round=round_number,
-                    max_rounds=series.max_rounds,
-                    cell=run_id,
-                    cell_index=index,
-                    cells=len(series.cells),
-                )
+                self._update_series(series, round_number, run_id, cell_index=index, cells=len(series.cells))
                 self._run_series_cell(series, round_number, cell, run_id)
             points = self._points(series, variables)
             self._position(**where, round_complete=True)
@@ -329,15 +321,7 @@ class Runner:
                 run_id = series.run_id(round_number, cell)
                 if run_id in self.completed:
                     continue
-                self._update(
-                    test=series.test,
-                    phase=series.phase,
-                    round=round_number,
-                    max_rounds=series.max_rounds,
-                    cell=run_id,
-                    cell_index=1,
-                    cells=1,
-                )
+                self._update_series(series, round_number, run_id)
                 starts = self._sequential_starts(series, cell, round_number)
                 self._run_series_cell(series, round_number, cell, run_id, starts=starts)
             points: dict[str, list[tuple[int, float]]] = {}
@@ -553,6 +537,17 @@ class Runner:
                 )
             )
         self.status.tracking = lines
+
+    def _update_series(self, series: Series, round_number: int, run_id: str, *, cell_index=1, cells=1) -> None:
+        self._update(
+            test=series.test,
+            phase=series.phase,
+            round=round_number,
+            max_rounds=series.max_rounds,
+            cell=run_id,
+            cell_index=cell_index,
+            cells=cells,
+        )
 
     def _update(
         self, *, test: str, phase: str, round: int, max_rounds: int, cell: str, cell_index: int, cells: int

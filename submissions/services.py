@@ -3,7 +3,6 @@
 import hashlib
 import logging
 import secrets
-import shutil
 import tempfile
 import time
 import uuid
@@ -39,6 +38,7 @@ from submissions.models import (
 )
 from submissions.review import review_reason
 from submissions.rules import rule_sentence
+from submissions.storage import bundle_name, copy_bundle_to
 from submissions.upload import HashingReader
 
 logger = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def submission_create(
     """
     storage = storage or default_storage
     submission_id = uuid.uuid4()
-    name = f"bundles/{timezone.now():%Y/%m}/{submission_id}.nvmedb.tar.gz"
+    name = bundle_name(submission_id, timezone.now())
     reader = HashingReader(_GzipCheckingSource(stream), limit=settings.NVMEDB_MAX_BUNDLE_BYTES)
     try:
         stored_name = storage.save(name, File(reader, name=name))
@@ -422,17 +422,6 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
         return submission
 
 
-def _local_copy(storage: Storage, name: str, directory: Path) -> Path:
-    """A path to the stored bundle on this machine: the file itself, or a copy when storage is remote."""
-    try:
-        return Path(storage.path(name))
-    except NotImplementedError:
-        target = directory / "bundle.nvmedb.tar.gz"
-        with storage.open(name, "rb") as source, target.open("wb") as out:
-            shutil.copyfileobj(source, out, 1024 * 1024)
-        return target
-
-
 def _ingest_function():
     """analysis.ingest.ingest_submission, or None while the dataset app does not provide it."""
     try:
@@ -474,7 +463,7 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
 
     with tempfile.TemporaryDirectory(prefix="nvmedb-validate-") as tmp:
         workdir = Path(tmp)
-        path = _local_copy(storage, submission.storage_name, workdir)
+        path = copy_bundle_to(submission, workdir, storage=storage)
         limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
         try:
             bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
@@ -589,7 +578,7 @@ def submission_fingerprint_stored(*, submission: Submission, storage: Storage | 
     storage = storage or default_storage
     with tempfile.TemporaryDirectory(prefix="nvmedb-fingerprint-") as tmp:
         workdir = Path(tmp)
-        path = _local_copy(storage, submission.storage_name, workdir)
+        path = copy_bundle_to(submission, workdir, storage=storage)
         limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
         bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
         record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))

@@ -55,7 +55,8 @@ def _translated(method):
             raise
         except Exception as exc:
             if is_outage(exc):
-                raise StorageUnavailable(f"object storage did not answer ({type(exc).__name__}: {exc})") from exc
+                # the message may reach a page: the cause (with the service's address) goes to the logs only
+                raise StorageUnavailable(f"object storage did not answer ({type(exc).__name__})") from exc
             raise
 
     return wrapper
@@ -76,7 +77,7 @@ class _BodyReader(io.RawIOBase):
             data = self._body.read(len(buffer))
         except Exception as exc:
             if is_outage(exc) or isinstance(exc, OSError):
-                raise StorageUnavailable(f"object storage stopped sending {self.name} ({exc})") from exc
+                raise StorageUnavailable(f"object storage stopped sending {self.name} ({type(exc).__name__})") from exc
             raise
         buffer[: len(data)] = data
         return len(data)

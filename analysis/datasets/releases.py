@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -32,7 +33,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.files import File
 from django.core.files.storage import Storage, storages
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from analysis.datasets import exports, writers
@@ -41,6 +42,8 @@ from analysis.datasets.tables import TABLES, Table
 from nvmedb.storage import StorageUnavailable, list_sizes, local_path, open_stream
 from nvmedb_client import data_license
 from submissions.selectors import withdrawn_submissions
+
+logger = logging.getLogger(__name__)
 
 RELEASE_FORMATS = ("csv", "parquet")
 TEMP_PREFIX = ".building-"
@@ -199,8 +202,11 @@ def _exclusive_lock(root: Path | None) -> Iterator[None]:
         try:
             yield
         finally:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+            except DatabaseError:  # the session is gone or its transaction failed; the lock ends with the session
+                logger.warning("release build lock not released explicitly", exc_info=True)
         return
     with open((root or Path(settings.VAR_DIR)) / LOCK_NAME, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

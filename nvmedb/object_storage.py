@@ -105,8 +105,10 @@ class ObjectStorage(S3Storage):
     def __init__(self, **settings) -> None:
         super().__init__(**settings)
         if settings.get("transfer_config") is None:
-            # An upload streams through in parts of 8 MiB; two in flight bound what one upload holds in memory.
+            # An upload streams through in parts of 8 MiB; at most two sent at once and two more read ahead bound
+            # what one upload holds in memory (~32 MiB; boto3's defaults allow ~80 MiB).
             self.transfer_config = TransferConfig(max_concurrency=2)
+            self.transfer_config.max_in_memory_upload_chunks = 2
         self.client_config = self.client_config.merge(
             Config(
                 connect_timeout=self.connect_timeout,
@@ -130,7 +132,7 @@ class ObjectStorage(S3Storage):
 
     @_translated
     def list_sizes(self, directory: str) -> dict[str, int]:
-        prefix = self.key(directory).rstrip("/") + "/" if directory else self.key("")
+        prefix = self.key(directory)
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         sizes = {}

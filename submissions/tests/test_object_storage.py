@@ -15,6 +15,7 @@ from submissions.tests.conftest import register_key
 from tests.s3server import free_port
 
 UPLOAD = "/api/v1/submissions/"
+PIECE = 16 * 1024
 
 
 def files_under(root: Path) -> list[Path]:
@@ -112,3 +113,41 @@ def test_a_raw_file_while_the_bucket_is_unreachable_is_a_503_with_retry_after(
     bucket.down()
     response = client.get(f"/submissions/{submission_id}/files/system/nvme-id-ctrl.json")
     assert response.status_code == 503 and int(response["Retry-After"]) > 0
+
+
+class Trickle:
+    """A request body that arrives in pieces, as from a socket: every read returns at most 16 KiB."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data, self._at = data, 0
+
+    def read(self, size: int = -1) -> bytes:
+        size = PIECE if size is None or size < 0 else min(size, PIECE)
+        piece = self._data[self._at : self._at + size]
+        self._at += len(piece)
+        return piece
+
+
+@pytest.mark.django_db
+def test_a_bundle_of_several_upload_parts_arriving_in_small_pieces_reaches_the_bucket_whole(owner, object_storage):
+    server, bucket = object_storage
+    data = b"\x1f\x8b" + hashlib.sha256(b"seed").digest() * (20 * 1024**2 // 32)  # 20 MiB: three parts of 8 MiB
+    submission, created = services.submission_create(uploader=owner, stream=Trickle(data), expected_size=len(data))
+    assert created and submission.size == len(data)
+    stored = server.read(bucket, submission.storage_name)
+    assert len(stored) == len(data) and stored == data
+    assert submission.sha256 == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.django_db
+def test_a_bundle_over_the_size_limit_leaves_nothing_in_the_bucket(owner, object_storage, settings):
+    from submissions.upload import BundleTooLarge
+
+    server, bucket = object_storage
+    settings.NVMEDB_MAX_BUNDLE_BYTES = 10 * 1024**2
+    data = b"\x1f\x8b" + b"\0" * (12 * 1024**2)
+    with pytest.raises(BundleTooLarge):
+        services.submission_create(uploader=owner, stream=Trickle(data))
+    assert server.keys(bucket) == []
+    assert server.client().list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert not Submission.objects.exists()

@@ -422,6 +422,11 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
         return submission
 
 
+def _local_copy(storage: Storage, name: str, directory: Path) -> Path:
+    """verify_bundle reads a path: the stored bundle (in a bucket or a directory) copied into `directory`."""
+    return copy_bundle_to(name, directory, storage=storage)
+
+
 def _ingest_function():
     """analysis.ingest.ingest_submission, or None while the dataset app does not provide it."""
     try:
@@ -463,7 +468,7 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
 
     with tempfile.TemporaryDirectory(prefix="nvmedb-validate-") as tmp:
         workdir = Path(tmp)
-        path = copy_bundle_to(submission, workdir, storage=storage)
+        path = _local_copy(storage, submission.storage_name, workdir)
         limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
         try:
             bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
@@ -578,7 +583,7 @@ def submission_fingerprint_stored(*, submission: Submission, storage: Storage | 
     storage = storage or default_storage
     with tempfile.TemporaryDirectory(prefix="nvmedb-fingerprint-") as tmp:
         workdir = Path(tmp)
-        path = copy_bundle_to(submission, workdir, storage=storage)
+        path = _local_copy(storage, submission.storage_name, workdir)
         limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
         bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
         record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))

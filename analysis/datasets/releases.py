@@ -6,58 +6,44 @@ disk that directory is a sibling (".building-…") published by one atomic `os.r
 uploaded with SHA256SUMS last, and a release exists only once its SHA256SUMS does. Either way readers see no release N
 or all of it, and a build that dies midway leaves only what the next build removes. Published files are never
 rewritten: a new build always takes the next number. Builds run one at a time: a PostgreSQL advisory lock, which holds
-across machines, or a lock file on a single machine with SQLite.
+across machines, or a lock file on a single machine with SQLite. The storage mechanics are in release_store.
 """
 
 from __future__ import annotations
 
 import csv
-import fcntl
 import hashlib
 import io
 import json
-import logging
 import os
 import re
-import shutil
-import tempfile
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from django.conf import settings
 from django.core.cache import cache
-from django.core.files import File
-from django.core.files.storage import Storage, storages
-from django.db import DatabaseError, connection, transaction
+from django.core.files.storage import Storage
+from django.db import connection, transaction
 from django.utils import timezone
 
 from analysis.datasets import exports, writers
+from analysis.datasets import release_store as store
 from analysis.datasets.filters import Filters, rows_queryset
+from analysis.datasets.release_store import SUMS
 from analysis.datasets.tables import TABLES, Table
 from nvmedb.storage import StorageUnavailable, list_sizes, local_path, open_stream
 from nvmedb_client import data_license
 from submissions.selectors import withdrawn_submissions
 
-logger = logging.getLogger(__name__)
-
 RELEASE_FORMATS = ("csv", "parquet")
-TEMP_PREFIX = ".building-"
-LOCK_NAME = ".lock"
 DATAPACKAGE = "datapackage.json"
-SUMS = "SHA256SUMS"
 CITATION = "CITATION.cff"
 CHANGELOG = "CHANGELOG.md"
 README = "README.md"
 TEXT_FILES = frozenset({SUMS, CITATION, CHANGELOG, README})
 TITLE = "nvmedb: NVMe SSD performance measured with the SNIA PTS"
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
-# pg_advisory_lock key of release builds (any fixed number the site uses for nothing else)
-LOCK_KEY = 0x6E766D6552454C
 # A published release never changes: what was read of it is kept (a bucket costs one request per file read).
 CACHE_SECONDS = 3600
 
@@ -97,33 +83,16 @@ class BuildResult:
     message: str
 
 
-def release_storage() -> Storage:
-    return storages["releases"]
-
-
-def _storage_id(storage: Storage) -> str:
-    return local_path(storage) or f"{getattr(storage, 'bucket_name', '')}/{getattr(storage, 'location', '')}"
-
-
-def _numbers(storage: Storage) -> list[int]:
-    """Every numbered directory, published or not."""
-    try:
-        directories, _ = storage.listdir("")
-    except FileNotFoundError:
-        return []
-    return [int(name) for name in directories if name.isdigit()]
-
-
 def list_releases() -> list[Release]:
     """Published releases, newest first."""
-    storage = release_storage()
-    numbers = sorted(_numbers(storage), reverse=True)
+    storage = store.release_storage()
+    numbers = sorted(store.numbers(storage), reverse=True)
     return [release for n in numbers if (release := get_release(n, storage=storage)) is not None]
 
 
 def get_release(number: int, *, storage: Storage | None = None) -> Release | None:
-    storage = storage or release_storage()
-    key = f"release:{hashlib.sha256(_storage_id(storage).encode()).hexdigest()[:16]}:{number}"
+    storage = storage or store.release_storage()
+    key = f"release:{hashlib.sha256(store.storage_id(storage).encode()).hexdigest()[:16]}:{number}"
     cached = cache.get(key)
     if cached is not None:
         return cached
@@ -142,8 +111,8 @@ def _read_release(storage: Storage, number: int) -> Release | None:
     sizes = list_sizes(storage, str(number))
     if SUMS not in sizes or DATAPACKAGE not in sizes:
         return None  # not (yet) published
-    package = json.loads(_read(storage, f"{number}/{DATAPACKAGE}"))
-    sums = _parse_sums(_read(storage, f"{number}/{SUMS}").decode())
+    package = json.loads(store.read_bytes(storage, f"{number}/{DATAPACKAGE}"))
+    sums = store.parse_sums(store.read_bytes(storage, f"{number}/{SUMS}").decode())
     if not set(sums) <= set(sizes):
         return None
     rows = {r["path"]: r["rows"] for r in package.get("resources", []) if "rows" in r}
@@ -157,11 +126,6 @@ def _read_release(storage: Storage, number: int) -> Release | None:
         for name, digest in sums.items()
     )
     return Release(number=number, created=package.get("created", ""), files=files, sums_bytes=sizes[SUMS])
-
-
-def _read(storage: Storage, name: str) -> bytes:
-    with open_stream(storage, name) as handle:
-        return handle.read()
 
 
 def release_file(number: int, name: str) -> tuple[str, int] | None:
@@ -180,69 +144,7 @@ def release_file(number: int, name: str) -> tuple[str, int] | None:
 
 def open_release_file(stored_name: str) -> BinaryIO:
     """A file of a published release (a name from `release_file`) as a binary stream."""
-    return open_stream(release_storage(), stored_name)
-
-
-def _parse_sums(text: str) -> dict[str, str]:
-    sums = {}
-    for line in text.splitlines():
-        digest, _, name = line.partition("  ")
-        if name:
-            sums[name] = digest
-    return sums
-
-
-@contextmanager
-def _exclusive_lock(root: Path | None) -> Iterator[None]:
-    """One build at a time: on PostgreSQL an advisory lock (held by the session, so a killed builder's goes with it),
-    which holds across machines; otherwise a lock file beside the releases, or in the local state directory."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
-        try:
-            yield
-        finally:
-            try:
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
-            except DatabaseError:  # the session is gone or its transaction failed; the lock ends with the session
-                logger.warning("release build lock not released explicitly", exc_info=True)
-        return
-    with open((root or Path(settings.VAR_DIR)) / LOCK_NAME, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def remove_abandoned_builds(root: Path) -> list[str]:
-    """Remove temporary directories of builds that died (call only while holding the lock)."""
-    removed = []
-    for path in root.iterdir():
-        if path.is_dir() and path.name.startswith(TEMP_PREFIX):
-            _make_writable(path)
-            shutil.rmtree(path)
-            removed.append(path.name)
-    return removed
-
-
-def _remove_abandoned_uploads(storage: Storage) -> list[str]:
-    """In a bucket, a numbered directory without SHA256SUMS is an upload that died (call only under the lock)."""
-    removed = []
-    for number in _numbers(storage):
-        sizes = list_sizes(storage, str(number))
-        if SUMS not in sizes:
-            for name in sizes:
-                storage.delete(f"{number}/{name}")
-            removed.append(str(number))
-    return removed
-
-
-def _make_writable(path: Path) -> None:
-    path.chmod(0o755)
-    for child in path.iterdir():
-        child.chmod(0o644)
+    return open_stream(store.release_storage(), stored_name)
 
 
 def _hash_file(path: Path) -> str:
@@ -282,20 +184,20 @@ def _snapshot() -> None:
 
 def build_release(*, now: datetime | None = None, force: bool = False) -> BuildResult:
     """Build the next release unless nothing changed since the last one (then say so and publish nothing)."""
-    storage = release_storage()
+    storage = store.release_storage()
     root = Path(path) if (path := local_path(storage)) else None
     if root is not None:
         root.mkdir(parents=True, exist_ok=True)
-    with _exclusive_lock(root):
+    with store.exclusive_lock(root):
         if root is not None:
-            remove_abandoned_builds(root)
+            store.remove_abandoned_builds(root)
         else:
-            _remove_abandoned_uploads(storage)
+            store.remove_abandoned_uploads(storage)
         releases = list_releases()
         previous = releases[0] if releases else None
         # Past every numbered directory, even one that is not a readable release: a number is never reused.
-        number = max(_numbers(storage), default=0) + 1
-        with _build_directory(root, number) as temp:
+        number = max(store.numbers(storage), default=0) + 1
+        with store.build_directory(root, number) as temp:
             outer_transaction = connection.in_atomic_block
             with transaction.atomic():
                 if not outer_transaction:
@@ -305,44 +207,9 @@ def build_release(*, now: datetime | None = None, force: bool = False) -> BuildR
                 return BuildResult(None, f"Nothing changed since release {previous.number}; no release built.")
             created = (now or timezone.now()).replace(microsecond=0)
             _write_metadata(temp, number, created, resources, previous)
-            _publish(storage, root, temp, number)
+            store.publish(storage, root, temp, number)
         rows = {r["name"]: r["rows"] for r in resources if "rows" in r}
         return BuildResult(number, f"Built release {number}: " + ", ".join(f"{k} {v} rows" for k, v in rows.items()))
-
-
-@contextmanager
-def _build_directory(root: Path | None, number: int) -> Iterator[Path]:
-    """Where a build writes: beside the releases on local disk (so publication is one rename), else a temporary
-    directory of this machine. Whatever is left of it afterwards is removed."""
-    if root is None:
-        with tempfile.TemporaryDirectory(prefix="nvmedb-release-") as temp:
-            yield Path(temp)
-        return
-    temp = root / f"{TEMP_PREFIX}{number}-{uuid.uuid4().hex[:8]}"
-    temp.mkdir()
-    try:
-        yield temp
-    finally:
-        if temp.exists():
-            _make_writable(temp)
-            shutil.rmtree(temp)
-
-
-def _publish(storage: Storage, root: Path | None, temp: Path, number: int) -> None:
-    if root is not None:
-        for child in temp.iterdir():
-            child.chmod(0o444)
-        os.rename(temp, root / str(number))  # atomic publication
-        (root / str(number)).chmod(0o555)
-        _fsync_dir(root)
-        return
-    # SHA256SUMS last: until it is there, readers see no release N (get_release), and a dead upload is removed.
-    names = [*sorted(p.name for p in temp.iterdir() if p.name != SUMS), SUMS]
-    for name in names:
-        with open(temp / name, "rb") as handle:
-            stored = storage.save(f"{number}/{name}", File(handle, name=name))
-        if stored != f"{number}/{name}":
-            raise RuntimeError(f"release storage kept {number}/{name} as {stored}; releases are never overwritten")
 
 
 def _write_tables(temp: Path) -> list[dict]:
@@ -381,7 +248,7 @@ def _same_content(previous: Release, resources: list[dict]) -> bool:
 
 
 def _schemas(release: Release) -> dict[str, dict]:
-    package = json.loads(_read(release_storage(), f"{release.number}/{DATAPACKAGE}"))
+    package = json.loads(store.read_bytes(store.release_storage(), f"{release.number}/{DATAPACKAGE}"))
     return {r["name"]: r.get("schema", {}) for r in package["resources"] if r.get("format") == "csv"}
 
 
@@ -463,7 +330,7 @@ def _changelog(temp: Path, number: int, created: datetime, resources: list[dict]
         lines += ["First release.", "", f"## Submissions ({len(current_ids)})", ""]
         lines += [f"- {i}" for i in current_ids] or ["(none)"]
         return "\n".join(lines) + "\n"
-    previous_ids = _submission_ids(open_stream(release_storage(), f"{previous.number}/submissions.csv"))
+    previous_ids = _submission_ids(open_stream(store.release_storage(), f"{previous.number}/submissions.csv"))
     added = [i for i in current_ids if i not in set(previous_ids)]
     removed = [i for i in previous_ids if i not in set(current_ids)]
     withdrawn = {str(i) for i in withdrawn_submissions().filter(pk__in=removed).values_list("pk", flat=True)}
@@ -495,11 +362,3 @@ def _schema_changes(before: dict[str, dict], after: dict[str, dict]) -> list[str
                 if old[name].get(key) != new[name].get(key):
                     changes.append(f"- `{table}.{name}` {key}: {old[name].get(key)!r} → {new[name].get(key)!r}.")
     return changes or ["(none)"]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

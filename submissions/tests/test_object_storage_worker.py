@@ -5,6 +5,7 @@ the test checks that neither keeps anything there: upload → verify → ingest 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,14 +61,15 @@ def test_upload_verify_ingest_and_release_go_through_the_bucket_only(
     publishable_bundle,
     object_storage,
     bundle_storage,
-    settings,
     tmp_path,
+    monkeypatch,
     start_worker,  # noqa: F811 (the fixture imported above)
     worker_machine,
 ):
     server, bucket = object_storage
-    web_releases = tmp_path / "web-releases"
-    settings.NVMEDB_RELEASES_DIR = web_releases
+    web_tmp = tmp_path / "web-tmp"  # the web side's temporary directory
+    web_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(web_tmp))
     worker = start_worker(**worker_environment(server, bucket, worker_machine))
     path = publishable_bundle(register_key(owner))
 
@@ -110,7 +112,7 @@ def test_upload_verify_ingest_and_release_go_through_the_bucket_only(
     assert str(done.pk) in served.decode()
 
     worker.stop()
-    assert files_under(bundle_storage) == [] and files_under(web_releases) == [], "nothing on the web side's disk"
+    assert files_under(bundle_storage) == [] and files_under(web_tmp) == [], "nothing on the web side's disk"
     for name in ("bundles", "releases", "tmp"):
         assert files_under(worker_machine[name]) == [], f"the worker left files in its {name} directory"
 

@@ -3,7 +3,6 @@
 import hashlib
 import logging
 import secrets
-import shutil
 import tempfile
 import time
 import uuid
@@ -39,6 +38,7 @@ from submissions.models import (
 )
 from submissions.review import review_reason
 from submissions.rules import rule_sentence
+from submissions.storage import bundle_name, copy_bundle_to
 from submissions.upload import HashingReader
 
 logger = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def submission_create(
     """
     storage = storage or default_storage
     submission_id = uuid.uuid4()
-    name = f"bundles/{timezone.now():%Y/%m}/{submission_id}.nvmedb.tar.gz"
+    name = bundle_name(submission_id, timezone.now())
     reader = HashingReader(_GzipCheckingSource(stream), limit=settings.NVMEDB_MAX_BUNDLE_BYTES)
     try:
         stored_name = storage.save(name, File(reader, name=name))
@@ -423,14 +423,8 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
 
 
 def _local_copy(storage: Storage, name: str, directory: Path) -> Path:
-    """A path to the stored bundle on this machine: the file itself, or a copy when storage is remote."""
-    try:
-        return Path(storage.path(name))
-    except NotImplementedError:
-        target = directory / "bundle.nvmedb.tar.gz"
-        with storage.open(name, "rb") as source, target.open("wb") as out:
-            shutil.copyfileobj(source, out, 1024 * 1024)
-        return target
+    """verify_bundle reads a path: the stored bundle (in a bucket or a directory) copied into `directory`."""
+    return copy_bundle_to(name, directory, storage=storage)
 
 
 def _ingest_function():

@@ -24,6 +24,7 @@ from analysis.filters import DriveFilter
 from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
 from analysis.models.metadata import SPEC_FIELDS
+from nvmedb.storage import StorageUnavailable
 from submissions.selectors import submission_for_viewer
 
 PER_PAGE = 25
@@ -312,6 +313,8 @@ def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpR
             context = {"submission": found[0], "path": path, "size": listed.size, "limit": raw_files.render_max_bytes()}
             return render(request, "analysis/browse/raw_file_large.html", context)
         scrubbed = raw_files.open_scrubbed(storage_name=storage_name, path=path)
+    except StorageUnavailable:
+        raise  # a 503 with Retry-After (nvmedb.faults), not a missing file
     except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
         raise Http404(str(exc)) from None
     if download:

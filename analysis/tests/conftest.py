@@ -76,6 +76,10 @@ def dataset_runs(db):
 @pytest.fixture
 def releases_dir(settings, tmp_path):
     settings.NVMEDB_RELEASES_DIR = tmp_path / "releases"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "releases": {**settings.STORAGES["releases"], "OPTIONS": {"location": str(settings.NVMEDB_RELEASES_DIR)}},
+    }
     return settings.NVMEDB_RELEASES_DIR
 
 

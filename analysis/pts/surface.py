@@ -7,6 +7,7 @@ SurfacePattern rows once the run and its measurements are stored.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -15,6 +16,7 @@ from nvmedb_client.pts import surface as surface_test
 from nvmedb_client.pts import surface_figures
 
 TEST = surface_test.TEST
+MAX_CLAIM_CHARS = 4000
 NOT_PTS = "surface: an nvmedb extension (queue depth x block size), not a test of the SNIA PTS"
 
 
@@ -25,16 +27,16 @@ class SurfaceOutcome:
     differences: list[str] = field(default_factory=list)
 
     def pattern_claim(self, pattern: str) -> dict | None:
-        if not isinstance(self.claimed, Mapping):
+        """The client's figures for `pattern`, verbatim, unless they are too large to keep (then a note says so)."""
+        patterns = self.claimed.get("patterns") if isinstance(self.claimed, Mapping) else None
+        if not isinstance(patterns, list):
             return None
-        return next(
-            (
-                dict(p)
-                for p in self.claimed.get("patterns") or []
-                if isinstance(p, Mapping) and p.get("pattern") == pattern
-            ),
-            None,
-        )
+        claim = next((p for p in patterns if isinstance(p, Mapping) and p.get("pattern") == pattern), None)
+        if claim is None:
+            return None
+        if len(json.dumps(claim)) > MAX_CLAIM_CHARS:
+            return {"note": f"the client's claim for this pattern is over {MAX_CLAIM_CHARS} characters: not kept"}
+        return dict(claim)
 
     def pattern_differences(self, pattern: str) -> list[str]:
         return [d for d in self.differences if d.startswith((f"surface {pattern}:", f"surface {pattern} "))]

@@ -226,3 +226,33 @@ def test_differences_name_a_claimed_knee_peak_or_cell_the_raw_data_does_not_give
     assert any("claims a cell it has no run for" in line for line in found)
     assert differences(None, derived) == ["the manifest has no surface figures for its surface runs"]
     assert differences(claimed, None) == ["the manifest claims surface figures, but the bundle has no surface runs"]
+
+
+HOSTILE = (None, True, -1, 2**64, 1e308, "", "x" * 10_000, [], {}, [1, [2]], {"a": {"b": []}})
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_a_hostile_claim_or_plan_is_compared_or_left_out_without_raising(value):
+    from nvmedb_client.pts.surface_figures import derive_from_manifest
+
+    cells = [cell("read", 4096, 1, 900), cell("read", 4096, 2, 1000)]
+    derived = derive(cells)
+    for claimed in (
+        {"patterns": value, "cells": value},
+        {"patterns": [{"pattern": value, "knee": value, "peak_bw_bytes_per_s": value}]},
+        {"cells": [{"pattern": value, "block_size_bytes": value, "iodepth": value, "iops": value}]},
+    ):
+        found = differences(claimed, derived)
+        assert found and all(isinstance(line, str) and len(line) < 400 for line in found)
+    runs = [
+        {"id": c.run_id, "test": "surface", "phase": "surface", "pattern": "read", "block_size_bytes": 4096,
+         "iodepth": c.iodepth} for c in cells
+    ] + [{"id": "odd", "test": "surface", "phase": "surface", "pattern": "read", "block_size_bytes": 8192,
+          "iodepth": value}]  # fmt: skip
+    plan = {"extensions": {"surface": {"cells": [value, {"pattern": "read", "block_size_bytes": value,
+            "iodepth": 1}], "skipped_cells": value, "target_note": value}}}  # fmt: skip
+    from types import SimpleNamespace
+
+    summaries = {c.run_id: SimpleNamespace(read_bw_bytes_per_s=c.bw_bytes_per_s, read_iops=c.iops) for c in cells}
+    figures = derive_from_manifest({"runs": runs, "plan": plan}, summaries)
+    assert [(c["block_size_bytes"], c["iodepth"]) for c in figures["cells"]] == [(4096, 1), (4096, 2)]

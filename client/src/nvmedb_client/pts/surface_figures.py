@@ -48,7 +48,30 @@ def cell_value(run: Mapping, summary) -> CellValue:
 
 
 def surface_runs(runs: Iterable[Mapping]) -> list[Mapping]:
-    return [r for r in runs if r.get("test") == TEST and r.get("phase") == PHASE]
+    """The surface cells' runs; one without a whole-number queue depth is no cell (the plan check rejects it)."""
+    return [
+        r
+        for r in runs
+        if isinstance(r, Mapping) and r.get("test") == TEST and r.get("phase") == PHASE and _whole(r.get("iodepth"))
+    ]
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _planned(entries, *, with_reason: bool) -> list[dict]:
+    """The well-formed cells of a plan's list (a bundle is hostile input: anything else is left out)."""
+    kept = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, Mapping) or entry.get("pattern") not in PATTERNS:
+            continue
+        if not (_whole(entry.get("block_size_bytes")) and _whole(entry.get("iodepth"))):
+            continue
+        if with_reason and not isinstance(entry.get("reason"), str):
+            continue
+        kept.append({k: entry[k] for k in ("pattern", "block_size_bytes", "iodepth", "reason") if k in entry})
+    return kept
 
 
 def derive(
@@ -170,13 +193,16 @@ def derive_from_manifest(manifest: Mapping, summaries: Mapping, *, ioengine: str
     if not runs and not surface_plan:
         return None
     cells = [cell_value(run, summaries.get(str(run.get("id")))) for run in runs]
-    surface_plan = surface_plan or {}
+    surface_plan = surface_plan if isinstance(surface_plan, Mapping) else {}
+    note = surface_plan.get("target_note")
     return derive(
         cells,
-        planned=surface_plan.get("cells") or [],
-        skipped=surface_plan.get("skipped_cells") or [],
+        planned=_planned(surface_plan.get("cells"), with_reason=False),
+        skipped=[
+            {**c, "reason": c["reason"][:300]} for c in _planned(surface_plan.get("skipped_cells"), with_reason=True)
+        ],
         ioengine=ioengine,
-        target_note=surface_plan.get("target_note"),
+        target_note=note[:300] if isinstance(note, str) else None,
     )
 
 
@@ -187,7 +213,7 @@ def differences(claimed: Mapping | None, derived: Mapping | None) -> list[str]:
     if claimed is None:
         return ["the manifest has no surface figures for its surface runs"]
     found = []
-    claimed_patterns = {p.get("pattern"): p for p in claimed.get("patterns") or [] if isinstance(p, Mapping)}
+    claimed_patterns = {_scalar(p.get("pattern")): p for p in _list(claimed.get("patterns")) if isinstance(p, Mapping)}
     for pattern in derived["patterns"]:
         claim = claimed_patterns.pop(pattern["pattern"], None)
         name = f"surface {pattern['pattern']}"
@@ -196,18 +222,18 @@ def differences(claimed: Mapping | None, derived: Mapping | None) -> list[str]:
             continue
         if not _close(claim.get("peak_bw_bytes_per_s"), pattern["peak_bw_bytes_per_s"]):
             found.append(
-                f"{name}: the manifest claims a peak of {claim.get('peak_bw_bytes_per_s')!r} bytes/s, "
+                f"{name}: the manifest claims a peak of {str(claim.get('peak_bw_bytes_per_s'))[:40]} bytes/s, "
                 f"the raw data gives {pattern['peak_bw_bytes_per_s']!r}"
             )
         if _knee(claim.get("knee")) != _knee(pattern["knee"]):
             found.append(
-                f"{name}: the manifest claims the 90% knee at {_knee(claim.get('knee'))}, "
+                f"{name}: the manifest claims the 90% knee at {str(_knee(claim.get('knee')))[:60]}, "
                 f"the raw data gives {_knee(pattern['knee'])}"
             )
-    found += [f"surface {p}: the manifest claims figures its runs do not support" for p in claimed_patterns]
+    found += [f"surface {str(p)[:40]}: the manifest claims figures its runs do not support" for p in claimed_patterns]
     claimed_cells = {
-        (c.get("pattern"), c.get("block_size_bytes"), c.get("iodepth")): c
-        for c in claimed.get("cells") or []
+        (_scalar(c.get("pattern")), _scalar(c.get("block_size_bytes")), _scalar(c.get("iodepth"))): c
+        for c in _list(claimed.get("cells"))
         if isinstance(c, Mapping)
     }
     for cell in derived["cells"]:
@@ -222,8 +248,20 @@ def differences(claimed: Mapping | None, derived: Mapping | None) -> list[str]:
                 found.append(
                     f"{where}: the manifest claims {name}={claim.get(name)!r}, the raw data gives {cell[name]!r}"
                 )
-    found += [f"surface {k[0]} {k[1]} B QD {k[2]}: the manifest claims a cell it has no run for" for k in claimed_cells]
+    found += [
+        f"surface {str(k[0])[:40]} {str(k[1])[:20]} B QD {str(k[2])[:20]}: the manifest claims a cell it has no run for"
+        for k in claimed_cells
+    ]
     return found
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _scalar(value):
+    """A claimed key as a dict key: a hostile list or object becomes its (short) text."""
+    return value if isinstance(value, str | int | float | bool) or value is None else repr(value)[:100]
 
 
 def _knee(knee) -> tuple | None:

@@ -210,7 +210,7 @@ def knee_chart(data: SurfaceData) -> Chart:
         "Bandwidth as a share of the pattern's peak, by bytes in flight",
         "Bytes in flight (block size × queue depth)",
         "% of the pattern's peak bandwidth",
-        xaxis={"type": "log"},
+        xaxis={"type": "log", **_byte_ticks({c["block_size_bytes"] * c["iodepth"] for c in data.cells})},
         shapes=[
             {
                 "type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 90, "y1": 90,
@@ -240,6 +240,12 @@ def knee_chart(data: SurfaceData) -> Chart:
         note=f"{LABEL}. Smallest = fewest bytes in flight (block size × QD), ties broken by the lower QD; a cell at "
         "exactly 90% counts. The dashed line is 90%; the stars are those cells.",
     )
+
+
+def _byte_ticks(values: set[int]) -> dict:
+    """Binary byte labels (4 KiB, 64 KiB, 1 MiB...) at every fourth power of two, not plotly's decimal 10k, 100k."""
+    ticks = sorted(v for v in values if v > 0 and v & (v - 1) == 0 and (v.bit_length() - 1) % 4 == 0)
+    return {"tickvals": ticks, "ticktext": [units.size_binary(v) for v in ticks]} if ticks else {}
 
 
 def section(data: SurfaceData | None) -> dict | None:

@@ -64,7 +64,8 @@ def test_the_quick_grid_runs_in_well_under_a_minute_on_a_256_mib_file(monkeypatc
     plan = p.build_plan(tests=["surface"], profile="quick", capacity_bytes=256 * MIB, target_kind="file")
     assert s.block_sizes(plan.surface.options) == [4 * KIB, 64 * KIB, MIB]
     assert s.queue_depths(plan.surface.options) == [1, 16]
-    assert p.estimate_duration(plan).max_s < 45
+    assert plan.surface.cell_s == 0.5
+    assert p.estimate_duration(plan).max_s < 30
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,10 @@ def surface_run(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("surface")
     env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config")}
+    env.pop("NVMEDB_QUICK_CELL_S", None)  # the quick surface's own default: 24 cells of 0.5 s
     result = subprocess.run(
         CLIENT + ["run", "--target-file", str(base / "target.img"), "--size", "256MiB", "--profile", "quick",
-                  "--tests", "surface", "--surface-cell-s", "0.5", "--out", str(base / "out"), "--json"],
+                  "--tests", "surface", "--out", str(base / "out"), "--json"],
         env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
@@ -39,7 +40,7 @@ def test_a_quick_surface_run_writes_every_cell_s_raw_fio_output_and_job_file(sur
     _, _, _, verified = surface_run
     manifest = verified.manifest
     planned = manifest["plan"]["extensions"]["surface"]["cells"]
-    assert len(planned) == 24
+    assert len(planned) == 24 and manifest["plan"]["extensions"]["surface"]["cell_runtime_s"] == 0.5
     runs = {r["id"]: r for r in manifest["runs"] if r["phase"] == "surface"}
     assert len(runs) == 24
     paths = {entry["path"] for entry in manifest["files"]}

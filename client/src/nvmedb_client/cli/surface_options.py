@@ -17,7 +17,7 @@ _FLAGS = (
     ("surface_max_qd", "--surface-max-qd", "Largest queue depth (power of two, at most 1024; quick 16)."),
     ("surface_qd_step", "--surface-qd-step", "Factor between queue depths (power of two >= 2, default 2; quick 16)."),
     ("surface_patterns", "--surface-patterns", "Patterns, comma-separated: read,randread,write,randwrite."),
-    ("surface_cell_s", "--surface-cell-s", "Seconds per cell (default 10; quick: the quick cell time)."),
+    ("surface_cell_s", "--surface-cell-s", "Seconds per cell (default 10; quick: half the quick cell time)."),
     ("surface_max_inflight", "--surface-max-inflight", "Skip cells whose bs x QD exceeds this (default 1GiB)."),
 )
 

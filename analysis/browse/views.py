@@ -338,4 +338,5 @@ FLAG_HELP = {
     FlagKind.STEADY_STATE_CLAIM_DIFFERS: "The client's steady-state verdict differs from the one re-derived here.",
     FlagKind.CROSSCHECK: "Numbers in the raw files disagree with each other beyond tolerance.",
     FlagKind.OUTLIER: "Far from other runs of the same model (robust z-score beyond ±3.5).",
+    FlagKind.SURFACE_CLAIM_DIFFERS: "The client's surface figures differ from those re-derived here; these are shown.",
 }

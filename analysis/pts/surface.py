@@ -57,6 +57,9 @@ def read_surface(manifest: Mapping, summaries: Mapping, record: SubmissionRecord
             FlagRecord("surface_claim_differs", f"{difference}; the server's figure stands."[:300], test=TEST)
         )
     test_run.surface = outcome
+    # one depth per cell: the run as a whole has none (the surface table holds each cell's)
+    test_run.iodepth = None
+    test_run.missing["iodepth"] = "the surface varies the queue depth per cell (see the surface table)"
     return outcome
 
 

@@ -18,7 +18,7 @@ def surface_run(
     *, block_sizes=(4096, 65536, 1048576), depths=(1, 4, 16), patterns=tuple(CEILING), **run_fields
 ) -> TestRun:
     run = TestRunFactory(
-        test="surface", compliant=False, compliance_reasons=[NOT_PTS], threads=1, iodepth=1, steady=None,
+        test="surface", compliant=False, compliance_reasons=[NOT_PTS], threads=1, iodepth=None, steady=None,
         steady_round=None, **run_fields,
     )  # fmt: skip
     cells = []

@@ -91,6 +91,7 @@ def test_the_surface_run_is_never_pts_compliant_and_the_pts_tests_are_not_mixed_
     assert surface_run.compliant is False
     assert any("nvmedb extension" in reason for reason in surface_run.compliance_reasons)
     assert surface_run.headline == {}
+    assert surface_run.iodepth is None and "varies the queue depth" in surface_run.missing["iodepth"]
     wsat = TestRun.objects.get(submission=submission, test="wsat")
     assert not any("nvmedb extension" in reason for reason in wsat.compliance_reasons)
     assert not Measurement.objects.filter(test_run=wsat, run_key__startswith="surface").exists()

@@ -257,3 +257,30 @@ def test_a_hostile_claim_or_plan_is_compared_or_left_out_without_raising(value):
     summaries = {c.run_id: SimpleNamespace(read_bw_bytes_per_s=c.bw_bytes_per_s, read_iops=c.iops) for c in cells}
     figures = derive_from_manifest({"runs": runs, "plan": plan}, summaries)
     assert [(c["block_size_bytes"], c["iodepth"]) for c in figures["cells"]] == [(4096, 1), (4096, 2)]
+
+
+def test_run_refuses_a_hostile_surface_flag_before_writing_anything(tmp_path):
+    out = tmp_path / "out"
+    result = CliRunner(env={"NVMEDB_CONFIG_DIR": str(tmp_path / "config")}).invoke(
+        main,
+        ["run", "--target-file", str(tmp_path / "t.img"), "--size", "256MiB", "--profile", "quick", "--tests",
+         "surface", "--surface-max-qd", "4096", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code != 0 and "--surface-max-qd must be a power of two from 1 to 1024" in result.output
+    assert not out.exists() and not (tmp_path / "t.img").exists()
+
+
+def test_a_resumed_run_rebuilds_the_same_surface_grid_from_its_checkpoint(tmp_path):
+    from nvmedb_client.run_state import RunConfig, config_from_state, create_run_dir, load_state
+
+    options = s.SurfaceOptions(min_bs=8 * KIB, max_bs=MIB, bs_step=4, max_qd=64, qd_step=8, patterns=("randread",))
+    config = RunConfig(
+        target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=256 * MIB, tests=["surface"],
+        edition="enterprise", profile="quick", cell_runtime_s=1.0, surface=options.to_dict(),
+    )  # fmt: skip
+    run_dir = create_run_dir(config=config, out_dir=tmp_path / "out")
+    rebuilt = config_from_state(load_state(run_dir)).build_plan()
+    assert rebuilt.surface.options == options
+    assert [(c.block_size_bytes, c.iodepth) for c in rebuilt.surface.cells] == [
+        (bs, qd) for bs in (8 * KIB, 32 * KIB, 128 * KIB, 512 * KIB) for qd in (1, 8, 64)
+    ]

@@ -117,6 +117,7 @@ def test_plan_shows_the_grid_its_duration_and_bundle_size_with_the_extension_lab
     assert "nvmedb extension, not part of the SNIA PTS" in result.output
     assert "queue depths: 1, 2, 4, 8, 16, 32, 64" in result.output
     assert "estimated duration" in result.output and "estimated bundle size" in result.output
+    assert "the surface is an nvmedb extension: never a PTS result or compliance" in result.output
     data = json.loads(run_plan("--tests", "surface", "--surface-max-bs", "1MiB", "--json").output)
     surface = data["extensions"]["surface"]
     assert surface["block_sizes_bytes"][-1] == MIB and len(surface["cells"]) == 4 * 9 * 11

@@ -217,4 +217,6 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
     else:
         lines.append("compliance: NOT a PTS result:")
         lines += [f"  - {reason}" for reason in compliance["reasons"]]
+    if data.get("extensions"):
+        lines.append(f"  the {', '.join(data['extensions'])} is an nvmedb extension: never a PTS result or compliance")
     return lines

@@ -26,6 +26,7 @@ from analysis.bundle_system import (
 from analysis.identity import DriveIdentity, identity_from_id_ctrl
 from analysis.overprovisioning import overprovisioning
 from analysis.poison import reading
+from analysis.pts.surface import read_surface
 from analysis.records import (
     FlagRecord,
     MeasurementRecord,
@@ -43,7 +44,7 @@ from nvmedb_client.tracking import evaluate_runs
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
 
-TEST_ORDER = ("iops", "tp", "lat", "wsat")
+TEST_ORDER = ("iops", "tp", "lat", "wsat", "surface")
 CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
 # the client's job files are a few hundred bytes
 MAX_JOB_FILE_BYTES = 1024 * 1024
@@ -127,6 +128,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         _steady_state(manifest, runs, summaries, record)
     with reading("the written-coverage estimate of the fio outputs"):
         _unwritten(runs, summaries, record)
+    with reading("the surface figures of the fio outputs"):
+        read_surface(manifest, summaries, record)
 
     first_smart = next((m.smart_before for tr in record.test_runs for m in tr.measurements if m.smart_before), None)
     if first_smart is None and system.get("nvme-smart-log"):

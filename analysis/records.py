@@ -107,6 +107,7 @@ class TestRunRecord:
     max_temperature_k: float | None = None
     throttled: bool = False
     missing: dict[str, str] = field(default_factory=dict)
+    surface: object | None = None  # analysis.pts.surface.SurfaceOutcome of a surface run
 
 
 @dataclass

@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
-from analysis.browse import charts, drive_page, factors, queries, raw_files, units
+from analysis.browse import charts, charts_surface, drive_page, factors, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
@@ -115,6 +115,7 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
+        "surface": charts_surface.section(charts_surface.load(data.drive, data.chosen_submission)),
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
@@ -340,4 +341,5 @@ FLAG_HELP = {
     FlagKind.STEADY_STATE_CLAIM_DIFFERS: "The client's steady-state verdict differs from the one re-derived here.",
     FlagKind.CROSSCHECK: "Numbers in the raw files disagree with each other beyond tolerance.",
     FlagKind.OUTLIER: "Far from other runs of the same model (robust z-score beyond ±3.5).",
+    FlagKind.SURFACE_CLAIM_DIFFERS: "The client's surface figures differ from those re-derived here; these are shown.",
 }

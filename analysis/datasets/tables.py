@@ -87,7 +87,11 @@ def _run_columns(run: str) -> tuple[Column, ...]:
         ),
         _c("firmware", "string", "Firmware revision during the run.", f"{run}firmware__revision"),
         _c(
-            "test", "string", "PTS test: iops, tp (throughput), lat (latency) or wsat (write saturation).", f"{run}test"
+            "test",
+            "string",
+            "PTS test: iops, tp (throughput), lat (latency) or wsat (write saturation); or surface, the nvmedb "
+            "queue-depth × block-size extension (not a PTS test, never compliant).",
+            f"{run}test",
         ),
         _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
         _c("profile", "string", "pts (full PTS), quick (shortened, not compliant) or imported.", f"{run}profile"),
@@ -300,3 +304,7 @@ TABLES: dict[str, Table] = {
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
     )
 }
+# registered last: they import the helpers above
+from analysis.datasets.surface_tables import SURFACE_TABLES  # noqa: E402
+
+TABLES.update({table.name: table for table in SURFACE_TABLES})

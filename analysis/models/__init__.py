@@ -13,6 +13,7 @@ from analysis.models.results import (
     TestRun,
     TestRunFlagKinds,
 )
+from analysis.models.surface import SurfaceCell, SurfacePattern
 
 __all__ = [
     "DriveMetadataProposal",
@@ -29,6 +30,8 @@ __all__ = [
     "ProposalStatus",
     "Round",
     "SteadyStateWindow",
+    "SurfaceCell",
+    "SurfacePattern",
     "TestRun",
     "TestRunFlagKinds",
     "Vendor",

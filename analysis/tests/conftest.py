@@ -68,9 +68,14 @@ def dataset_runs(db):
         iops_run(**shape, submission=SubmissionFactory(status="held", published_at=None)),
     ]
     SteadyStateWindowFactory(test_run=other, variable="iops.total_iops.rw100.bs4096", read_pct=100)
+    from analysis.tests.surface_factory import surface_run
+
+    # the nvmedb extension's run beside the PTS run of each public bundle
+    keys = ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")
+    surface = [surface_run(**{k: getattr(run, k) for k in keys}) for run in (public, other)]
     for run in hidden_from_view:
         SteadyStateWindowFactory(test_run=run)
-    return {"public": [public, other], "not_public": hidden_from_view}
+    return {"public": [public, other], "not_public": hidden_from_view, "surface": surface}
 
 
 @pytest.fixture

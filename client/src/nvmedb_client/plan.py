@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nvmedb_client.pts import surface as surface_test
 from nvmedb_client.steady_state import (
     DEFAULT_MAX_ROUNDS,
     MAX_DATA_EXCURSION,
@@ -25,7 +26,10 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-TESTS = ("iops", "tp", "lat", "wsat")
+TESTS = ("iops", "tp", "lat", "wsat", "surface")
+# nvmedb extensions run only when asked for (`--tests ...,surface`); they are never part of the PTS plan
+EXTENSIONS = ("surface",)
+DEFAULT_TESTS = tuple(t for t in TESTS if t not in EXTENSIONS)
 EDITION_NAMES = ("enterprise", "client")
 PROFILE_NAMES = ("pts", "quick")
 
@@ -161,6 +165,8 @@ class Series:
     tp_block_size_bytes: int | None = None  # the throughput block this series belongs to
 
     def run_id(self, round_number: int, cell: Cell) -> str:
+        if self.test == "surface":
+            return surface_test.run_id(self.phase, cell.pattern, cell.block_size_bytes, self.iodepth)
         digits = 4 if self.phase == "wsat" else 2
         if self.phase == "wsat":
             return f"wsat-r{round_number:0{digits}d}"
@@ -215,6 +221,7 @@ class Plan:
     compliance_reasons: tuple[str, ...] = field(default=())
     lba_size_bytes: int | None = None
     skipped_cells: tuple[SkippedCell, ...] = field(default=())
+    surface: surface_test.SurfacePlan | None = None  # the nvmedb extension's grid, when "surface" is selected
 
     @property
     def compliant(self) -> bool:
@@ -223,7 +230,7 @@ class Plan:
 
 def build_plan(
     *,
-    tests: Sequence[str] = TESTS,
+    tests: Sequence[str] = DEFAULT_TESTS,
     edition: str = "enterprise",
     profile: str | Profile = "pts",
     capacity_bytes: int,
@@ -232,6 +239,7 @@ def build_plan(
     iodepth: int | None = None,
     max_rounds: int | None = None,
     lba_size_bytes: int | None = None,
+    surface: surface_test.SurfaceOptions | None = None,
 ) -> Plan:
     """The plan for the chosen tests (always run in PTS order iops, tp, lat, wsat) on a target of `capacity_bytes`.
 
@@ -276,6 +284,13 @@ def build_plan(
         )
 
     cell_s = prof.cell_runtime_s
+    surface_plan = None
+    if "surface" in tests:
+        options = surface or surface_test.default_options(prof.name)
+        surface_test.validate(options, active_range_bytes=active_range, lba_size_bytes=lba_size_bytes)
+        surface_plan = surface_test.plan_surface(options, profile_name=prof.name, profile_cell_s=cell_s)
+    elif surface is not None:
+        raise ValueError("surface options were given but the surface test is not selected (add it to --tests)")
     blocks: list[Block] = []
     skipped: list[SkippedCell] = []
 
@@ -323,6 +338,8 @@ def build_plan(
             cells = tuple(Cell("randrw", bs, mix) for mix in LAT_MIXES for bs in LAT_BLOCK_SIZES)
             series = Series("lat", "wdpc", runnable("lat", "wdpc", cells), 1, 1, cell_s, rounds)
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
+        elif test == "surface":
+            blocks.append(surface_test.build_block(surface_plan, wipc_threads=tc))
         else:
             max_samples = max(1, int(prof.wsat_max_s // prof.wsat_sample_s))
             cells = (Cell("randwrite", WSAT_BLOCK_SIZE, 0),)
@@ -345,6 +362,7 @@ def build_plan(
         compliance_reasons=tuple(reasons),
         lba_size_bytes=lba_size_bytes,
         skipped_cells=tuple(skipped),
+        surface=surface_plan,
     )
 
 
@@ -364,7 +382,7 @@ def series_tracking(series: Series) -> list:
     """The tracking variables (nvmedb_client.tracking.TrackingVariable) that decide when `series` is steady."""
     from nvmedb_client import tracking
 
-    if series.phase == "wsat":
+    if series.phase == "wsat" or series.test not in tracking.TESTS_WITH_STEADY_STATE:
         return []
     block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
     variables = tracking.tracking_variables(series.test, block_sizes=block_sizes)
@@ -484,6 +502,7 @@ def plan_to_dict(plan: Plan) -> dict:
         },
         "compliance": {"compliant": plan.compliant, "reasons": list(plan.compliance_reasons)},
         "lba_size_bytes": plan.lba_size_bytes,
+        "extensions": {"surface": plan.surface.to_dict(target_kind=plan.target_kind)} if plan.surface else {},
         "skipped_cells": [
             {
                 "test": s.test,
@@ -536,6 +555,8 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
             f"or after {format_seconds(plan.profile.wsat_max_s)} ({series.max_rounds} samples)"
         )
         tracking = []
+    elif series.test in EXTENSIONS:
+        stop, tracking = "one pass, no steady-state rounds (nvmedb extension, not part of the PTS)", []
     else:
         stop = f"first steady round, at most {series.max_rounds} rounds"
         tracking = [

@@ -31,6 +31,7 @@ from nvmedb_client.plan import (
     wipc_range_bytes,
 )
 from nvmedb_client.progress import Reporter, Status, TrackingLine
+from nvmedb_client.pts import surface_figures
 from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
     FILES,
     STATE_FILE,
@@ -713,6 +714,11 @@ class Runner:
             "steady_state": tracking.evaluate_runs(runs, summaries),
             "system": collect.system_declaration(self.files / "system"),
         }
+        surface = surface_figures.derive_from_manifest(
+            manifest, summaries, ioengine=(self.state.get("ioengine") or {}).get("engine")
+        )
+        if surface is not None:
+            manifest["surface"] = surface
         if self.state.get("interruptions"):
             manifest["interruptions"] = self.state["interruptions"]
         if self.state.get("write_cache_checks"):

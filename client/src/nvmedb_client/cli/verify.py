@@ -10,8 +10,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
+from nvmedb_client.bundle import BundleError, rederive_steady_state, rederive_surface, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.pts import surface_figures
 from nvmedb_client.system_files import undeclared_system_files
 from nvmedb_client.units import by_unit
 
@@ -62,7 +63,11 @@ def verify(bundle: Path, as_json: bool) -> None:
                 _print_json({"ok": False, "error": {"code": exc.code, "message": exc.message}})
             raise VerifyFailed(f"{bundle.name} is not a valid bundle: {exc.message} [{exc.code}]") from exc
         derived = rederive_steady_state(verified)
+        surface = rederive_surface(verified)
     differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+    surface_differences = surface_figures.differences(verified.manifest.get("surface"), surface)
+    what = "steady-state claim differs" if differences else "surface figures differ"
+    differences += surface_differences
     ok = not differences
     # the server holds such a bundle for review; it is still valid, so this warns and does not fail
     undeclared = undeclared_system_files(verified.manifest) if verified.manifest["format_version"] >= 2 else []
@@ -77,21 +82,21 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "compliance": verified.manifest["compliance"],
                 "files": len(verified.manifest["files"]),
                 "steady_state": derived,
+                "surface": surface,
                 "differences": differences,
                 "undeclared_system_files": undeclared,
             }
         )
     else:
         _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
+        _print_surface(surface)
         for path in undeclared:
             Console().print(
                 f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "
                 "the server will hold the bundle for review"
             )
     if not ok:
-        raise VerifyFailed(
-            f"{bundle.name} is signed and intact, but its steady-state claim differs from its raw data: {differences[0]}"
-        )
+        raise VerifyFailed(f"{bundle.name} is signed and intact, but its {what} from its raw data: {differences[0]}")
 
 
 def _print_json(document: dict) -> None:
@@ -118,6 +123,28 @@ def _print_report(bundle: Path, manifest: dict, fingerprint: str, derived: list[
         console.print(f"Series {series}: {reason}")
     for difference in differences:
         console.print(f"[red]Claim differs:[/red] {difference}")
+
+
+def _print_surface(surface: dict | None) -> None:
+    if surface is None:
+        return
+    console = Console() if Console().is_terminal else Console(width=160)
+    console.print(f"Surface ({surface['label']}), re-derived from the raw fio output; knee: {surface['knee_rule']}")
+    for pattern in surface["patterns"]:
+        knee = pattern["knee"]
+        where = (
+            f"{knee['block_size_bytes'] / 1024:g} KiB x QD {knee['iodepth']}"
+            if knee
+            else f"none ({pattern['knee_reason']})"
+        )
+        console.print(
+            f"  {pattern['pattern']}: peak {by_unit('bytes/s', pattern['peak_bw_bytes_per_s'])}, "
+            f"90% of the peak first reached at {where}"
+        )
+    for cell in surface["missing"]:
+        console.print(
+            f"  missing: {cell['pattern']} {cell['block_size_bytes']} B QD {cell['iodepth']}: {cell['reason']}"
+        )
 
 
 def _verdict_table(derived: list[dict]) -> Table:

@@ -50,7 +50,12 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 
 
 @click.command()
-@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option(
+    "--tests",
+    default=",".join(plan_module.CORE_TESTS),
+    show_default=True,
+    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)}.",
+)
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
 @click.option(

@@ -31,7 +31,12 @@ class RunRefused(click.ClickException):
 )
 @click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help="Test a file instead (no root).")
 @click.option("--size", help="Size of the --target-file, e.g. 256MiB or 8GiB.")
-@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option(
+    "--tests",
+    default=",".join(plan_module.CORE_TESTS),
+    show_default=True,
+    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)}.",
+)
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="Override the edition's thread count (recorded).")

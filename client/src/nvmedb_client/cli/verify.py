@@ -12,6 +12,8 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.pts.derive import claim
+from nvmedb_client.pts.verify import rederive as rederive_recovery
 from nvmedb_client.system_files import undeclared_system_files
 from nvmedb_client.units import by_unit
 
@@ -43,8 +45,9 @@ def claim_differences(claimed: list[dict], derived: list[dict]) -> list[str]:
 @click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def verify(bundle: Path, as_json: bool) -> None:
-    """Check a result bundle: its signature, every file's SHA-256, and the steady-state verdicts.
+    """Check a result bundle: its signature, every file's SHA-256, the steady-state verdicts and the HIR/XSR figures.
 
+    HIR and XSR figures are re-derived from the fio outputs and per-interval logs and compared with the manifest's.
     The verdicts are re-derived from the raw fio output in the bundle (SNIA PTS v2.0.2 §2.1.24: the last 5 rounds,
     data excursion <= 20% of the average, slope excursion <= 10%), never taken from the client's own claim.
     Exits with code 3 when anything is wrong, printing one sentence that says what.
@@ -62,7 +65,10 @@ def verify(bundle: Path, as_json: bool) -> None:
                 _print_json({"ok": False, "error": {"code": exc.code, "message": exc.message}})
             raise VerifyFailed(f"{bundle.name} is not a valid bundle: {exc.message} [{exc.code}]") from exc
         derived = rederive_steady_state(verified)
-    differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+        recovery, recovery_differences = rederive_recovery(verified)
+    steady_differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+    differences = steady_differences + recovery_differences
+    which = "steady-state" if steady_differences else "HIR/XSR"
     ok = not differences
     # the server holds such a bundle for review; it is still valid, so this warns and does not fail
     undeclared = undeclared_system_files(verified.manifest) if verified.manifest["format_version"] >= 2 else []
@@ -77,6 +83,7 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "compliance": verified.manifest["compliance"],
                 "files": len(verified.manifest["files"]),
                 "steady_state": derived,
+                "recovery": {test: claim(result) for test, result in recovery.items()},
                 "differences": differences,
                 "undeclared_system_files": undeclared,
             }
@@ -90,7 +97,7 @@ def verify(bundle: Path, as_json: bool) -> None:
             )
     if not ok:
         raise VerifyFailed(
-            f"{bundle.name} is signed and intact, but its steady-state claim differs from its raw data: {differences[0]}"
+            f"{bundle.name} is signed and intact, but its {which} claim differs from its raw data: {differences[0]}"
         )
 
 

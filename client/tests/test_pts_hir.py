@@ -216,3 +216,16 @@ def test_a_plan_segment_with_an_unusable_log_interval_is_refused():
     plan["blocks"][0]["segments"][0]["log_interval_ms"] = 0
     with pytest.raises(ValueError, match="no usable log interval"):
         hir.derive(plan=plan, runs=runs, read=files.__getitem__, summaries=summaries)
+
+
+def test_nvmedb_client_plan_shows_each_wait_state_and_its_time():
+    from click.testing import CliRunner
+
+    from nvmedb_client.cli import main
+
+    result = CliRunner().invoke(main, ["plan", "--tests", "hir,xsr"])
+    assert result.exit_code == 0, result.output
+    assert "hir-w5-idle50000ms: randwrite 4 KiB, TC 4 / QD 32, 5:30:55: 360 bursts of 5 s after 50 s" in result.output
+    assert "xsr-g2: randwrite 8 KiB, TC 1 / QD 32, 6:00:00" in result.output
+    unknown = CliRunner().invoke(main, ["plan", "--tests", "hir,nope"])
+    assert unknown.exit_code != 0 and "ws-comp" in unknown.output

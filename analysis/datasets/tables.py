@@ -87,7 +87,11 @@ def _run_columns(run: str) -> tuple[Column, ...]:
         ),
         _c("firmware", "string", "Firmware revision during the run.", f"{run}firmware__revision"),
         _c(
-            "test", "string", "PTS test: iops, tp (throughput), lat (latency) or wsat (write saturation).", f"{run}test"
+            "test",
+            "string",
+            "PTS test: iops, tp (throughput), lat (latency), wsat (write saturation), hir (host idle recovery), "
+            "xsr (cross stimulus recovery) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp.",
+            f"{run}test",
         ),
         _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
         _c("profile", "string", "pts (full PTS), quick (shortened, not compliant) or imported.", f"{run}profile"),
@@ -274,6 +278,8 @@ def _submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
     return public_submissions(trials_of=trials_of)
 
 
+from analysis.datasets import tables_recovery  # noqa: E402 - its columns are built with Column, defined above
+
 TABLES: dict[str, Table] = {
     table.name: table
     for table in (
@@ -298,5 +304,6 @@ TABLES: dict[str, Table] = {
         Table("runs", "Runs", "One row per public PTS test run.", RUN_COLUMNS, _runs, run_prefix=""),
         Table("drives", "Drives", "Drive models with at least one public run.", DRIVE_COLUMNS, _drives),
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
+        *tables_recovery.tables(Table),
     )
 }

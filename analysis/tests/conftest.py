@@ -53,6 +53,7 @@ def dataset_runs(db):
     """Datasets: two public runs on different drives (the second a non-compliant PTS run), plus a withdrawn, a hidden
     and a held one that must not show."""
     from analysis.tests.factories import FlagFactory, SteadyStateWindowFactory, SubmissionFactory, iops_run
+    from analysis.tests.recovery_rows import add_recovery_rows
 
     shape = {"rounds": 6, "mixes": (100, 0), "block_sizes": (4096, 131072)}
     public = iops_run(**shape)
@@ -70,6 +71,8 @@ def dataset_runs(db):
     SteadyStateWindowFactory(test_run=other, variable="iops.total_iops.rw100.bs4096", read_pct=100)
     for run in hidden_from_view:
         SteadyStateWindowFactory(test_run=run)
+    for run in [public, other, *hidden_from_view]:
+        add_recovery_rows(run)  # the HIR/XSR tables (analysis.datasets.tables_recovery)
     return {"public": [public, other], "not_public": hidden_from_view}
 
 

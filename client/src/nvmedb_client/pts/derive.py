@@ -10,7 +10,7 @@ from nvmedb_client.pts import hir, xsr
 
 DERIVERS = {"hir": hir.derive, "xsr": xsr.derive}
 # per-interval series stay out of the claim (the server re-derives and stores them); the figures are compared
-SERIES_KEYS = ("baseline_series", "series", "burst_iops")
+SERIES_KEYS = ("baseline_series", "series", "burst_iops", "burst_times_ms")
 
 
 def derive_all(manifest: dict, *, read: Callable[[str], bytes], summaries: dict) -> dict:

@@ -123,6 +123,7 @@ def burst_iops(per_job: list[list[interval_log.Sample]], interval_ms: int, idle_
     split = [bursts_of(samples, interval_ms, idle_ms) for samples in per_job]
     counts = [len(groups) for groups in split]
     bursts: list[float | None] = []
+    times = [groups[0].time_ms if groups else None for groups in split[0]] if split else []
     if len(set(counts)) == 1:
         for k in range(counts[0]):
             means = [_mean(groups[k]) for groups in split]
@@ -133,7 +134,13 @@ def burst_iops(per_job: list[list[interval_log.Sample]], interval_ms: int, idle_
         per_job_means.append(sum(values) / len(values) if values else None)
     recovery = None if any(m is None for m in per_job_means) else sum(per_job_means)
     measured = min((sum(1 for g in groups[1:] if g) for groups in split), default=0)
-    return {"bursts": bursts, "burst_counts": counts, "recovery_iops": recovery, "measured": measured}
+    return {
+        "bursts": bursts,
+        "burst_times_ms": times if bursts else [],
+        "burst_counts": counts,
+        "recovery_iops": recovery,
+        "measured": measured,
+    }
 
 
 def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summaries: dict) -> dict:
@@ -165,12 +172,18 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
             "bursts_measured": found["measured"],
             "burst_counts": found["burst_counts"],
             "burst_iops": [None if v is None else round(v, 3) for v in found["bursts"]],
+            "burst_times_ms": found["burst_times_ms"],
             "recovery_iops": None if mean is None else round(mean, 3),
             "recovery_ratio": None if ratio is None else round(ratio, 6),
             "recovered": None if ratio is None else recovered(ratio),
             "baseline_run_iops": None,
             "baseline_series": [],
         }
+        base_segment = next(
+            (b for b in plan_segments(plan) if b["run_id"] == segment["run_id"].split("-idle")[0] + "-baseline"), None
+        )
+        state["wait_segment_s"] = segment["runtime_s"]  # the stage's place on the test's planned timeline
+        state["segment_s"] = segment["runtime_s"] + (base_segment or {}).get("runtime_s", 0)
         if base_run is not None:
             state["baseline_run_iops"] = round(float(summaries[base_run["id"]].total_iops), 3)
             base_logs = interval_log.job_logs(base_run.get("log_files") or [], base_run["id"], "iops")

@@ -63,13 +63,14 @@ def test_the_server_re_derives_hir_and_xsr_and_agrees_with_the_client(submission
 
     claim = real_bundle.manifest["derived"]
     states = HirWaitState.objects.filter(test_run__submission=submission).order_by("index")
-    assert [s.idle_s for s in states] == [0.1, 0.2, 0.3, 0.5, 1.0]
+    assert [s.idle_s for s in states] == [round(idle * 0.5 / 15, 3) for idle in (5, 10, 15, 25, 50)]
     for state, claimed in zip(states, claim["hir"]["wait_states"], strict=True):
         assert not state.claim_differs and state.claimed == claimed
         assert (
             state.recovery_iops == claimed["recovery_iops"] and state.baseline_iops == claim["hir"]["baseline"]["iops"]
         )
-        assert state.recovered == (state.recovery_ratio > 1.2)
+        if state.recovery_ratio is not None:  # the bursts of this wait state had whole intervals
+            assert state.recovered == (state.recovery_ratio > 1.2)
     groups = XsrGroup.objects.filter(test_run__submission=submission).order_by("index")
     assert [(g.pattern, g.block_size_bytes) for g in groups] == [
         ("write", 1048576),

@@ -174,11 +174,13 @@ def crafted_hir(baseline_iops=(100.0,) * 5, burst_values=(150, 130, 125)):
     interval = segment["log_interval_ms"]
     lines, t = [], 0
     for value in burst_values:
-        t += 2 * interval + 1 if t else interval  # a gap before every burst but the first
+        t += (
+            interval + int(segment["idle_s"] * 1000) if t else interval
+        )  # an idle period before every burst but the first
         lines += [(t, 1)] if len(lines) else []
         lines += [(t + interval, value), (t + 2 * interval, value)]
         t += 2 * interval
-    files = {"logs/hir-w1-idle200ms_iops.1.log": _log(lines)}
+    files = {f"logs/{segment['run_id']}_iops.1.log": _log(lines)}
     runs = [
         {"id": f"pc{r}", "test": "hir", "phase": "hir-pc", "round": r} for r in range(1, len(baseline_iops) + 1)
     ] + [{"id": segment["run_id"], "test": "hir", "phase": "hir-wait", "round": 1, "log_files": list(files)}]
@@ -229,3 +231,24 @@ def test_nvmedb_client_plan_shows_each_wait_state_and_its_time():
     assert "xsr-g2: randwrite 8 KiB, TC 1 / QD 32, 6:00:00" in result.output
     unknown = CliRunner().invoke(main, ["plan", "--tests", "hir,nope"])
     assert unknown.exit_code != 0 and "ws-comp" in unknown.output
+
+
+def test_a_restarted_hir_test_sets_its_segments_and_their_logs_aside(tmp_path):
+    from nvmedb_client import resume
+
+    plan, block = hir_block("quick", target_kind="file")
+    files = tmp_path / "files"
+    (files / "fio").mkdir(parents=True)
+    (files / "logs").mkdir()
+    segment = block.segments[0]
+    (files / "fio" / f"{segment.run_id}.json").write_text("{}")
+    log = f"logs/{segment.run_id}_iops.1.log"
+    (files / log).write_text("100, 5, 1, 0, 0\n")
+    state = {
+        "runs": [{"id": segment.run_id, "output_file": f"fio/{segment.run_id}.json", "log_files": [log]}],
+        "purges": [{"block": "hir", "method": None}],
+    }
+    assert resume.supersede_block(state, block, files) == [segment.run_id]
+    moved = state["superseded_runs"][0]["log_files"]
+    assert moved == [f"superseded/hir-1/{log}"]
+    assert (files / moved[0]).read_text() == "100, 5, 1, 0, 0\n" and not (files / log).exists()

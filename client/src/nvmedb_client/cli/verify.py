@@ -90,6 +90,8 @@ def verify(bundle: Path, as_json: bool) -> None:
         )
     else:
         _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
+        for line in recovery_lines(recovery):
+            Console().print(line)
         for path in undeclared:
             Console().print(
                 f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "
@@ -99,6 +101,23 @@ def verify(bundle: Path, as_json: bool) -> None:
         raise VerifyFailed(
             f"{bundle.name} is signed and intact, but its {which} claim differs from its raw data: {differences[0]}"
         )
+
+
+def recovery_lines(recovery: dict) -> list[str]:
+    """One sentence per HIR wait state and XSR group re-derived from the logs."""
+    lines = []
+    for state in (recovery.get("hir") or {}).get("wait_states", []):
+        ratio = state["recovery_ratio"]
+        verdict = (
+            "no figure"
+            if ratio is None
+            else f"{ratio:.2f}x the baseline, {'' if state['recovered'] else 'not '}recovered"
+        )
+        lines.append(f"HIR, {state['idle_s']:g} s idle: {state['bursts_measured']} bursts after idle, {verdict}")
+    for group in (recovery.get("xsr") or {}).get("groups", []):
+        settled = "never settled" if group["recover_s"] is None else f"settled after {group['recover_s']:g} s"
+        lines.append(f"XSR group {group['index']} ({group['pattern']} {group['block_size_bytes']} B): {settled}")
+    return lines
 
 
 def _print_json(document: dict) -> None:

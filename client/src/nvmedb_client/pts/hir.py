@@ -27,7 +27,7 @@ BASELINE_S = 1800
 LOG_INTERVAL_MS = 1000
 RECOVERY_MARGIN = 0.20
 QUICK_BURSTS = 2
-QUICK_TIME_SCALE = 25  # quick: 1 s cells give 0.5 s bursts and 0.2 .. 2 s of idle
+QUICK_TIME_SCALE = 15  # quick: 1 s cells give 0.5 s bursts and 0.33 .. 3.33 s of idle
 PHASE_PC = "hir-pc"
 PHASE_WAIT = "hir-wait"
 PHASE_BASE = "hir-base"
@@ -35,7 +35,7 @@ PHASE_BASE = "hir-base"
 
 def schedule(*, quick: bool, cell_s: float) -> list[tuple[float, float, int, float]]:
     """(burst s, idle s, bursts after an idle, return-to-baseline s) per wait state. quick: half-cell bursts, the
-    spec's idle lengths times cell_s / 25 (0.2, 0.4, 0.6, 1 and 2 s for 1 s cells), 2 bursts, one-cell baselines."""
+    spec's idle lengths times cell_s / 15 (0.33 .. 3.33 s for 1 s cells), 2 bursts, one-cell baselines."""
     if not quick:
         return [(BURST_S, idle, BURSTS, BASELINE_S) for idle in IDLE_S]
     scale = cell_s / QUICK_TIME_SCALE

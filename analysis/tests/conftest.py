@@ -199,6 +199,9 @@ def make_browse_submission(*, drive_model, firmware="1B2QEXM7", generation=4, sc
         submission=submission, test_run=runs["tp"], kind="bus_bound",
         reason="Moved 95% of the 7.00 GB/s a Gen4 x4 link can carry: the bus, not the drive, set this number.",
     )  # fmt: skip
+    from analysis.tests.recovery_rows import add_recovery_rows
+
+    add_recovery_rows(runs["wsat"])  # rows in the HIR/XSR tables too (their exports), on a run of this submission
     return submission
 
 

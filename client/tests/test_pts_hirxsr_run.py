@@ -107,3 +107,13 @@ def test_a_log_a_run_names_but_the_manifest_does_not_declare_is_refused(run):
     manifest["files"] = [f for f in manifest["files"] if f["path"] != "logs/xsr-g2_bw.1.log"]
     full, differences = pts_verify.rederive(dataclasses.replace(run.verified, manifest=manifest))
     assert full == {} and "not declared in the manifest's files" in differences[0]
+
+
+def test_a_log_declared_larger_than_the_limit_is_refused_before_it_is_read(run):
+    from nvmedb_client.pts.interval_log import MAX_LOG_BYTES
+
+    manifest = copy.deepcopy(run.manifest)
+    entry = next(f for f in manifest["files"] if f["path"] == "logs/xsr-g1_bw.1.log")
+    entry["size"] = MAX_LOG_BYTES + 1
+    full, differences = pts_verify.rederive(dataclasses.replace(run.verified, manifest=manifest))
+    assert full == {} and f"more than the {MAX_LOG_BYTES} bytes a log may have" in differences[0]

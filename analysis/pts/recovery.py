@@ -12,7 +12,7 @@ def rederive(verified, record: SubmissionRecord) -> None:
     (as an unreadable fio output does); a claim the raw files do not support is flagged, and the server's figures
     are the ones stored."""
     full, differences = pts_verify.rederive(verified)
-    if differences and not full:
+    if differences and differences[0].startswith(pts_verify.UNREADABLE):
         record.reject_reasons.append(differences[0][:300])
         return
     claims = verified.manifest.get("derived") or {}

@@ -118,3 +118,17 @@ def test_a_segment_the_plan_does_not_have_is_rejected(submission, real_bundle, t
     outcome = ingest_submission(submission=submission, bundle=resigned(real_bundle, tmp_path, stretch))
     assert outcome.status == "rejected"
     assert any("hir-w1-baseline: runtime 900 s where the plan says" in reason for reason in outcome.reasons)
+
+
+def test_a_claim_for_a_test_that_did_not_run_is_flagged_not_believed(submission, real_bundle, tmp_path):
+    def drop_xsr(manifest, _files):
+        manifest["runs"] = [r for r in manifest["runs"] if r["test"] != "xsr"]
+        manifest["plan"]["blocks"] = [b for b in manifest["plan"]["blocks"] if b["test"] != "xsr"]
+        manifest["plan"]["tests"] = [t for t in manifest["plan"]["tests"] if t != "xsr"]
+        manifest["files"] = [f for f in manifest["files"] if "xsr" not in f["path"]]
+
+    outcome = ingest_submission(submission=submission, bundle=resigned(real_bundle, tmp_path, drop_xsr))
+    assert outcome.status != "rejected", outcome.reasons
+    assert not XsrGroup.objects.filter(test_run__submission=submission).exists()
+    (flag,) = Flag.objects.filter(submission=submission, kind="recovery_claim_differs")
+    assert flag.reason.startswith("xsr: the manifest claims {") and flag.test_run is None

@@ -7,6 +7,8 @@ from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
 from nvmedb_client.pts.derive import DERIVERS, claim, derive_full, differences
 from nvmedb_client.pts.interval_log import MAX_LOG_BYTES, IntervalLogError
 
+UNREADABLE = "HIR/XSR cannot be re-derived from the raw files"
+
 
 def rederive(bundle) -> tuple[dict, list[str]]:
     """(re-derived results with their series, sentences naming every difference from the manifest's claim).
@@ -28,6 +30,6 @@ def rederive(bundle) -> tuple[dict, list[str]]:
         summaries = {run["id"]: summarize(parse_fio_output(bundle.read_bytes(run["output_file"]))) for run in runs}
         full = derive_full(manifest["plan"], manifest["runs"], read=read, summaries=summaries)
     except (IntervalLogError, FioOutputError, KeyError, TypeError, ValueError) as exc:
-        return {}, [f"HIR/XSR cannot be re-derived from the raw files: {exc}"]
+        return {}, [f"{UNREADABLE}: {exc}"]
     derived = {test: claim(result) for test, result in full.items()}
     return full, differences(manifest.get("derived") or {}, derived)

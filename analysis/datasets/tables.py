@@ -143,7 +143,7 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("series", "string", "Rounds that count independently (e.g. a throughput block size); empty when one series.",
        "round__series"),
     _c("round", "integer", "Round number within the phase and series, from 1.", "round__number"),
-    _c("block_size_bytes", "integer", "I/O block size.", unit="bytes"),
+    _c("block_size_bytes", "integer", "I/O block size; 0 for a mix of block sizes (ws-comp).", unit="bytes"),
     _c("read_pct", "integer", "Read share of the R/W mix, 0..100 (100 = all reads).", unit="%"),
     _c("threads", "integer", "Thread count (TC)."),
     _c("iodepth", "integer", "Outstanding I/O per thread (QD)."),

@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from analysis.ingest import ingest_submission
-from analysis.models import Flag, HirWaitState, RecoveryPoint, TestRun, XsrGroup
+from analysis.models import Flag, HirWaitState, Measurement, RecoveryPoint, TestRun, XsrGroup
 from nvmedb_client.bundle import verify_bundle, write_bundle
 
 pytestmark = pytest.mark.fio
@@ -83,6 +83,8 @@ def test_the_server_re_derives_hir_and_xsr_and_agrees_with_the_client(submission
     xsr_times = list(points.filter(kind="tp").values_list("t_s", flat=True))
     assert xsr_times == sorted(xsr_times) and xsr_times[-1] > 3.0  # groups follow one another on one timeline
     assert not Flag.objects.filter(submission=submission, kind="recovery_claim_differs").exists()
+    composite = Measurement.objects.filter(test_run__submission=submission, test_run__test="ws-comp")
+    assert composite.exists() and set(composite.values_list("block_size_bytes", "round__phase")) == {(0, "wsat")}
 
 
 def test_a_claim_the_logs_do_not_support_is_flagged_and_the_servers_figure_is_stored(submission, real_bundle, tmp_path):

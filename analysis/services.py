@@ -32,6 +32,7 @@ from analysis.models import (
 )
 from analysis.models.aggregates import Factor
 from analysis.pts import surface
+from analysis.pts.store import insert_recovery
 from analysis.records import HostRecord, SubmissionRecord
 from analysis.selectors import is_trial, trial_q
 
@@ -150,6 +151,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
             cells, patterns = surface.surface_rows(test_run, test_record.surface, by_key)
             insert_rows(cells)
             insert_rows(patterns)
+    insert_recovery(pairs)  # HIR wait states, XSR groups and their time series
 
     runs_by_test = {test_run.test: test_run for test_run in test_runs}
     for flag in record.flags:

@@ -8,6 +8,7 @@ file with 2-second cells, and prints:
   - the client's peak resident memory (target: <= 100 MB).
 
 Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat,surface] [--size 256MiB]
+       (--tests all: every test, the core four, HIR, XSR, the WSAT optional workloads and the surface)
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def main() -> int:
             target_kind="file",
             target_path=str(base / "target.img"),
             size_bytes=plan.parse_size(args.size),
-            tests=args.tests.split(","),
+            tests=list(plan.TESTS) if args.tests == "all" else args.tests.split(","),
             edition="enterprise",
             profile="quick",
             cell_runtime_s=args.cell_seconds,
@@ -53,7 +54,7 @@ def main() -> int:
         def time_fio(the_runner: runner.Runner) -> None:
             original = the_runner.fio_process.run
 
-            def timed(argv, **options):  # options: the fio process's working directory
+            def timed(argv, **options):  # options: the fio process's working directory and environment
                 result = original(argv, **options)
                 fio_wall.append(result.duration_s)
                 return result

@@ -15,7 +15,17 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
-from analysis.browse import charts, charts_surface, drive_page, factors, queries, raw_files, units
+from analysis.browse import (
+    charts,
+    charts_hir,
+    charts_surface,
+    charts_xsr,
+    drive_page,
+    factors,
+    queries,
+    raw_files,
+    units,
+)
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
@@ -115,7 +125,11 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
-        "surface": charts_surface.section(charts_surface.load(data.drive, data.chosen_submission)),
+        "surface": charts_surface.section(charts_surface.load(data.drive, data.chosen_submission))
+        if "surface" in data.summary.tests
+        else None,
+        "hir": charts_hir.hir_section(data.drive.pk, data.chosen_submission) if "hir" in data.summary.tests else None,
+        "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],

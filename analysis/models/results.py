@@ -10,6 +10,12 @@ class Test(models.TextChoices):
     THROUGHPUT = "tp", "Throughput"
     LATENCY = "lat", "Latency"
     WSAT = "wsat", "Write saturation"
+    HIR = "hir", "Host idle recovery"
+    XSR = "xsr", "Cross stimulus recovery"
+    WSAT_OLTP = "ws-oltp", "Write saturation, OLTP"
+    WSAT_VOD = "ws-vod", "Write saturation, video on demand"
+    WSAT_META = "ws-meta", "Write saturation, metadata"
+    WSAT_COMPOSITE = "ws-comp", "Write saturation, composite block size"
     SURFACE = "surface", "QD × block-size surface (nvmedb extension, not a PTS test)"
 
 
@@ -223,6 +229,7 @@ class FlagKind(models.TextChoices):
     CROSSCHECK = "crosscheck", "Cross-check failed"
     OUTLIER = "outlier", "Outlier among its model's peers"
     SURFACE_CLAIM_DIFFERS = "surface_claim_differs", "Surface figures claim differs"
+    RECOVERY_CLAIM_DIFFERS = "recovery_claim_differs", "HIR/XSR claim differs"
 
 
 class Flag(models.Model):

@@ -527,7 +527,7 @@ def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
     runs = bundle.manifest["runs"]
     summaries = {}
     for run in runs:
-        if run["test"] not in TESTS_WITH_STEADY_STATE or run["phase"] not in ("wdpc", "tp-write", "tp-read"):
+        if run["test"] not in TESTS_WITH_STEADY_STATE or run["phase"] not in ("wdpc", "tp-write", "tp-read", "hir-pc"):
             continue
         try:
             summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))

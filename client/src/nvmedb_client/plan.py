@@ -26,10 +26,12 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-TESTS = ("iops", "tp", "lat", "wsat", "surface")
+CORE_TESTS = ("iops", "tp", "lat", "wsat")
 # nvmedb extensions run only when asked for (`--tests ...,surface`); they are never part of the PTS plan
 EXTENSIONS = ("surface",)
-DEFAULT_TESTS = tuple(t for t in TESTS if t not in EXTENSIONS)
+# HIR, XSR and the WSAT optional workloads (nvmedb_client.pts) run only when asked for (`--tests`), like extensions
+TESTS = (*CORE_TESTS, "hir", "xsr", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", *EXTENSIONS)
+DEFAULT_TESTS = CORE_TESTS
 EDITION_NAMES = ("enterprise", "client")
 PROFILE_NAMES = ("pts", "quick")
 
@@ -148,6 +150,7 @@ class Cell:
     pattern: str  # fio rw=: randrw | write | read | randwrite
     block_size_bytes: int
     read_pct: int
+    workload: str | None = None  # a WSAT optional workload (nvmedb_client.pts.wsat_workloads) adds its options
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ class Series:
             return surface_test.run_id(self.phase, cell.pattern, cell.block_size_bytes, self.iodepth)
         digits = 4 if self.phase == "wsat" else 2
         if self.phase == "wsat":
-            return f"wsat-r{round_number:0{digits}d}"
+            return f"{self.test}-r{round_number:0{digits}d}"
         if self.test == "tp":
             direction = "write" if self.phase == "tp-write" else "read"
             return f"tp-{direction}-r{round_number:0{digits}d}-bs{cell.block_size_bytes}"
@@ -189,6 +192,8 @@ class Block:
     wipc_block_size_bytes: int = WIPC_BLOCK_SIZE
     # throughput: each round runs one segment of every series (write, then read) before the round is judged
     interleaved: bool = False
+    # timed runs after the series (nvmedb_client.pts.segments.Segment): HIR's bursts and baselines, XSR's groups
+    segments: tuple = ()
 
     @property
     def wipc_run_id(self) -> str:
@@ -340,6 +345,11 @@ def build_plan(
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         elif test == "surface":
             blocks.append(surface_test.build_block(surface_plan, wipc_threads=tc))
+        elif test != "wsat":
+            from nvmedb_client.pts.blocks import extra_block
+
+            kwargs = dict(prof=prof, tc=tc, qd=qd, rounds=rounds, threads=threads, iodepth=iodepth)
+            blocks.append(extra_block(test, **kwargs, runnable=runnable))
         else:
             max_samples = max(1, int(prof.wsat_max_s // prof.wsat_sample_s))
             cells = (Cell("randwrite", WSAT_BLOCK_SIZE, 0),)
@@ -416,6 +426,9 @@ def estimate_duration(plan: Plan, *, run_overhead_s: float = ASSUMED_RUN_OVERHEA
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * per_round
                 high += series.max_rounds * per_round
+        segments_s = sum(segment.runtime_s + run_overhead_s for segment in block.segments)
+        low += segments_s
+        high += segments_s
     assumptions = (
         f"WIPC writes at {ASSUMED_SEQ_WRITE_BYTES_PER_S / 1e9:g} GB/s",
         f"WSAT random writes at {ASSUMED_RANDOM_WRITE_BYTES_PER_S / 1e9:g} GB/s for the lower bound",
@@ -439,6 +452,8 @@ def count_runs(plan: Plan) -> tuple[int, int]:
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * len(series.cells)
                 high += series.max_rounds * len(series.cells)
+        low += len(block.segments)
+        high += len(block.segments)
     return low, high
 
 
@@ -447,7 +462,10 @@ def estimate_bundle_bytes(plan: Plan) -> tuple[int, int]:
     low_runs, high_runs = count_runs(plan)
     per_run = bundle_bytes_per_run(plan)
     system = SYSTEM_FILES_GZIP_BYTES if plan.target_kind == "device" else FILE_TARGET_SYSTEM_GZIP_BYTES
-    return system + low_runs * per_run, system + high_runs * per_run
+    from nvmedb_client.pts.estimates import log_bytes
+
+    logs = log_bytes(plan)
+    return system + low_runs * per_run + logs, system + high_runs * per_run + logs
 
 
 def bundle_bytes_per_run(plan: Plan) -> int:
@@ -545,7 +563,16 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         if block.interleaved
         else "each series runs its rounds to its own stop",
         "series": [_series_to_dict(plan, series) for series in block.series],
+        **({"segments": [segment_to_dict(s) for s in block.segments]} if block.segments else {}),
     }
+
+
+def segment_to_dict(segment) -> dict:
+    from dataclasses import asdict
+
+    data = asdict(segment)
+    data["logs"] = list(segment.logs)
+    return data
 
 
 def _series_to_dict(plan: Plan, series: Series) -> dict:
@@ -575,7 +602,9 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
         "runtime_s": series.runtime_s,
         "max_rounds": series.max_rounds,
         "cells": [
-            {"pattern": c.pattern, "block_size_bytes": c.block_size_bytes, "read_pct": c.read_pct} for c in series.cells
+            {"pattern": c.pattern, "block_size_bytes": c.block_size_bytes, "read_pct": c.read_pct}
+            | ({"workload": c.workload} if c.workload else {})
+            for c in series.cells
         ],
         "tracking_variables": tracking,
         "stop_rule": stop,

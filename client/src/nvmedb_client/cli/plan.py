@@ -150,6 +150,20 @@ def _mix(read_pct: int) -> str:
     return f"{read_pct}/{100 - read_pct}"
 
 
+def _segment_line(segment: dict) -> str:
+    fmt_s = plan_module.format_seconds
+    line = (
+        f"  {segment['run_id']}: {segment['pattern']} {_bs(segment['block_size_bytes'])}, TC {segment['threads']} / "
+        f"QD {segment['iodepth']}, {fmt_s(segment['runtime_s'])}"
+    )
+    if segment.get("idle_s") is not None:
+        line += (
+            f": {segment['bursts']} bursts of {segment['burst_s']:g} s after {segment['idle_s']:g} s of host idle "
+            "(plus the first burst)"
+        )
+    return line + f", {' and '.join(segment['logs'])} logged every {segment['log_interval_ms']} ms"
+
+
 def describe(data: dict, *, size_given: bool = True) -> list[str]:
     """The plan as text, one line per fact."""
     fmt_b, fmt_s = plan_module.format_bytes, plan_module.format_seconds
@@ -196,6 +210,8 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
                     f"{_bs(variable['block_size_bytes'])} ({variable['id']})"
                 )
             lines.append(f"    stop: {series['stop_rule']}")
+        for segment in block.get("segments") or []:
+            lines.append(_segment_line(segment))
         for skipped in data.get("skipped_cells") or []:
             if skipped["test"] == block["test"]:
                 lines.append(

@@ -131,7 +131,15 @@ def test_a_file_target_result_says_so_and_was_never_purged(quick_run):
     reasons = " ".join(manifest["compliance"]["reasons"])
     assert "profile quick" in reasons and "file target" in reasons
     facts = json.loads(quick_run.verified.read_bytes("run.json"))
-    assert [p["block"] for p in facts["purges"]] == ["iops", "tp-bs1048576", "tp-bs131072", "lat", "wsat"]
+    assert [p["block"] for p in facts["purges"]] == [
+        "iops",
+        "tp-bs1048576",
+        "tp-bs131072",
+        "lat",
+        "wsat",
+        "ecw",
+        "dirth",
+    ]
     assert all(p["method"] is None and "never purged" in p["reason"] for p in facts["purges"])
     assert facts["write_cache"]["applicable"] is False
     assert all(run["smart_before"] is None and run["smart_after"] is None for run in manifest["runs"])

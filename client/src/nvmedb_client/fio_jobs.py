@@ -130,9 +130,14 @@ def render_cell(
         "time_based",
         f"runtime={format_runtime(runtime_s)}",
         f"rw={cell.pattern}",
-        f"bs={cell.block_size_bytes}",
-        f"iodepth={iodepth}",
     ]
+    if cell.workload is None:
+        lines.append(f"bs={cell.block_size_bytes}")
+    else:
+        from nvmedb_client.pts import demand_intensity
+
+        lines += demand_intensity.workload_options(cell.workload)
+    lines.append(f"iodepth={iodepth}")
     if cell.pattern in ("randrw", "rw"):
         lines.append(f"rwmixread={cell.read_pct}")
     lines.append("")

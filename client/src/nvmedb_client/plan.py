@@ -25,8 +25,16 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-TESTS = ("iops", "tp", "lat", "wsat")
+TESTS = ("iops", "tp", "lat", "wsat", "ecw", "dirth")
 EDITION_NAMES = ("enterprise", "client")
+ENTERPRISE_ONLY_TESTS = ("ecw", "dirth")  # the PTS defines them for enterprise drives only
+
+
+def edition_tests(edition: str) -> tuple[str, ...]:
+    """The tests a run of `edition` makes when none are chosen."""
+    return tuple(t for t in TESTS if edition == "enterprise" or t not in ENTERPRISE_ONLY_TESTS)
+
+
 PROFILE_NAMES = ("pts", "quick")
 
 # PTS v2.0.2 IOPS test: R/W mix is the outer loop, block size the inner loop, in this order.
@@ -144,6 +152,10 @@ class Cell:
     pattern: str  # fio rw=: randrw | write | read | randwrite
     block_size_bytes: int
     read_pct: int
+    # demand-intensity sweeps (ECW, DIRTH): each cell has its own TC and QD; None takes the series'
+    threads: int | None = None
+    iodepth: int | None = None
+    workload: str | None = None  # a named stimulus beyond bs/rw (ecw: block-size mix and LBA hot zones)
 
 
 @dataclass(frozen=True)
@@ -164,6 +176,8 @@ class Series:
         digits = 4 if self.phase == "wsat" else 2
         if self.phase == "wsat":
             return f"wsat-r{round_number:0{digits}d}"
+        if self.phase == "wdpc" and cell.threads is not None:
+            return f"{self.test}-r{round_number:0{digits}d}-tc{cell.threads:02d}-qd{cell.iodepth:02d}"
         if self.test == "tp":
             direction = "write" if self.phase == "tp-write" else "read"
             return f"tp-{direction}-r{round_number:0{digits}d}-bs{cell.block_size_bytes}"
@@ -223,7 +237,7 @@ class Plan:
 
 def build_plan(
     *,
-    tests: Sequence[str] = TESTS,
+    tests: Sequence[str] | None = None,
     edition: str = "enterprise",
     profile: str | Profile = "pts",
     capacity_bytes: int,
@@ -237,6 +251,7 @@ def build_plan(
 
     `lba_size_bytes` is the namespace's LBA data size when known: with direct I/O no block smaller than one LBA can be
     issued, so such cells (0.5 KiB on a 4096-byte-LBA namespace) are planned as skipped, each with the reason."""
+    tests = edition_tests(edition) if tests is None else tests
     unknown = [t for t in tests if t not in TESTS]
     if unknown or not tests:
         raise ValueError(f"unknown test {', '.join(unknown) or '(none)'}: choose from {', '.join(TESTS)}")
@@ -270,6 +285,9 @@ def build_plan(
         reasons.append(f"thread count overridden: TC {tc} instead of the {ed.name} edition's TC {ed.threads}")
     if qd != ed.iodepth:
         reasons.append(f"queue depth overridden: QD {qd} instead of the {ed.name} edition's QD {ed.iodepth}")
+    if ed.name != "enterprise":
+        reasons += [f"{t}: an Enterprise (PTS-E) test, run with the {ed.name} edition's settings" for t in tests
+                    if t in ENTERPRISE_ONLY_TESTS]  # fmt: skip
     if rounds < DEFAULT_MAX_ROUNDS and prof.name == "pts":
         reasons.append(
             f"max rounds lowered to {rounds}: the PTS allows up to {DEFAULT_MAX_ROUNDS} to reach steady state"
@@ -323,6 +341,14 @@ def build_plan(
             cells = tuple(Cell("randrw", bs, mix) for mix in LAT_MIXES for bs in LAT_BLOCK_SIZES)
             series = Series("lat", "wdpc", runnable("lat", "wdpc", cells), 1, 1, cell_s, rounds)
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
+        elif test in ("ecw", "dirth"):
+            from nvmedb_client.pts import demand_intensity
+
+            block, reason = demand_intensity.build_block(
+                test, profile=prof, max_rounds=rounds, wipc_threads=tc, lba_size_bytes=lba_size_bytes
+            )
+            blocks += [block] if block else []
+            reasons += [reason] if reason else []
         else:
             max_samples = max(1, int(prof.wsat_max_s // prof.wsat_sample_s))
             cells = (Cell("randwrite", WSAT_BLOCK_SIZE, 0),)
@@ -367,7 +393,8 @@ def series_tracking(series: Series) -> list:
     if series.phase == "wsat":
         return []
     block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
-    variables = tracking.tracking_variables(series.test, block_sizes=block_sizes)
+    point = max(((c.threads, c.iodepth) for c in series.cells if c.threads), default=None)
+    variables = tracking.tracking_variables(series.test, block_sizes=block_sizes, demand_point=point)
     cells = {(c.block_size_bytes, c.read_pct) for c in series.cells}
     # a tracking cell skipped on this namespace (LBA larger than its block) cannot be tracked
     return [v for v in variables if v.phase == series.phase and (v.block_size_bytes, v.read_pct) in cells]
@@ -544,6 +571,7 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
                 "metric": v.metric,
                 "block_size_bytes": v.block_size_bytes,
                 "read_pct": v.read_pct,
+                **({"threads": v.threads, "iodepth": v.iodepth} if v.threads else {}),
             }
             for v in series_tracking(series)
         ]
@@ -553,12 +581,19 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
         "iodepth": series.iodepth,
         "runtime_s": series.runtime_s,
         "max_rounds": series.max_rounds,
-        "cells": [
-            {"pattern": c.pattern, "block_size_bytes": c.block_size_bytes, "read_pct": c.read_pct} for c in series.cells
-        ],
+        "cells": [_cell_to_dict(c) for c in series.cells],
         "tracking_variables": tracking,
         "stop_rule": stop,
     }
+
+
+def _cell_to_dict(cell: Cell) -> dict:
+    entry = {"pattern": cell.pattern, "block_size_bytes": cell.block_size_bytes, "read_pct": cell.read_pct}
+    if cell.threads is not None:
+        entry.update(threads=cell.threads, iodepth=cell.iodepth)
+    if cell.workload is not None:
+        entry["workload"] = cell.workload
+    return entry
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)

@@ -9,7 +9,9 @@ import click
 from nvmedb_client import plan as plan_module
 
 
-def parse_tests(value: str) -> list[str]:
+def parse_tests(value: str | None, edition: str = "enterprise") -> list[str]:
+    if value is None:
+        return list(plan_module.edition_tests(edition))
     tests = [t.strip() for t in value.split(",") if t.strip()]
     unknown = [t for t in tests if t not in plan_module.TESTS]
     if unknown or not tests:
@@ -50,7 +52,11 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 
 
 @click.command()
-@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option(
+    "--tests",
+    default=None,
+    help=f"Tests to run, comma-separated, from {','.join(plan_module.TESTS)} (default: every test of the edition).",
+)
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
 @click.option(
@@ -88,7 +94,7 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
     target_kind = "device" if device or profile == "pts" else "file"
     try:
         built = plan_module.build_plan(
-            tests=parse_tests(tests),
+            tests=parse_tests(tests, edition),
             edition=edition,
             profile=profile,
             capacity_bytes=capacity,

@@ -31,7 +31,11 @@ class RunRefused(click.ClickException):
 )
 @click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help="Test a file instead (no root).")
 @click.option("--size", help="Size of the --target-file, e.g. 256MiB or 8GiB.")
-@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option(
+    "--tests",
+    default=None,
+    help=f"Tests to run, comma-separated, from {','.join(plan_module.TESTS)} (default: every test of the edition).",
+)
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="Override the edition's thread count (recorded).")
@@ -184,7 +188,7 @@ def _new_config(*, device, target_file, size, tests, edition, profile, threads, 
         target_kind="device" if device else "file",
         target_path=device or str(target_file.resolve()),
         size_bytes=parse_size_option(size) or 0,
-        tests=parse_tests(tests),
+        tests=parse_tests(tests, edition),
         edition=edition,
         profile=profile,
         threads=threads,

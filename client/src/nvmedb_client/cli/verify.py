@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.pts import demand_intensity
 from nvmedb_client.system_files import undeclared_system_files
 from nvmedb_client.units import by_unit
 
@@ -62,7 +63,9 @@ def verify(bundle: Path, as_json: bool) -> None:
                 _print_json({"ok": False, "error": {"code": exc.code, "message": exc.message}})
             raise VerifyFailed(f"{bundle.name} is not a valid bundle: {exc.message} [{exc.code}]") from exc
         derived = rederive_steady_state(verified)
+        demand = demand_intensity.rederive(verified)
     differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+    differences += demand_intensity.claim_differences(verified.manifest.get("demand_intensity", []), demand)
     ok = not differences
     # the server holds such a bundle for review; it is still valid, so this warns and does not fail
     undeclared = undeclared_system_files(verified.manifest) if verified.manifest["format_version"] >= 2 else []
@@ -77,6 +80,7 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "compliance": verified.manifest["compliance"],
                 "files": len(verified.manifest["files"]),
                 "steady_state": derived,
+                "demand_intensity": demand,
                 "differences": differences,
                 "undeclared_system_files": undeclared,
             }
@@ -90,7 +94,7 @@ def verify(bundle: Path, as_json: bool) -> None:
             )
     if not ok:
         raise VerifyFailed(
-            f"{bundle.name} is signed and intact, but its steady-state claim differs from its raw data: {differences[0]}"
+            f"{bundle.name} is signed and intact, but its claim differs from its raw data: {differences[0]}"
         )
 
 

@@ -26,6 +26,7 @@ from analysis.bundle_system import (
 from analysis.identity import DriveIdentity, identity_from_id_ctrl
 from analysis.overprovisioning import overprovisioning
 from analysis.poison import reading
+from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.records import (
     FlagRecord,
     MeasurementRecord,
@@ -43,7 +44,7 @@ from nvmedb_client.tracking import evaluate_runs
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
 
-TEST_ORDER = ("iops", "tp", "lat", "wsat")
+TEST_ORDER = ("iops", "tp", "lat", "wsat", "ecw", "dirth")
 CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
 # the client's job files are a few hundred bytes
 MAX_JOB_FILE_BYTES = 1024 * 1024
@@ -125,6 +126,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     _build_test_runs(bundle, runs, summaries, documents, options, record)
     with reading("the steady-state evaluation of the fio outputs"):
         _steady_state(manifest, runs, summaries, record)
+    with reading("the demand-intensity derivation of the fio outputs"):
+        pts_demand_intensity.apply(manifest, runs, bundle, record)
     with reading("the written-coverage estimate of the fio outputs"):
         _unwritten(runs, summaries, record)
 
@@ -288,6 +291,8 @@ def _build_test_runs(
                     "no smart-log snapshot around this run (file target or no nvme-cli)"
                 )
             block_size = optional_int(run.get("block_size_bytes")) or 0
+            if "bssplit" in options.get(run_id, {}):
+                block_size = 0  # a mix of block sizes (ECW): no single size; the plausibility gates know a mix
             series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
             test_run.measurements.append(
                 MeasurementRecord(

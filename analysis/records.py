@@ -107,6 +107,9 @@ class TestRunRecord:
     max_temperature_k: float | None = None
     throttled: bool = False
     missing: dict[str, str] = field(default_factory=dict)
+    demand_intensity: dict | None = None  # ECW, DIRTH: the server's derivation (analysis.pts.demand_intensity)
+    demand_intensity_claim: dict | None = None
+    demand_intensity_note: str = ""
 
 
 @dataclass

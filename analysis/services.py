@@ -31,6 +31,7 @@ from analysis.models import (
     Vendor,
 )
 from analysis.models.aggregates import Factor
+from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.records import HostRecord, SubmissionRecord
 from analysis.selectors import is_trial, trial_q
 
@@ -144,6 +145,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
             )
 
     insert_rows([_window_row(test_run, w) for test_run, test_record in pairs for w in test_record.windows])
+    pts_demand_intensity.store(pairs)
 
     runs_by_test = {test_run.test: test_run for test_run in test_runs}
     for flag in record.flags:

@@ -1,6 +1,7 @@
 """The dataset: what was measured (drives, units, hosts, links), how (test runs, rounds) and what came out."""
 
 from analysis.models.aggregates import DriveModelAggregate
+from analysis.models.demand_intensity import DemandIntensityCurve, DemandIntensityPoint, OperatingPoint
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
 from analysis.models.results import (
@@ -15,6 +16,9 @@ from analysis.models.results import (
 )
 
 __all__ = [
+    "DemandIntensityCurve",
+    "DemandIntensityPoint",
+    "OperatingPoint",
     "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",

@@ -10,6 +10,8 @@ class Test(models.TextChoices):
     THROUGHPUT = "tp", "Throughput"
     LATENCY = "lat", "Latency"
     WSAT = "wsat", "Write saturation"
+    ECW = "ecw", "Enterprise composite workload"
+    DIRTH = "dirth", "Demand intensity / response time histogram"
 
 
 class Source(models.TextChoices):
@@ -218,6 +220,7 @@ class FlagKind(models.TextChoices):
     STEADY_STATE_CLAIM_DIFFERS = "steady_state_claim_differs", "Steady-state claim differs"
     CROSSCHECK = "crosscheck", "Cross-check failed"
     OUTLIER = "outlier", "Outlier among its model's peers"
+    DEMAND_INTENSITY_CLAIM_DIFFERS = "demand_claim_differs", "Demand-intensity claim differs"
 
 
 class Flag(models.Model):

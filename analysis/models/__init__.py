@@ -1,7 +1,12 @@
 """The dataset: what was measured (drives, units, hosts, links), how (test runs, rounds) and what came out."""
 
 from analysis.models.aggregates import DriveModelAggregate
-from analysis.models.demand_intensity import DemandIntensityCurve, DemandIntensityPoint, OperatingPoint
+from analysis.models.demand_intensity import (
+    DemandIntensityCurve,
+    DemandIntensityPoint,
+    HistogramBucket,
+    OperatingPoint,
+)
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
 from analysis.models.results import (
@@ -22,6 +27,7 @@ __all__ = [
     "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",
+    "HistogramBucket",
     "Firmware",
     "Flag",
     "FlagKind",

@@ -49,8 +49,7 @@ class OperatingPointName(models.TextChoices):
 
 
 class OperatingPoint(models.Model):
-    """A DIRTH operating point and its response-time histogram: [lower_ns, upper_ns or null, I/O count] rows of
-    the fixed buckets (nvmedb_client.pts.dirth.HISTOGRAM_EDGES_NS), only those holding an I/O, at most 91."""
+    """A DIRTH operating point (MaxIOPS, MidIOPS, MinIOPS) of the curve."""
 
     curve = models.ForeignKey(DemandIntensityCurve, on_delete=models.CASCADE, related_name="operating_points")
     name = models.CharField(max_length=8, choices=OperatingPointName.choices)
@@ -59,8 +58,7 @@ class OperatingPoint(models.Model):
     total_iops = models.FloatField(null=True, blank=True)
     run_key = models.CharField(max_length=128, blank=True)
     latency_kind = models.CharField(max_length=8, blank=True, help_text="lat (total) or clat (completion).")
-    total_ios = models.BigIntegerField(null=True, blank=True)
-    histogram = models.JSONField(default=list, blank=True)
+    total_ios = models.BigIntegerField(null=True, blank=True, help_text="I/Os in the histogram.")
     missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
 
     class Meta:
@@ -69,3 +67,19 @@ class OperatingPoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name}: TC {self.threads}/QD {self.iodepth}"
+
+
+class HistogramBucket(models.Model):
+    """One bucket of the response-time histogram at an operating point: the fixed buckets of
+    nvmedb_client.pts.dirth.HISTOGRAM_EDGES_NS that hold an I/O (at most 91 per point), [lower_ns, upper_ns)."""
+
+    operating_point = models.ForeignKey(OperatingPoint, on_delete=models.CASCADE, related_name="buckets")
+    lower_ns = models.BigIntegerField()
+    upper_ns = models.BigIntegerField(null=True, blank=True, help_text="Empty for the open last bucket.")
+    io_count = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["operating_point", "lower_ns"]
+
+    def __str__(self) -> str:
+        return f"[{self.lower_ns}, {self.upper_ns}) ns: {self.io_count}"

@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from analysis.bulk import insert_rows
+from analysis.models import DemandIntensityCurve, DemandIntensityPoint, HistogramBucket, OperatingPoint
 from analysis.records import FlagRecord, SubmissionRecord
 from nvmedb_client.pts import demand_intensity, dirth
 
@@ -58,7 +59,6 @@ def _bounded(claim: dict | None) -> dict | None:
 
 def store(pairs) -> None:
     """Write the curves, points and operating points of every (TestRun row, TestRunRecord) pair: three batches."""
-    from analysis.models import DemandIntensityCurve
 
     with_results = [(row, rec) for row, rec in pairs if rec.demand_intensity]
     curves = insert_rows(
@@ -81,11 +81,17 @@ def store(pairs) -> None:
         histograms = {h["point"]: h for h in entry.get("histograms", [])}
         operating += [_operating_row(curve, op, histograms.get(op["name"])) for op in entry.get("operating_points", [])]
     insert_rows(points)
-    insert_rows(operating)
+    operating_rows = insert_rows([row for row, _ in operating])
+    insert_rows(
+        [
+            HistogramBucket(operating_point=row, lower_ns=lower, upper_ns=upper, io_count=count)
+            for row, (_, buckets) in zip(operating_rows, operating, strict=True)
+            for lower, upper, count in buckets[:MAX_BUCKETS]
+        ]
+    )
 
 
 def _point_row(curve, point: Mapping):
-    from analysis.models import DemandIntensityPoint
 
     missing = {}
     if point.get("missing"):
@@ -106,7 +112,6 @@ def _point_row(curve, point: Mapping):
 
 
 def _operating_row(curve, op: Mapping, histogram: Mapping | None):
-    from analysis.models import OperatingPoint
 
     missing = {}
     if op.get("missing"):
@@ -114,7 +119,7 @@ def _operating_row(curve, op: Mapping, histogram: Mapping | None):
     if histogram is None or histogram.get("missing"):
         missing["histogram"] = ((histogram or {}).get("missing") or "no measurement at this point")[:300]
     buckets = (histogram or {}).get("buckets") or []
-    return OperatingPoint(
+    row = OperatingPoint(
         curve=curve,
         name=op["name"],
         threads=op.get("threads"),
@@ -123,6 +128,6 @@ def _operating_row(curve, op: Mapping, histogram: Mapping | None):
         run_key=str(op.get("run_id") or "")[:128],
         latency_kind=(histogram or {}).get("latency") or "",
         total_ios=(histogram or {}).get("total_ios"),
-        histogram=buckets[:MAX_BUCKETS],
         missing=missing,
     )
+    return row, buckets

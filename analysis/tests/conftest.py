@@ -70,6 +70,10 @@ def dataset_runs(db):
     SteadyStateWindowFactory(test_run=other, variable="iops.total_iops.rw100.bs4096", read_pct=100)
     for run in hidden_from_view:
         SteadyStateWindowFactory(test_run=run)
+    from analysis.tests.factories_dirth import add_results
+
+    for run in (public, other, hidden_from_view[0]):  # rows of the demand_intensity and histogram tables
+        add_results(run)
     return {"public": [public, other], "not_public": hidden_from_view}
 
 

@@ -62,7 +62,7 @@ def test_the_server_derives_the_curve_operating_points_and_histograms_and_they_m
     assert (ops["min"].threads, ops["min"].iodepth) == (1, 1)
     assert ops["max"].total_iops == max(p.total_iops for p in dirth.points.all())
     for op in ops.values():
-        assert op.latency_kind == "lat" and sum(row[2] for row in op.histogram) == op.total_ios > 0
+        assert op.latency_kind == "lat" and sum(b.io_count for b in op.buckets.all()) == op.total_ios > 0
     assert not DemandIntensityCurve.objects.filter(test_run__submission=submission, test_run__test="ecw")[
         0
     ].operating_points.exists()

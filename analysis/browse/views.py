@@ -15,7 +15,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
-from analysis.browse import charts, drive_page, factors, queries, raw_files, units
+from analysis.browse import charts, charts_dirth, drive_page, factors, queries, raw_files, units
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
@@ -114,6 +114,7 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
+        "dirth_section": charts_dirth.load(data.drive, data.chosen_submission),
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],

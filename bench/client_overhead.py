@@ -7,7 +7,7 @@ file with 2-second cells, and prints:
   - what that per-run overhead means for the specification's 60-second cells;
   - the client's peak resident memory (target: <= 100 MB).
 
-Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat] [--size 256MiB]
+Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat,ecw,dirth] [--size 256MiB]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ MEMORY_TARGET_BYTES = 100 * 1000**2
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cell-seconds", type=float, default=2.0)
-    parser.add_argument("--tests", default="iops,tp,lat,wsat")
+    parser.add_argument("--tests", default=",".join(plan.TESTS))
     parser.add_argument("--size", default="256MiB")
     args = parser.parse_args()
 
@@ -53,8 +53,8 @@ def main() -> int:
         def time_fio(the_runner: runner.Runner) -> None:
             original = the_runner.fio_process.run
 
-            def timed(argv):
-                result = original(argv)
+            def timed(argv, **kwargs):
+                result = original(argv, **kwargs)
                 fio_wall.append(result.duration_s)
                 return result
 

@@ -255,3 +255,24 @@ def test_verify_refuses_a_signed_bundle_whose_operating_points_are_not_its_raw_d
     result = CliRunner().invoke(main, ["verify", str(forged)])
     assert result.exit_code != 0
     assert "dirth: the manifest's operating points differ from the raw data" in result.output
+
+
+def test_plan_prints_the_sweep_the_stimulus_and_an_estimate_for_any_subset_of_tests():
+    result = CliRunner().invoke(main, ["plan", "--tests", "dirth,ecw", "--size", "1TB"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "thread counts (outer loop, high to low): 32, 16, 8, 4, 2, 1" in out
+    assert "queue depths (inner loop, high to low): 32, 16, 8, 4, 2, 1" in out
+    assert "4 KiB 67%" in out and "50% of I/Os to 5% of the range" in out
+    assert "tracking: total_iops at TC 32 / QD 32" in out and "MaxIOPS, MidIOPS and MinIOPS" in out
+    assert "estimated duration" in out and "estimated bundle size" in out
+    data = json.loads(CliRunner().invoke(main, ["plan", "--tests", "dirth", "--size", "1TB", "--json"]).output)
+    assert data["tests"] == ["dirth"]
+    # 1 WIPC + 36 cells x 5 to 25 rounds
+    assert data["estimate"]["fio_runs"] == {"min": 1 + 36 * 5, "max": 1 + 36 * 25}
+
+
+def test_the_client_edition_leaves_ecw_and_dirth_out_unless_asked_and_then_says_so():
+    assert "ecw" not in build_plan(edition="client", capacity_bytes=GIB).tests
+    plan = build_plan(tests=["dirth"], edition="client", capacity_bytes=GIB)
+    assert "dirth: an Enterprise (PTS-E) test, run with the client edition's settings" in plan.compliance_reasons

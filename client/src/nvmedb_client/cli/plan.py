@@ -7,6 +7,7 @@ import json
 import click
 
 from nvmedb_client import plan as plan_module
+from nvmedb_client.pts import demand_intensity
 
 
 def parse_tests(value: str | None, edition: str = "enterprise") -> list[str]:
@@ -153,6 +154,9 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
             sizes = list(dict.fromkeys(c["block_size_bytes"] for c in cells))
             mixes = list(dict.fromkeys(c["read_pct"] for c in cells))
             pattern = ", ".join(dict.fromkeys(c["pattern"] for c in cells))
+            if any("threads" in c for c in cells):
+                lines += demand_intensity.describe_series(block["test"], series)
+                continue
             lines.append(
                 f"  {series['phase']}: {pattern}, TC {series['threads']} / QD {series['iodepth']}, "
                 f"{series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round"

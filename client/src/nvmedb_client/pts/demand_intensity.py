@@ -47,6 +47,38 @@ def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_s
     return Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads), None
 
 
+def describe_series(test: str, series: Mapping) -> list[str]:
+    """The `nvmedb-client plan` lines of a TC x QD sweep (a series of plan_to_dict)."""
+    cells = series["cells"]
+    threads = ", ".join(str(t) for t in dict.fromkeys(c["threads"] for c in cells))
+    depths = ", ".join(str(q) for q in dict.fromkeys(c["iodepth"] for c in cells))
+    first = cells[0]
+    if test == "ecw":
+        sizes = ", ".join(f"{size / 1024:g} KiB {pct}%" for size, pct in ecw.BLOCK_SIZE_MIX)
+        zones = ", ".join(f"{ios}% of I/Os to {share}% of the range" for ios, share in ecw.LBA_ZONES)
+        stimulus = [f"    stimulus: random, {first['read_pct']}/{100 - first['read_pct']} R/W, blocks {sizes}",
+                    f"    hot zones: {zones}"]  # fmt: skip
+    else:
+        stimulus = [f"    stimulus: {first['pattern']}, {first['block_size_bytes'] / 1024:g} KiB blocks"]
+    lines = [
+        f"  {series['phase']}: TC x QD sweep, {series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round",
+        f"    thread counts (outer loop, high to low): {threads}",
+        f"    queue depths (inner loop, high to low): {depths}",
+        *stimulus,
+    ]
+    for variable in series["tracking_variables"]:
+        lines.append(f"    tracking: {variable['metric']} at TC {variable['threads']} / QD {variable['iodepth']}")
+    lines.append(f"    stop: {series['stop_rule']}")
+    if test == "dirth":
+        lines.append(
+            "    then: the curve from the steady (or last) round; MaxIOPS, MidIOPS and MinIOPS (TC 1/QD 1) with "
+            "the response-time histogram of each from fio's json+ bins"
+        )
+    else:
+        lines.append("    then: the demand-intensity curve from the steady (or last) round")
+    return lines
+
+
 def workload_options(name: str) -> list[str]:
     if name == "ecw":
         return ecw.fio_options()

@@ -421,10 +421,10 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
         for series in _objects(block.get("series")):
             if series.get("phase") != run.get("phase"):
                 continue
-            planned_cells = {
+            planned_cells = [  # a list: values from a hostile plan may be unhashable
                 (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct"), c.get("threads"), c.get("iodepth"))
                 for c in _objects(series.get("cells"))
-            }
+            ]
             own_depth = (cell + (run.get("threads"), run.get("iodepth"))) in planned_cells  # a TC x QD sweep's cell
             if not own_depth and (cell + (None, None)) not in planned_cells:
                 continue

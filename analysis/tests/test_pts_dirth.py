@@ -91,3 +91,27 @@ def test_a_claim_that_differs_from_the_raw_data_is_kept_flagged_and_the_servers_
         Flag.objects.filter(submission=submission, kind="demand_claim_differs").values_list("reason", flat=True)
     )
     assert len(reasons) == 2 and any("'hir'" in r for r in reasons)
+
+
+def test_a_missing_tc_qd_cell_is_stored_missing_with_its_reason_and_never_interpolated(
+    submission, real_bundle, tmp_path
+):
+    manifest = {k: v for k, v in real_bundle.manifest.items() if k != "files"}
+    dropped = "dirth-r02-tc01-qd01"  # MinIOPS of the curve's round
+    manifest["runs"] = [r for r in manifest["runs"] if r["id"] != dropped]
+    claim = next(e for e in manifest["demand_intensity"] if e["test"] == "dirth")
+    files = [f["path"] for f in real_bundle.manifest["files"] if dropped not in f["path"]]
+    forged = write_bundle(
+        run_dir=Path(real_bundle.root) / "files", manifest=manifest, signing_key=Ed25519PrivateKey.generate(),
+        out_path=tmp_path / "forged.nvmedb.tar.gz", files=files,
+    )  # fmt: skip
+    outcome = ingest_submission(submission=submission, bundle=verify_bundle(forged, extract_to=tmp_path / "x"))
+    assert outcome.status != "rejected", outcome.reasons
+    curve = DemandIntensityCurve.objects.get(test_run__submission=submission, test_run__test="dirth")
+    point = curve.points.get(threads=1, iodepth=1)
+    assert point.total_iops is None and point.missing == {"total_iops": "round 2 has no run of TC 1/QD 1"}
+    ops = {op.name: op for op in curve.operating_points.all()}
+    assert ops["min"].threads is None and "TC 1/QD 1" in ops["min"].missing["point"]
+    assert ops["max"].threads is not None and ops["max"].buckets.exists()
+    # the client's claim (made with the cell) no longer matches what the bundle holds
+    assert curve.claim_differs and curve.claimed == claim

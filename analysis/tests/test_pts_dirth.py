@@ -115,3 +115,18 @@ def test_a_missing_tc_qd_cell_is_stored_missing_with_its_reason_and_never_interp
     assert ops["max"].threads is not None and ops["max"].buckets.exists()
     # the client's claim (made with the cell) no longer matches what the bundle holds
     assert curve.claim_differs and curve.claimed == claim
+
+
+@pytest.mark.parametrize("claim", ["not a list", [["x"]], [{"test": ["dirth"]}], [{"test": "dirth", "points": "x"}]])
+def test_a_claim_of_any_shape_is_flagged_never_a_crash(submission, real_bundle, tmp_path, claim):
+    manifest = {k: v for k, v in real_bundle.manifest.items() if k != "files"}
+    manifest["demand_intensity"] = claim
+    forged = write_bundle(
+        run_dir=Path(real_bundle.root) / "files", manifest=manifest, signing_key=Ed25519PrivateKey.generate(),
+        out_path=tmp_path / "forged.nvmedb.tar.gz", files=[f["path"] for f in real_bundle.manifest["files"]],
+    )  # fmt: skip
+    outcome = ingest_submission(submission=submission, bundle=verify_bundle(forged, extract_to=tmp_path / "x"))
+    assert outcome.status == "published", outcome.reasons
+    curves = DemandIntensityCurve.objects.filter(test_run__submission=submission)
+    assert curves.count() == 2 and all(c.claim_differs for c in curves)
+    assert Flag.objects.filter(submission=submission, kind="demand_claim_differs").count() >= 2

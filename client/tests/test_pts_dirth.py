@@ -240,6 +240,16 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
     result = CliRunner().invoke(main, ["verify", path, "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["demand_intensity"] == manifest["demand_intensity"]
+    text = CliRunner().invoke(main, ["verify", path]).output
+    assert "DIRTH: demand-intensity curve re-derived from round 2 (last round: steady state not reached)" in text
+    assert "4 of 4 TC x QD cells measured; operating points max TC " in text
+
+
+@pytest.mark.parametrize("claimed", [None, "x", [1, "a"], [{"test": ["dirth"]}], {"test": "dirth"}])
+def test_claims_of_any_shape_are_compared_without_an_error(claimed):
+    derived = [{"test": "dirth", "round": 1, "points": [], "operating_points": [], "histograms": []}]
+    differences = demand_intensity.claim_differences(claimed, derived)
+    assert differences[0] == "the manifest has no demand-intensity result for dirth"
 
 
 @pytest.mark.fio

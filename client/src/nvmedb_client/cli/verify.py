@@ -87,6 +87,8 @@ def verify(bundle: Path, as_json: bool) -> None:
         )
     else:
         _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
+        for line in demand_intensity.summary_lines(demand):
+            click.echo(line)
         for path in undeclared:
             Console().print(
                 f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "

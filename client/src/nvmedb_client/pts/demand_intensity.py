@@ -210,7 +210,8 @@ def _merge_bins(merged: dict[int, int], bins: object) -> None:
 
 def claim_differences(claimed: object, derived: Iterable[dict]) -> list[str]:
     """Sentences naming every test whose claimed curve, operating points or histograms differ from the raw data."""
-    claims = {e.get("test"): e for e in claimed if isinstance(e, dict)} if isinstance(claimed, list) else {}
+    entries = claimed if isinstance(claimed, list) else []
+    claims = {e["test"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("test"), str)}
     differences = []
     for entry in derived:
         claim = claims.pop(entry["test"], None)
@@ -223,6 +224,24 @@ def claim_differences(claimed: object, derived: Iterable[dict]) -> list[str]:
     for test in sorted(claims, key=str):
         differences.append(f"the manifest claims a demand-intensity result for {test}, which its runs do not support")
     return differences
+
+
+def summary_lines(derived: Iterable[dict]) -> list[str]:
+    """One sentence per test for `nvmedb-client verify`: where its curve comes from and its operating points."""
+    lines = []
+    for entry in derived:
+        measured = sum(1 for p in entry["points"] if "iops" in p)
+        line = (
+            f"{entry['test'].upper()}: demand-intensity curve re-derived from round {entry['round']} "
+            f"({entry['round_basis']}), {measured} of {len(entry['points'])} TC x QD cells measured"
+        )
+        chosen = [
+            f"{op['name']} TC {op['threads']}/QD {op['iodepth']}"
+            for op in entry.get("operating_points", [])
+            if "threads" in op
+        ]
+        lines.append(line + (f"; operating points {', '.join(chosen)}" if chosen else ""))
+    return lines
 
 
 def rederive(bundle) -> list[dict]:

@@ -156,3 +156,54 @@ def _duration(ns: int) -> str:
         if ns >= divisor:
             return f"{ns / divisor:g} {unit}"
     return f"{ns} ns"
+
+
+def compare_chart(drives) -> Chart | None:
+    """The compare page's DIRTH chart: each drive's newest public DIRTH curve (mean response time against IOPS),
+    in two bounded queries; None when no compared drive has one."""
+    runs = public_test_runs().filter(drive_model__in=list(drives), test="dirth")
+    newest: dict[int, DemandIntensityCurve] = {}
+    curves = DemandIntensityCurve.objects.filter(test_run__in=runs).select_related("test_run").order_by("-id")
+    for curve in curves[: MAX_CURVES * len(drives)]:
+        newest.setdefault(curve.test_run.drive_model_id, curve)
+    if not newest:
+        return None
+    points: dict[int, list] = {curve.id: [] for curve in newest.values()}
+    for point in DemandIntensityPoint.objects.filter(curve__in=list(newest.values())).order_by("outstanding_ios"):
+        if point.total_iops is not None:
+            points[point.curve_id].append(point)
+    traces, rows, plotted = [], [], []
+    for i, drive in enumerate(d for d in drives if d.pk in newest):
+        measured = points[newest[drive.pk].id]
+        labels = [f"TC {p.threads} × QD {p.iodepth}" for p in measured]
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": plot_text(drive.name),
+                "x": [p.total_iops for p in measured],
+                "y": [_round(_us(p.lat_mean_ns), 1) for p in measured],
+                "text": labels,
+                "hovertemplate": "%{text}<br>%{x:,.0f} IOPS<br>%{y:,.1f} µs",
+                "marker": {"color": PALETTE[i % len(PALETTE)]},
+            }
+        )
+        plotted += [_us(p.lat_mean_ns) for p in measured]
+        rows += [[drive.name, label, _round(p.total_iops, 0), _round(_us(p.lat_mean_ns), 1)]
+                 for label, p in zip(labels, measured, strict=True)]  # fmt: skip
+    return Chart(
+        key="compare-dirth",
+        title="Demand intensity (DIRTH, random 4 KiB writes)",
+        figure={
+            "data": traces,
+            "layout": _layout(
+                "Mean response time against IOPS, one point per TC × QD",
+                "IOPS",
+                "Mean response time (log scale)",
+                yaxis=units.log_axis(plotted, "ns", 1e3),
+            ),
+        },
+        columns=["Drive", "TC × QD", "IOPS", "Mean (µs)"],
+        rows=rows,
+        note="Each drive's newest public DIRTH run; the curve from its steady (or last) round.",
+    )

@@ -265,6 +265,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "data": data,
         "headline_rows": headline_rows,
         "charts": _with_csv_links(charts.compare_charts(data), request, "compare-chart-csv"),
+        "dirth_chart": charts_dirth.compare_chart(data.drives),
         "query": request.GET.urlencode(),
     }
     return render(request, "analysis/browse/compare.html", context)

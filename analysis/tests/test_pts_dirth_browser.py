@@ -57,3 +57,26 @@ def test_the_demand_intensity_curves_and_histograms_are_drawn_with_data(live_ser
     section.screenshot(path=str(ARTIFACTS / "drivepage-demand-intensity.png"))
     assert not problems
     context.close()
+
+
+def test_compare_draws_each_drives_dirth_curve(live_server, browser):  # noqa: F811
+    first = drive_with_dirth()
+    second = factories.DriveModelFactory(name="Other NVMe 2TB", slug="other-2tb")
+    submission = make_browse_submission(drive_model=second, firmware="FW1", generation=4)
+    run = TestRun.objects.filter(submission=submission).first()
+    dirth_run(submission=submission, drive_model=second, firmware=run.firmware, unit=run.unit, host=run.host)
+    refresh_aggregates(drive_model=second)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/compare/?drives={first.slug},{second.slug}")
+    page.locator("#chart-compare-dirth").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-compare-dirth .js-plotly-plot .main-svg")
+    points = page.eval_on_selector_all(
+        "#chart-compare-dirth .scatterlayer .trace", "ts => ts.map(t => t.querySelectorAll('.point').length)"
+    )
+    assert points == [4, 4]
+    legend = " ".join(
+        page.eval_on_selector_all("#chart-compare-dirth .legend text", "ts => ts.map(t => t.textContent)")
+    )
+    assert "Acme NVMe 990 1TB" in legend and "Other NVMe 2TB" in legend
+    context.close()

@@ -26,6 +26,7 @@ from analysis.bundle_system import (
 from analysis.identity import DriveIdentity, identity_from_id_ctrl
 from analysis.overprovisioning import overprovisioning
 from analysis.poison import reading
+from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import recovery
 from analysis.pts.surface import read_surface
 from analysis.records import (
@@ -45,7 +46,9 @@ from nvmedb_client.tracking import evaluate_runs
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
 
-TEST_ORDER = ("iops", "tp", "lat", "wsat", "hir", "xsr", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", "surface")
+TEST_ORDER = (
+    "iops", "tp", "lat", "wsat", "hir", "xsr", "ecw", "dirth", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", "surface"
+)  # fmt: skip
 MIXED_BLOCK_SIZE_TESTS = ("ws-comp",)
 CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
 # the client's job files are a few hundred bytes
@@ -130,6 +133,8 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         _steady_state(manifest, runs, summaries, record)
     with reading("the HIR and XSR figures from the fio outputs and per-interval logs"):
         recovery.rederive(verified, record)
+    with reading("the demand-intensity derivation of the fio outputs"):
+        pts_demand_intensity.apply(manifest, runs, bundle, record)
     with reading("the written-coverage estimate of the fio outputs"):
         _unwritten(runs, summaries, record)
     with reading("the surface figures of the fio outputs"):
@@ -297,8 +302,8 @@ def _build_test_runs(
                     "no smart-log snapshot around this run (file target or no nvme-cli)"
                 )
             block_size = optional_int(run.get("block_size_bytes")) or 0
-            if test in MIXED_BLOCK_SIZE_TESTS:
-                block_size = 0  # a mix of block sizes, as the plausibility gates and the dataset read 0
+            if test in MIXED_BLOCK_SIZE_TESTS or "bssplit" in options.get(run_id, {}):
+                block_size = 0  # a mix of block sizes (ECW, ws-comp): the plausibility gates and the dataset read 0
             series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
             test_run.measurements.append(
                 MeasurementRecord(

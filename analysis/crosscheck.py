@@ -132,9 +132,10 @@ def check_iops_bandwidth(doc: Mapping, *, block_size_bytes: int | None, raw_file
     entries = _entries(doc)
     for index, direction, data in _direction_data(doc):
         # a document with several job groups (stonewall) carries each group's own bs in its "job options"
-        own = _mapping(entries[index].get("job options")).get("bs") if isinstance(entries[index], Mapping) else None
+        options = _mapping(entries[index].get("job options")) if isinstance(entries[index], Mapping) else {}
+        own = options.get("bs")
         size = parse_size(own) if own else block_size_bytes
-        if not size:
+        if not size or "bssplit" in options or "bssplit" in _mapping(doc.get("global options")):
             continue  # a mix of block sizes (bssplit) cannot be checked this way
         iops = float(data.get("iops", 0))
         bw = _bw_bytes(data)
@@ -425,14 +426,16 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
         for series in _objects(block.get("series")):
             if series.get("phase") != run.get("phase"):
                 continue
-            cells = [
-                (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct")) for c in _objects(series.get("cells"))
+            planned_cells = [  # a list: values from a hostile plan may be unhashable
+                (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct"), c.get("threads"), c.get("iodepth"))
+                for c in _objects(series.get("cells"))
             ]
-            if cell not in cells:
+            own_depth = (cell + (run.get("threads"), run.get("iodepth"))) in planned_cells  # a TC x QD sweep's cell
+            if not own_depth and (cell + (None, None)) not in planned_cells:
                 continue
             problems = []
             for key in ("threads", "iodepth"):
-                if run.get(key) != series.get(key):
+                if not own_depth and run.get(key) != series.get(key):
                     problems.append(f"{key} {run.get(key)} where the plan says {_shown(series.get(key))}")
             declared, planned = _number(run.get("runtime_s")), _number(series.get("runtime_s"))
             if (

@@ -109,6 +109,9 @@ class TestRunRecord:
     missing: dict[str, str] = field(default_factory=dict)
     surface: object | None = None  # analysis.pts.surface.SurfaceOutcome of a surface run
     recovery: dict | None = None  # HIR/XSR re-derived by the server (nvmedb_client.pts), with the client's claim
+    demand_intensity: dict | None = None  # ECW, DIRTH: the server's derivation (analysis.pts.demand_intensity)
+    demand_intensity_claim: dict | None = None
+    demand_intensity_note: str = ""
 
 
 @dataclass

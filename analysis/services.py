@@ -31,6 +31,7 @@ from analysis.models import (
     Vendor,
 )
 from analysis.models.aggregates import Factor
+from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import surface
 from analysis.pts.store import insert_recovery
 from analysis.records import HostRecord, SubmissionRecord
@@ -152,6 +153,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
             insert_rows(cells)
             insert_rows(patterns)
     insert_recovery(pairs)  # HIR wait states, XSR groups and their time series
+    pts_demand_intensity.store(pairs)
 
     runs_by_test = {test_run.test: test_run for test_run in test_runs}
     for flag in record.flags:

@@ -8,7 +8,7 @@ file with 2-second cells, and prints:
   - the client's peak resident memory (target: <= 100 MB).
 
 Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat,surface] [--size 256MiB]
-       (--tests all: every test, the core four, HIR, XSR, the WSAT optional workloads and the surface)
+       (--tests all: every test, the core four, HIR, XSR, ECW, DIRTH, the WSAT optional workloads and the surface)
 """
 
 from __future__ import annotations

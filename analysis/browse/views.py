@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 from analysis import pcie
 from analysis.browse import (
     charts,
+    charts_dirth,
     charts_hir,
     charts_surface,
     charts_xsr,
@@ -130,6 +131,9 @@ def _render_drive(
         else None,
         "hir": charts_hir.hir_section(data.drive.pk, data.chosen_submission) if "hir" in data.summary.tests else None,
         "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
+        "dirth_section": charts_dirth.load(data.drive, data.chosen_submission)
+        if {"ecw", "dirth"} & set(data.summary.tests)
+        else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
@@ -280,6 +284,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "data": data,
         "headline_rows": headline_rows,
         "charts": _with_csv_links(charts.compare_charts(data), request, "compare-chart-csv"),
+        "dirth_chart": charts_dirth.compare_chart(data.drives),
         "query": request.GET.urlencode(),
     }
     return render(request, "analysis/browse/compare.html", context)

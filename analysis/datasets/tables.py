@@ -21,6 +21,7 @@ from django.db.models import (
     QuerySet,
 )
 
+from analysis.datasets import tables_demand_intensity
 from analysis.models import DriveModel
 from analysis.selectors import public_measurements, public_submissions, public_test_runs, public_windows
 from submissions.models import Submission
@@ -90,8 +91,9 @@ def _run_columns(run: str) -> tuple[Column, ...]:
             "test",
             "string",
             "PTS test: iops, tp (throughput), lat (latency), wsat (write saturation), hir (host idle recovery), "
-            "xsr (cross stimulus recovery) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp; or "
-            "surface, the nvmedb queue-depth × block-size extension (not a PTS test, never compliant).",
+            "xsr (cross stimulus recovery), ecw (enterprise composite workload), dirth (demand intensity / response "
+            "time histogram) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp; or surface, the nvmedb "
+            "queue-depth × block-size extension (not a PTS test, never compliant).",
             f"{run}test",
         ),
         _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
@@ -186,7 +188,7 @@ STEADY_STATE_COLUMNS: tuple[Column, ...] = (
     _c("run_id", "integer", "The test run (see the runs table).", "test_run_id"),
     _c("submission_id", "string", "The submission (bundle) the run came from (UUID).", "test_run__submission_id"),
     *_drive_columns("test_run__drive_model__"),
-    _c("test", "string", "PTS test: iops, tp, lat or wsat.", "test_run__test"),
+    _c("test", "string", "PTS test: iops, tp, lat, wsat, ecw or dirth.", "test_run__test"),
     _c("variable", "string", "The tracking variable, e.g. iops.total_iops.rw000.bs4096."),
     _c("phase", "string", "Test phase of the tracked rounds."),
     _c("metric", "string", "The tracked measurement column, e.g. total_iops (same unit as that column)."),
@@ -306,6 +308,7 @@ TABLES: dict[str, Table] = {
         Table("drives", "Drives", "Drive models with at least one public run.", DRIVE_COLUMNS, _drives),
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
         *tables_recovery.tables(Table),
+        *tables_demand_intensity.tables(),
     )
 }
 # registered last: they import the helpers above

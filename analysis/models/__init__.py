@@ -1,6 +1,12 @@
 """The dataset: what was measured (drives, units, hosts, links), how (test runs, rounds) and what came out."""
 
 from analysis.models.aggregates import DriveModelAggregate
+from analysis.models.demand_intensity import (
+    DemandIntensityCurve,
+    DemandIntensityPoint,
+    HistogramBucket,
+    OperatingPoint,
+)
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
 from analysis.models.recovery import HirWaitState, RecoveryPoint, XsrGroup
@@ -17,12 +23,16 @@ from analysis.models.results import (
 from analysis.models.surface import SurfaceCell, SurfacePattern
 
 __all__ = [
+    "DemandIntensityCurve",
+    "DemandIntensityPoint",
     "HirWaitState",
+    "OperatingPoint",
     "RecoveryPoint",
     "XsrGroup",
     "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",
+    "HistogramBucket",
     "Firmware",
     "Flag",
     "FlagKind",

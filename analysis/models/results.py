@@ -12,6 +12,8 @@ class Test(models.TextChoices):
     WSAT = "wsat", "Write saturation"
     HIR = "hir", "Host idle recovery"
     XSR = "xsr", "Cross stimulus recovery"
+    ECW = "ecw", "Enterprise composite workload"
+    DIRTH = "dirth", "Demand intensity / response time histogram"
     WSAT_OLTP = "ws-oltp", "Write saturation, OLTP"
     WSAT_VOD = "ws-vod", "Write saturation, video on demand"
     WSAT_META = "ws-meta", "Write saturation, metadata"
@@ -230,6 +232,7 @@ class FlagKind(models.TextChoices):
     OUTLIER = "outlier", "Outlier among its model's peers"
     SURFACE_CLAIM_DIFFERS = "surface_claim_differs", "Surface figures claim differs"
     RECOVERY_CLAIM_DIFFERS = "recovery_claim_differs", "HIR/XSR claim differs"
+    DEMAND_INTENSITY_CLAIM_DIFFERS = "demand_claim_differs", "Demand-intensity claim differs"
 
 
 class Flag(models.Model):

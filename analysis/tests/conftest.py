@@ -76,8 +76,12 @@ def dataset_runs(db):
     surface = [surface_run(**{k: getattr(run, k) for k in keys}) for run in (public, other)]
     for run in hidden_from_view:
         SteadyStateWindowFactory(test_run=run)
+    from analysis.tests.factories_dirth import add_results
+
     for run in [public, other, *hidden_from_view]:
         add_recovery_rows(run)  # the HIR/XSR tables (analysis.datasets.tables_recovery)
+    for run in (public, other, hidden_from_view[0]):  # rows of the demand_intensity and histogram tables
+        add_results(run)
     return {"public": [public, other], "not_public": hidden_from_view, "surface": surface}
 
 

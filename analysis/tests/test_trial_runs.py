@@ -12,6 +12,7 @@ from analysis.models import DriveModelAggregate, TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.conftest import make_browse_submission
+from analysis.tests.factories_dirth import add_results
 from analysis.tests.test_datasets_exports import body, export, parsed
 
 FORMATS = ("csv", "json", "ndjson", "parquet")
@@ -33,6 +34,8 @@ def trials(browse_drive, django_user_model):
     quick = make_browse_submission(drive_model=unknown, uploader=owner)
     filed = make_browse_submission(drive_model=browse_drive, uploader=owner, firmware="FW9", scale=5.0)
     run_ids = _as_trial(quick, profile="quick", target_kind="file") + _as_trial(filed, target_kind="file")
+    for submission_id in set(TestRun.objects.values_list("submission_id", flat=True)):  # demand-intensity rows
+        add_results(TestRun.objects.filter(submission_id=submission_id).order_by("pk").first())
     refresh_aggregates(drive_model=unknown)
     refresh_aggregates(drive_model=browse_drive)
     return {"owner": owner, "unknown": unknown, "submissions": [quick, filed], "run_ids": set(run_ids)}

@@ -106,6 +106,17 @@ def _global_section(filename: str, ioengine: str, engine_note: str | None) -> li
     return lines
 
 
+def _stimulus_lines(cell) -> list[str]:
+    """The block size, or a named workload's block-size mix and LBA hot zones (nvmedb_client.pts)."""
+    if cell.workload is None:
+        return [f"bs={cell.block_size_bytes}"]
+    from nvmedb_client.pts import demand_intensity, wsat_workloads
+
+    if cell.workload in wsat_workloads.WORKLOADS:
+        return [f"bs={cell.block_size_bytes}", *wsat_workloads.job_lines(cell.workload)]
+    return demand_intensity.workload_options(cell.workload)
+
+
 def render_cell(
     *,
     name: str,
@@ -130,15 +141,11 @@ def render_cell(
         "time_based",
         f"runtime={format_runtime(runtime_s)}",
         f"rw={cell.pattern}",
-        f"bs={cell.block_size_bytes}",
-        f"iodepth={iodepth}",
     ]
+    lines += _stimulus_lines(cell)
+    lines.append(f"iodepth={iodepth}")
     if cell.pattern in ("randrw", "rw"):
         lines.append(f"rwmixread={cell.read_pct}")
-    if cell.workload:
-        from nvmedb_client.pts import wsat_workloads
-
-        lines += wsat_workloads.job_lines(cell.workload)
     lines.append("")
     if split and (threads > 1 or starts is not None):
         slices = split_range(range_bytes, threads, unit=cell.block_size_bytes)

@@ -29,10 +29,21 @@ GIB = 1024 * MIB
 CORE_TESTS = ("iops", "tp", "lat", "wsat")
 # nvmedb extensions run only when asked for (`--tests ...,surface`); they are never part of the PTS plan
 EXTENSIONS = ("surface",)
-# HIR, XSR and the WSAT optional workloads (nvmedb_client.pts) run only when asked for (`--tests`), like extensions
-TESTS = (*CORE_TESTS, "hir", "xsr", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", *EXTENSIONS)
+# The other PTS tests (HIR, XSR, ECW, DIRTH and the WSAT optional workloads, nvmedb_client.pts) run only when asked
+# for (`--tests`, or `--tests pts` for every PTS test of the edition): each of them can take many hours on a drive.
+TESTS = (*CORE_TESTS, "hir", "xsr", "ecw", "dirth", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", *EXTENSIONS)
 DEFAULT_TESTS = CORE_TESTS
 EDITION_NAMES = ("enterprise", "client")
+ENTERPRISE_ONLY_TESTS = ("ecw", "dirth")  # the PTS defines them for enterprise drives only
+
+
+def edition_tests(edition: str) -> tuple[str, ...]:
+    """Every PTS test of `edition` (`--tests pts`): ECW and DIRTH are defined for enterprise drives only."""
+    return tuple(
+        t for t in TESTS if t not in EXTENSIONS and (edition == "enterprise" or t not in ENTERPRISE_ONLY_TESTS)
+    )
+
+
 PROFILE_NAMES = ("pts", "quick")
 
 # PTS v2.0.2 IOPS test: R/W mix is the outer loop, block size the inner loop, in this order.
@@ -150,7 +161,11 @@ class Cell:
     pattern: str  # fio rw=: randrw | write | read | randwrite
     block_size_bytes: int
     read_pct: int
-    workload: str | None = None  # a WSAT optional workload (nvmedb_client.pts.wsat_workloads) adds its options
+    # demand-intensity sweeps (ECW, DIRTH): each cell has its own TC and QD; None takes the series'
+    threads: int | None = None
+    iodepth: int | None = None
+    # a named stimulus beyond bs/rw: ecw (block-size mix and LBA hot zones) or a WSAT optional workload
+    workload: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +188,8 @@ class Series:
         digits = 4 if self.phase == "wsat" else 2
         if self.phase == "wsat":
             return f"{self.test}-r{round_number:0{digits}d}"
+        if self.phase == "wdpc" and cell.threads is not None:
+            return f"{self.test}-r{round_number:0{digits}d}-tc{cell.threads:02d}-qd{cell.iodepth:02d}"
         if self.test == "tp":
             direction = "write" if self.phase == "tp-write" else "read"
             return f"tp-{direction}-r{round_number:0{digits}d}-bs{cell.block_size_bytes}"
@@ -235,7 +252,7 @@ class Plan:
 
 def build_plan(
     *,
-    tests: Sequence[str] = DEFAULT_TESTS,
+    tests: Sequence[str] | None = None,
     edition: str = "enterprise",
     profile: str | Profile = "pts",
     capacity_bytes: int,
@@ -250,6 +267,7 @@ def build_plan(
 
     `lba_size_bytes` is the namespace's LBA data size when known: with direct I/O no block smaller than one LBA can be
     issued, so such cells (0.5 KiB on a 4096-byte-LBA namespace) are planned as skipped, each with the reason."""
+    tests = DEFAULT_TESTS if tests is None else tests
     unknown = [t for t in tests if t not in TESTS]
     if unknown or not tests:
         raise ValueError(f"unknown test {', '.join(unknown) or '(none)'}: choose from {', '.join(TESTS)}")
@@ -283,6 +301,9 @@ def build_plan(
         reasons.append(f"thread count overridden: TC {tc} instead of the {ed.name} edition's TC {ed.threads}")
     if qd != ed.iodepth:
         reasons.append(f"queue depth overridden: QD {qd} instead of the {ed.name} edition's QD {ed.iodepth}")
+    if ed.name != "enterprise":
+        reasons += [f"{t}: an Enterprise (PTS-E) test, run with the {ed.name} edition's settings" for t in tests
+                    if t in ENTERPRISE_ONLY_TESTS]  # fmt: skip
     if rounds < DEFAULT_MAX_ROUNDS and prof.name == "pts":
         reasons.append(
             f"max rounds lowered to {rounds}: the PTS allows up to {DEFAULT_MAX_ROUNDS} to reach steady state"
@@ -345,6 +366,14 @@ def build_plan(
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
         elif test == "surface":
             blocks.append(surface_test.build_block(surface_plan, wipc_threads=tc))
+        elif test in ("ecw", "dirth"):
+            from nvmedb_client.pts import demand_intensity
+
+            block, reason = demand_intensity.build_block(
+                test, profile=prof, max_rounds=rounds, wipc_threads=tc, lba_size_bytes=lba_size_bytes
+            )
+            blocks += [block] if block else []
+            reasons += [reason] if reason else []
         elif test != "wsat":
             from nvmedb_client.pts.blocks import extra_block
 
@@ -395,7 +424,8 @@ def series_tracking(series: Series) -> list:
     if series.phase == "wsat" or series.test not in tracking.TESTS_WITH_STEADY_STATE:
         return []
     block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
-    variables = tracking.tracking_variables(series.test, block_sizes=block_sizes)
+    point = max(((c.threads, c.iodepth) for c in series.cells if c.threads), default=None)
+    variables = tracking.tracking_variables(series.test, block_sizes=block_sizes, demand_point=point)
     cells = {(c.block_size_bytes, c.read_pct) for c in series.cells}
     # a tracking cell skipped on this namespace (LBA larger than its block) cannot be tracked
     return [v for v in variables if v.phase == series.phase and (v.block_size_bytes, v.read_pct) in cells]
@@ -592,6 +622,7 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
                 "metric": v.metric,
                 "block_size_bytes": v.block_size_bytes,
                 "read_pct": v.read_pct,
+                **({"threads": v.threads, "iodepth": v.iodepth} if v.threads else {}),
             }
             for v in series_tracking(series)
         ]
@@ -601,14 +632,19 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
         "iodepth": series.iodepth,
         "runtime_s": series.runtime_s,
         "max_rounds": series.max_rounds,
-        "cells": [
-            {"pattern": c.pattern, "block_size_bytes": c.block_size_bytes, "read_pct": c.read_pct}
-            | ({"workload": c.workload} if c.workload else {})
-            for c in series.cells
-        ],
+        "cells": [_cell_to_dict(c) for c in series.cells],
         "tracking_variables": tracking,
         "stop_rule": stop,
     }
+
+
+def _cell_to_dict(cell: Cell) -> dict:
+    entry = {"pattern": cell.pattern, "block_size_bytes": cell.block_size_bytes, "read_pct": cell.read_pct}
+    if cell.threads is not None:
+        entry.update(threads=cell.threads, iodepth=cell.iodepth)
+    if cell.workload is not None:
+        entry["workload"] = cell.workload
+    return entry
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)

@@ -388,12 +388,13 @@ class Runner:
         self, series: Series, round_number: int, cell: Cell, run_id: str, starts: list[int] | None = None
     ) -> None:
         engine = self.state["ioengine"]
+        threads, iodepth = cell.threads or series.threads, cell.iodepth or series.iodepth
         job = fio_jobs.render_cell(
             name=run_id,
             filename=self.recorded_target,
             cell=cell,
-            threads=series.threads,
-            iodepth=series.iodepth,
+            threads=threads,
+            iodepth=iodepth,
             runtime_s=series.runtime_s,
             range_bytes=self.plan.active_range_bytes,
             split=series.split_range,
@@ -407,8 +408,8 @@ class Runner:
             phase=series.phase,
             round_number=round_number,
             cell=cell,
-            threads=series.threads,
-            iodepth=series.iodepth,
+            threads=threads,
+            iodepth=iodepth,
             runtime_s=series.runtime_s,
             job_text=job,
         )
@@ -523,6 +524,7 @@ class Runner:
                 c
                 for c in series.cells
                 if (c.block_size_bytes, c.read_pct) == (variable.block_size_bytes, variable.read_pct)
+                and (variable.threads is None or (c.threads, c.iodepth) == (variable.threads, variable.iodepth))
             )
             values = []
             for round_number in range(1, series.max_rounds + 1):
@@ -731,6 +733,7 @@ class Runner:
             "tools": tools,
             "runs": runs,
             "steady_state": tracking.evaluate_runs(runs, summaries),
+            **self._demand_intensity(runs),
             "system": collect.system_declaration(self.files / "system"),
         }
         surface = surface_figures.derive_from_manifest(
@@ -748,6 +751,13 @@ class Runner:
         if self.state.get("write_cache_checks"):
             manifest["write_cache_checks"] = self.state["write_cache_checks"]
         return manifest, sorted(set(files))
+
+    def _demand_intensity(self, runs: list[dict]) -> dict:
+        """ECW and DIRTH: the client's derivation (curve, operating points, histograms), kept as its claim."""
+        from nvmedb_client.pts import demand_intensity
+
+        derived = demand_intensity.derive_all(runs, lambda rel: (self.files / rel).read_bytes())
+        return {"demand_intensity": derived} if derived else {}
 
     def _nvme_version(self) -> str | None:
         if self.device is None:

@@ -17,8 +17,9 @@ KIB = 1024
 IOPS_VARIABLES = ((0, 4 * KIB), (65, 64 * KIB), (100, 1024 * KIB))  # (read_pct, block size): 0/100@4K, 65/35@64K...
 LAT_VARIABLES = ((0, 4 * KIB),)
 TP_BLOCK_SIZES = (1024 * KIB, 128 * KIB)
-TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat", "hir")
+TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat", "hir", "ecw", "dirth")
 HIR_VARIABLE = (0, 4 * KIB)  # HIR's preconditioning: RND 4 KiB writes until their IOPS are steady
+DEMAND_INTENSITY_TESTS = ("ecw", "dirth")
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class TrackingVariable:
     metric: str
     block_size_bytes: int
     read_pct: int
+    threads: int | None = None  # demand-intensity sweeps track one TC/QD cell
+    iodepth: int | None = None
 
     @property
     def series(self) -> str:
@@ -49,8 +52,30 @@ def _variable(test: str, phase: str, metric: str, block_size: int, read_pct: int
     )
 
 
-def tracking_variables(test: str, *, block_sizes: Sequence[int] | None = None) -> list[TrackingVariable]:
-    """The PTS tracking variables of `test`; `block_sizes` chooses the throughput block sizes (default 1024, 128 KiB)."""
+def tracking_variables(
+    test: str, *, block_sizes: Sequence[int] | None = None, demand_point: tuple[int, int] | None = None
+) -> list[TrackingVariable]:
+    """The PTS tracking variables of `test`; `block_sizes` chooses the throughput block sizes (default 1024, 128 KiB);
+    `demand_point` is the (TC, QD) cell a demand-intensity sweep (ECW, DIRTH) tracks: its highest TC and QD."""
+    if test in DEMAND_INTENSITY_TESTS:
+        from nvmedb_client.pts import demand_intensity
+
+        if demand_point is None:
+            return []
+        bs, read_pct = demand_intensity.TRACKED_CELL[test]
+        tc, qd = demand_point
+        return [
+            TrackingVariable(
+                id=f"{test}.total_iops.tc{tc}.qd{qd}",
+                test=test,
+                phase="wdpc",
+                metric="total_iops",
+                block_size_bytes=bs,
+                read_pct=read_pct,
+                threads=tc,
+                iodepth=qd,
+            )
+        ]
     if test == "iops":
         return [_variable("iops", "wdpc", "total_iops", bs, pct) for pct, bs in IOPS_VARIABLES]
     if test == "lat":
@@ -85,7 +110,10 @@ def evaluate_runs(runs: Sequence[dict], summaries: Mapping[str, FioSummary]) -> 
         # Only measurement phases define tracking variables; a preconditioning (WIPC) run has a block size too.
         measured = [run for run in test_runs if run.get("phase") in TRACKED_PHASES]
         block_sizes = sorted({int(run["block_size_bytes"]) for run in measured}, reverse=True)
-        variables = tracking_variables(test, block_sizes=block_sizes if test == "tp" else None)
+        points = [(int(r["threads"]), int(r["iodepth"])) for r in measured if r.get("threads") and r.get("iodepth")]
+        variables = tracking_variables(
+            test, block_sizes=block_sizes if test == "tp" else None, demand_point=max(points, default=None)
+        )
         by_series: dict[str, list[TrackingVariable]] = {}
         for variable in variables:
             by_series.setdefault(variable.series, []).append(variable)
@@ -129,6 +157,7 @@ def _evaluate_series(
                 "block_size_bytes": variable.block_size_bytes,
                 "read_pct": variable.read_pct,
                 "metric": variable.metric,
+                **({"threads": variable.threads, "iodepth": variable.iodepth} if variable.threads else {}),
                 "rounds_measured": len(series),
                 "steady": steady_round is not None,
                 "steady_round": steady_round,
@@ -148,6 +177,9 @@ def _series_points(
         if run.get("phase") == variable.phase
         and int(run.get("block_size_bytes", -1)) == variable.block_size_bytes
         and int(run.get("read_pct", -1)) == variable.read_pct
+        and (
+            variable.threads is None or (run.get("threads"), run.get("iodepth")) == (variable.threads, variable.iodepth)
+        )
     ]
     points = []
     missing = []

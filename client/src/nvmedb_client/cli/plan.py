@@ -8,14 +8,21 @@ import click
 
 from nvmedb_client import plan as plan_module
 from nvmedb_client.cli.surface_options import options_from_flags, surface_options
+from nvmedb_client.pts import demand_intensity
 
 
-def parse_tests(value: str) -> list[str]:
+def parse_tests(value: str | None, edition: str = "enterprise") -> list[str]:
+    if value is None:
+        return list(plan_module.DEFAULT_TESTS)
+    if value.strip() in ("pts", "all"):
+        extensions = plan_module.EXTENSIONS if value.strip() == "all" else ()
+        return [*plan_module.edition_tests(edition), *extensions]
     tests = [t.strip() for t in value.split(",") if t.strip()]
     unknown = [t for t in tests if t not in plan_module.TESTS]
     if unknown or not tests:
         raise click.BadParameter(
-            f"unknown test {', '.join(unknown) or '(none)'}; choose from {', '.join(plan_module.TESTS)}",
+            f"unknown test {', '.join(unknown) or '(none)'}; choose from {', '.join(plan_module.TESTS)}, "
+            "or 'pts' or 'all'",
             param_hint="--tests",
         )
     return tests
@@ -55,7 +62,8 @@ def read_namespace(device: str) -> tuple[int, int | None]:
     "--tests",
     default=",".join(plan_module.DEFAULT_TESTS),
     show_default=True,
-    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension).",
+    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension); "
+    "'pts' for every PTS test of the edition, 'all' for those and the extensions.",
 )
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
@@ -96,7 +104,7 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
     target_kind = "device" if device or profile == "pts" else "file"
     try:
         built = plan_module.build_plan(
-            tests=parse_tests(tests),
+            tests=parse_tests(tests, edition),
             edition=edition,
             profile=profile,
             capacity_bytes=capacity,
@@ -198,6 +206,9 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
             sizes = list(dict.fromkeys(c["block_size_bytes"] for c in cells))
             mixes = list(dict.fromkeys(c["read_pct"] for c in cells))
             pattern = ", ".join(dict.fromkeys(c["pattern"] for c in cells))
+            if any("threads" in c for c in cells):
+                lines += demand_intensity.describe_series(block["test"], series)
+                continue
             lines.append(
                 f"  {series['phase']}: {pattern}, TC {series['threads']} / QD {series['iodepth']}, "
                 f"{series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round"

@@ -36,7 +36,8 @@ class RunRefused(click.ClickException):
     "--tests",
     default=",".join(plan_module.DEFAULT_TESTS),
     show_default=True,
-    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension).",
+    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension); "
+    "'pts' for every PTS test of the edition, 'all' for those and the extensions.",
 )
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
@@ -192,7 +193,7 @@ def _new_config(*, device, target_file, size, tests, edition, profile, threads, 
         target_kind="device" if device else "file",
         target_path=device or str(target_file.resolve()),
         size_bytes=parse_size_option(size) or 0,
-        tests=parse_tests(tests),
+        tests=parse_tests(tests, edition),
         edition=edition,
         profile=profile,
         threads=threads,

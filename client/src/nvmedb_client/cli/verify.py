@@ -12,7 +12,7 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, rederive_surface, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
-from nvmedb_client.pts import surface_figures
+from nvmedb_client.pts import demand_intensity, surface_figures
 from nvmedb_client.pts.derive import claim
 from nvmedb_client.pts.verify import rederive as rederive_recovery
 from nvmedb_client.system_files import undeclared_system_files
@@ -68,13 +68,17 @@ def verify(bundle: Path, as_json: bool) -> None:
         derived = rederive_steady_state(verified)
         surface = rederive_surface(verified)
         recovery, recovery_differences = rederive_recovery(verified)
+        demand = demand_intensity.rederive(verified)
     steady_differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+    demand_differences = demand_intensity.claim_differences(verified.manifest.get("demand_intensity", []), demand)
     surface_differences = surface_figures.differences(verified.manifest.get("surface"), surface)
-    differences = steady_differences + recovery_differences + surface_differences
+    differences = steady_differences + recovery_differences + demand_differences + surface_differences
     if steady_differences:
         what = "steady-state claim differs"
     elif recovery_differences:
         what = "HIR/XSR claim differs"
+    elif demand_differences:
+        what = "ECW/DIRTH claim differs"
     else:
         what = "surface figures differ"
     ok = not differences
@@ -93,6 +97,7 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "steady_state": derived,
                 "surface": surface,
                 "recovery": {test: claim(result) for test, result in recovery.items()},
+                "demand_intensity": demand,
                 "differences": differences,
                 "undeclared_system_files": undeclared,
             }
@@ -102,6 +107,8 @@ def verify(bundle: Path, as_json: bool) -> None:
         _print_surface(surface)
         for line in recovery_lines(recovery):
             Console().print(line)
+        for line in demand_intensity.summary_lines(demand):
+            click.echo(line)
         for path in undeclared:
             Console().print(
                 f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "

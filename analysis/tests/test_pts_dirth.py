@@ -1,0 +1,132 @@
+"""ECW and DIRTH on the server: a real quick run ingested end to end, the server's own derivation of the
+demand-intensity curve, operating points and histograms from the raw fio outputs, compared with the client's claim."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from analysis.ingest import ingest_submission
+from analysis.models import DemandIntensityCurve, Flag, Measurement, TestRun
+from nvmedb_client.bundle import verify_bundle, write_bundle
+
+pytestmark = pytest.mark.fio
+
+
+@pytest.fixture(scope="module")
+def real_bundle(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ecw-dirth")
+    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config"), "NVMEDB_QUICK_CELL_S": "0.5"}
+    result = subprocess.run(
+        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
+         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--tests", "ecw,dirth",
+         "--out", str(base / "out"), "--json"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return verify_bundle(Path(json.loads(result.stdout)["bundle"]), extract_to=base / "extracted")
+
+
+def test_a_real_quick_ecw_and_dirth_run_is_published(submission, real_bundle):
+    outcome = ingest_submission(submission=submission, bundle=real_bundle)
+    assert outcome.status == "published", "\n".join(outcome.reasons)
+
+
+def test_the_server_derives_the_curve_operating_points_and_histograms_and_they_match_the_claim(submission, real_bundle):
+    ingest_submission(submission=submission, bundle=real_bundle)
+    claims = {c["test"]: c for c in real_bundle.manifest["demand_intensity"]}
+    for test in ("ecw", "dirth"):
+        run = TestRun.objects.get(submission=submission, test=test)
+        curve = DemandIntensityCurve.objects.get(test_run=run)
+        assert not curve.claim_differs and curve.claimed == claims[test]
+        assert curve.round_number == claims[test]["round"] == 2  # 2 quick rounds, never steady
+        points = list(curve.points.all())
+        assert [(p.threads, p.iodepth) for p in points] == [(2, 4), (2, 1), (1, 4), (1, 1)]
+        by_cell = {(p["threads"], p["iodepth"]): p for p in claims[test]["points"]}
+        for p in points:
+            claimed = by_cell[(p.threads, p.iodepth)]
+            assert (p.total_iops, p.lat_mean_ns, p.lat_p99999_ns) == (
+                claimed["iops"], claimed["lat_mean_ns"], claimed["lat_p99_999_ns"]
+            )  # fmt: skip
+            assert p.outstanding_ios == p.threads * p.iodepth and p.run_key == claimed["run_id"]
+            # the Measurement of the same cell carries its TC and QD
+            m = Measurement.objects.get(test_run=run, run_key=p.run_key)
+            assert (m.threads, m.iodepth) == (p.threads, p.iodepth)
+    dirth = DemandIntensityCurve.objects.get(test_run__submission=submission, test_run__test="dirth")
+    ops = {op.name: op for op in dirth.operating_points.all()}
+    assert set(ops) == {"max", "mid", "min"}
+    assert (ops["min"].threads, ops["min"].iodepth) == (1, 1)
+    assert ops["max"].total_iops == max(p.total_iops for p in dirth.points.all())
+    for op in ops.values():
+        assert op.latency_kind == "lat" and sum(b.io_count for b in op.buckets.all()) == op.total_ios > 0
+    assert not DemandIntensityCurve.objects.filter(test_run__submission=submission, test_run__test="ecw")[
+        0
+    ].operating_points.exists()
+
+
+def test_a_claim_that_differs_from_the_raw_data_is_kept_flagged_and_the_servers_derivation_stands(
+    submission, real_bundle, tmp_path
+):
+    manifest = {k: v for k, v in real_bundle.manifest.items() if k != "files"}
+    claim = next(e for e in manifest["demand_intensity"] if e["test"] == "dirth")
+    truth = json.loads(json.dumps(claim))
+    claim["operating_points"][0]["threads"], claim["operating_points"][0]["iodepth"] = 1, 1
+    manifest["demand_intensity"].append({"test": "hir", "points": []})
+    forged = write_bundle(
+        run_dir=Path(real_bundle.root) / "files", manifest=manifest, signing_key=Ed25519PrivateKey.generate(),
+        out_path=tmp_path / "forged.nvmedb.tar.gz", files=[f["path"] for f in real_bundle.manifest["files"]],
+    )  # fmt: skip
+    outcome = ingest_submission(submission=submission, bundle=verify_bundle(forged, extract_to=tmp_path / "x"))
+    assert outcome.status == "published", outcome.reasons
+    curve = DemandIntensityCurve.objects.get(test_run__submission=submission, test_run__test="dirth")
+    assert curve.claim_differs and curve.claimed["operating_points"][0]["threads"] == 1
+    assert "operating points differ from the raw data" in curve.note
+    stored = {op.name: (op.threads, op.iodepth) for op in curve.operating_points.all()}
+    assert stored["max"] == (truth["operating_points"][0]["threads"], truth["operating_points"][0]["iodepth"])
+    reasons = list(
+        Flag.objects.filter(submission=submission, kind="demand_claim_differs").values_list("reason", flat=True)
+    )
+    assert len(reasons) == 2 and any("'hir'" in r for r in reasons)
+
+
+def test_a_missing_tc_qd_cell_is_stored_missing_with_its_reason_and_never_interpolated(
+    submission, real_bundle, tmp_path
+):
+    manifest = {k: v for k, v in real_bundle.manifest.items() if k != "files"}
+    dropped = "dirth-r02-tc01-qd01"  # MinIOPS of the curve's round
+    manifest["runs"] = [r for r in manifest["runs"] if r["id"] != dropped]
+    claim = next(e for e in manifest["demand_intensity"] if e["test"] == "dirth")
+    files = [f["path"] for f in real_bundle.manifest["files"] if dropped not in f["path"]]
+    forged = write_bundle(
+        run_dir=Path(real_bundle.root) / "files", manifest=manifest, signing_key=Ed25519PrivateKey.generate(),
+        out_path=tmp_path / "forged.nvmedb.tar.gz", files=files,
+    )  # fmt: skip
+    outcome = ingest_submission(submission=submission, bundle=verify_bundle(forged, extract_to=tmp_path / "x"))
+    assert outcome.status != "rejected", outcome.reasons
+    curve = DemandIntensityCurve.objects.get(test_run__submission=submission, test_run__test="dirth")
+    point = curve.points.get(threads=1, iodepth=1)
+    assert point.total_iops is None and point.missing == {"total_iops": "round 2 has no run of TC 1/QD 1"}
+    ops = {op.name: op for op in curve.operating_points.all()}
+    assert ops["min"].threads is None and "TC 1/QD 1" in ops["min"].missing["point"]
+    assert ops["max"].threads is not None and ops["max"].buckets.exists()
+    # the client's claim (made with the cell) no longer matches what the bundle holds
+    assert curve.claim_differs and curve.claimed == claim
+
+
+@pytest.mark.parametrize("claim", ["not a list", [["x"]], [{"test": ["dirth"]}], [{"test": "dirth", "points": "x"}]])
+def test_a_claim_of_any_shape_is_flagged_never_a_crash(submission, real_bundle, tmp_path, claim):
+    manifest = {k: v for k, v in real_bundle.manifest.items() if k != "files"}
+    manifest["demand_intensity"] = claim
+    forged = write_bundle(
+        run_dir=Path(real_bundle.root) / "files", manifest=manifest, signing_key=Ed25519PrivateKey.generate(),
+        out_path=tmp_path / "forged.nvmedb.tar.gz", files=[f["path"] for f in real_bundle.manifest["files"]],
+    )  # fmt: skip
+    outcome = ingest_submission(submission=submission, bundle=verify_bundle(forged, extract_to=tmp_path / "x"))
+    assert outcome.status == "published", outcome.reasons
+    curves = DemandIntensityCurve.objects.filter(test_run__submission=submission)
+    assert curves.count() == 2 and all(c.claim_differs for c in curves)
+    assert Flag.objects.filter(submission=submission, kind="demand_claim_differs").count() >= 2

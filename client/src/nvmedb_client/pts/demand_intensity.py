@@ -1,0 +1,249 @@
+"""The TC x QD sweep that ECW and DIRTH share: its plan, and the demand-intensity curve derived from the raw fio
+outputs (the client's claim in the manifest, re-derived by `verify` and by the server from the same files).
+
+A round runs every (TC, QD) cell once, TC from high to low and QD from high to low inside it; rounds repeat until
+the tracked cell (the highest TC and QD) is steady by the PTS rule, at most the profile's round limit. The curve is
+read from the steady round (or the last round when steady state was not reached, which the entry says).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
+from nvmedb_client.pts import dirth, ecw
+
+TESTS = ("ecw", "dirth")
+PTS_THREADS = (32, 16, 8, 4, 2, 1)
+PTS_DEPTHS = (32, 16, 8, 4, 2, 1)
+QUICK_THREADS = (2, 1)
+QUICK_DEPTHS = (4, 1)
+FIVE_NINES = 99.999
+# (block size recorded, read %) of each test's cells; the tracked cell is the sweep's highest TC and QD
+TRACKED_CELL = {"ecw": (ecw.NOMINAL_BLOCK_SIZE, ecw.READ_PCT), "dirth": (dirth.BLOCK_SIZE, dirth.READ_PCT)}
+MAX_BINS = 4096  # fio 3.x keeps 1856 latency bins per direction; more is not fio's output
+MAX_BIN_VALUE_NS = 2**63
+
+
+def grid(profile_name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return (QUICK_THREADS, QUICK_DEPTHS) if profile_name == "quick" else (PTS_THREADS, PTS_DEPTHS)
+
+
+def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_size_bytes: int | None):
+    """(the Block of `test`, None) or (None, the reason it cannot run on this namespace)."""
+    from nvmedb_client.plan import Block, Cell, Series
+
+    if test == "ecw" and lba_size_bytes and lba_size_bytes > ecw.SMALLEST_BLOCK_SIZE:
+        return None, (
+            f"ecw skipped: its block-size mix issues {ecw.SMALLEST_BLOCK_SIZE}-byte blocks, which direct I/O cannot "
+            f"issue on a namespace of {lba_size_bytes}-byte LBAs"
+        )
+    bs, read_pct = TRACKED_CELL[test]
+    pattern = "randrw" if test == "ecw" else "randwrite"
+    workload = "ecw" if test == "ecw" else None
+    threads, depths = grid(profile.name)
+    cells = tuple(Cell(pattern, bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
+    series = Series(test, "wdpc", cells, threads[0], depths[0], profile.cell_runtime_s, max_rounds)
+    return Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads), None
+
+
+def describe_series(test: str, series: Mapping) -> list[str]:
+    """The `nvmedb-client plan` lines of a TC x QD sweep (a series of plan_to_dict)."""
+    cells = series["cells"]
+    threads = ", ".join(str(t) for t in dict.fromkeys(c["threads"] for c in cells))
+    depths = ", ".join(str(q) for q in dict.fromkeys(c["iodepth"] for c in cells))
+    first = cells[0]
+    if test == "ecw":
+        sizes = ", ".join(f"{size / 1024:g} KiB {pct}%" for size, pct in ecw.BLOCK_SIZE_MIX)
+        zones = ", ".join(f"{ios}% of I/Os to {share}% of the range" for ios, share in ecw.LBA_ZONES)
+        stimulus = [f"    stimulus: random, {first['read_pct']}/{100 - first['read_pct']} R/W, blocks {sizes}",
+                    f"    hot zones: {zones}"]  # fmt: skip
+    else:
+        stimulus = [f"    stimulus: {first['pattern']}, {first['block_size_bytes'] / 1024:g} KiB blocks"]
+    lines = [
+        f"  {series['phase']}: TC x QD sweep, {series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round",
+        f"    thread counts (outer loop, high to low): {threads}",
+        f"    queue depths (inner loop, high to low): {depths}",
+        *stimulus,
+    ]
+    for variable in series["tracking_variables"]:
+        lines.append(f"    tracking: {variable['metric']} at TC {variable['threads']} / QD {variable['iodepth']}")
+    lines.append(f"    stop: {series['stop_rule']}")
+    if test == "dirth":
+        lines.append(
+            "    then: the curve from the steady (or last) round; MaxIOPS, MidIOPS and MinIOPS (TC 1/QD 1) with "
+            "the response-time histogram of each from fio's json+ bins"
+        )
+    else:
+        lines.append("    then: the demand-intensity curve from the steady (or last) round")
+    return lines
+
+
+def workload_options(name: str) -> list[str]:
+    if name == "ecw":
+        return ecw.fio_options()
+    raise ValueError(f"unknown workload {name!r}")
+
+
+# -- the derivation ------------------------------------------------------------------------------------------------
+
+
+def derive_all(runs: Sequence[dict], read: Callable[[str], bytes]) -> list[dict]:
+    """The manifest's `demand_intensity[]`: one entry per ECW or DIRTH test that has runs. `read` gives a file of the
+    run directory (or bundle) by its relative path."""
+    return [entry for test in TESTS if (entry := derive(test, runs, read)) is not None]
+
+
+def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dict | None:
+    from nvmedb_client import tracking
+
+    measured = [r for r in runs if r.get("test") == test and r.get("phase") == "wdpc" and _is_cell(r)]
+    if not measured:
+        return None
+    summaries, problems = {}, {}
+    for run in measured:
+        try:
+            summaries[run["id"]] = summarize(parse_fio_output(read(run["output_file"])))
+        except (FioOutputError, OSError, KeyError) as exc:
+            problems[run["id"]] = f"its fio output cannot be read: {exc}"
+    verdicts = tracking.evaluate_runs(measured, summaries)
+    steady_round = next((v["steady_round"] for v in verdicts if v["steady"]), None)
+    chosen = steady_round if steady_round is not None else max(int(r["round"]) for r in measured)
+    basis = "steady round" if steady_round is not None else "last round: steady state not reached"
+    cells = sorted({(int(r["threads"]), int(r["iodepth"])) for r in measured}, reverse=True)
+    in_round = {(int(r["threads"]), int(r["iodepth"])): r for r in measured if int(r["round"]) == chosen}
+    points = []
+    for tc, qd in cells:
+        run = in_round.get((tc, qd))
+        point = {"threads": tc, "iodepth": qd, "oio": tc * qd}
+        if run is None:
+            point["missing"] = f"round {chosen} has no run of TC {tc}/QD {qd}"
+        elif run["id"] in problems:
+            point.update(run_id=run["id"], missing=problems[run["id"]])
+        else:
+            summary = summaries[run["id"]]
+            tail, tail_problem = _five_nines(read(run["output_file"]))
+            point.update(run_id=run["id"], iops=summary.total_iops, lat_mean_ns=summary.lat_mean_ns)
+            point["lat_p99_999_ns"] = tail
+            if tail_problem:
+                point["lat_p99_999_missing"] = tail_problem
+        points.append(point)
+    entry = {"test": test, "round": chosen, "round_basis": basis, "points": points}
+    if test == "dirth":
+        entry["operating_points"] = dirth.operating_points(points)
+        by_run = {r["id"]: r for r in measured}
+        entry["histograms"] = [
+            _histogram_entry(op, by_run[op["run_id"]], read) for op in entry["operating_points"] if "run_id" in op
+        ]
+    return entry
+
+
+def _is_cell(run: Mapping) -> bool:
+    return all(isinstance(run.get(key), int) and run[key] >= 1 for key in ("threads", "iodepth", "round"))
+
+
+def _histogram_entry(point: Mapping, run: Mapping, read: Callable[[str], bytes]) -> dict:
+    try:
+        bins, kind = latency_bins(parse_fio_output(read(run["output_file"])))
+    except (FioOutputError, OSError, KeyError) as exc:
+        return {"point": point["name"], "run_id": run["id"], "missing": f"its fio output cannot be read: {exc}"}
+    if not bins:
+        return {"point": point["name"], "run_id": run["id"], "missing": "its fio output has no json+ latency bins"}
+    return {
+        "point": point["name"],
+        "run_id": run["id"],
+        "latency": kind,
+        "total_ios": sum(bins.values()),
+        "buckets": dirth.histogram(bins),
+    }
+
+
+def _five_nines(raw: bytes) -> tuple[float | None, str | None]:
+    try:
+        bins, _ = latency_bins(parse_fio_output(raw))
+    except FioOutputError as exc:
+        return None, str(exc)
+    if not bins:
+        return None, "no json+ latency bins to read the 99.999th percentile from"
+    value = percentiles_from_bins(bins, [FIVE_NINES]).get(f"{FIVE_NINES:f}")
+    return value, None
+
+
+def latency_bins(doc: Mapping) -> tuple[dict[int, int], str | None]:
+    """Every job's and direction's json+ bins of total latency (`lat_ns`, the PTS response time) merged, or of
+    completion latency (`clat_ns`) when the output has no total-latency bins; (bins, "lat" | "clat" | None).
+    Hostile shapes raise FioOutputError."""
+    entries = doc.get("jobs")
+    if not isinstance(entries, list):
+        raise FioOutputError("fio output has no 'jobs' list")
+    for kind in ("lat", "clat"):
+        merged: dict[int, int] = {}
+        for entry in entries:
+            for direction in ("read", "write", "mixed"):
+                data = entry.get(direction) if isinstance(entry, dict) else None
+                latency = data.get(f"{kind}_ns") if isinstance(data, dict) else None
+                bins = latency.get("bins") if isinstance(latency, dict) else None
+                if bins is not None:
+                    _merge_bins(merged, bins)
+        if merged:
+            return merged, kind
+    return {}, None
+
+
+def _merge_bins(merged: dict[int, int], bins: object) -> None:
+    if not isinstance(bins, dict) or len(bins) > MAX_BINS:
+        raise FioOutputError(f"fio output has latency bins that are not a map of at most {MAX_BINS} entries")
+    for key, count in bins.items():
+        try:
+            value = int(key)
+        except (TypeError, ValueError):
+            raise FioOutputError(f"fio output has a latency bin {key!r} that is not a whole number of ns") from None
+        if not 0 <= value < MAX_BIN_VALUE_NS or isinstance(count, bool) or not isinstance(count, int):
+            raise FioOutputError(f"fio output has a latency bin {key!r}: {count!r} out of range")
+        if not 0 <= count < MAX_BIN_VALUE_NS:
+            raise FioOutputError(f"fio output has a latency bin count {count!r} out of range")
+        merged[value] = merged.get(value, 0) + count
+
+
+# -- comparing the claim -------------------------------------------------------------------------------------------
+
+
+def claim_differences(claimed: object, derived: Iterable[dict]) -> list[str]:
+    """Sentences naming every test whose claimed curve, operating points or histograms differ from the raw data."""
+    entries = claimed if isinstance(claimed, list) else []
+    claims = {e["test"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("test"), str)}
+    differences = []
+    for entry in derived:
+        claim = claims.pop(entry["test"], None)
+        if claim is None:
+            differences.append(f"the manifest has no demand-intensity result for {entry['test']}")
+            continue
+        for key in ("round", "points", "operating_points", "histograms"):
+            if claim.get(key) != entry.get(key):
+                differences.append(f"{entry['test']}: the manifest's {key.replace('_', ' ')} differ from the raw data")
+    for test in sorted(claims, key=str):
+        differences.append(f"the manifest claims a demand-intensity result for {test}, which its runs do not support")
+    return differences
+
+
+def summary_lines(derived: Iterable[dict]) -> list[str]:
+    """One sentence per test for `nvmedb-client verify`: where its curve comes from and its operating points."""
+    lines = []
+    for entry in derived:
+        measured = sum(1 for p in entry["points"] if "iops" in p)
+        line = (
+            f"{entry['test'].upper()}: demand-intensity curve re-derived from round {entry['round']} "
+            f"({entry['round_basis']}), {measured} of {len(entry['points'])} TC x QD cells measured"
+        )
+        chosen = [
+            f"{op['name']} TC {op['threads']}/QD {op['iodepth']}"
+            for op in entry.get("operating_points", [])
+            if "threads" in op
+        ]
+        lines.append(line + (f"; operating points {', '.join(chosen)}" if chosen else ""))
+    return lines
+
+
+def rederive(bundle) -> list[dict]:
+    """derive_all from a verified bundle's raw files (nvmedb_client.bundle.VerifiedBundle)."""
+    return derive_all(bundle.manifest["runs"], bundle.read_bytes)

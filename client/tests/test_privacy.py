@@ -84,7 +84,7 @@ def run_one_cell(run, shared_samples, monkeypatch):
     """One measurement cell through the runner, with fio and nvme-cli replaced at their boundaries."""
     fio_calls, commands_run = [], []
 
-    def fake_fio(args, *, cwd=None):
+    def fake_fio(args, *, cwd=None, env=None):
         fio_calls.append((list(args), cwd))
         output = next(a for a in args if a.startswith("--output="))[len("--output=") :]
         Path(output).write_bytes((shared_samples / "fio" / "local__fio-3.33__single_randread_json.json").read_bytes())

@@ -106,15 +106,22 @@ def _global_section(filename: str, ioengine: str, engine_note: str | None) -> li
     return lines
 
 
-def _stimulus_lines(cell) -> list[str]:
-    """The block size, or a named workload's block-size mix and LBA hot zones (nvmedb_client.pts)."""
-    if cell.workload is None:
-        return [f"bs={cell.block_size_bytes}"]
-    from nvmedb_client.pts import demand_intensity, wsat_workloads
+def _block_size_lines(cell) -> list[str]:
+    """bs=, or the ECW's block-size mix and LBA hot zones (nvmedb_client.pts.demand_intensity) in its place."""
+    from nvmedb_client.pts import wsat_workloads
 
-    if cell.workload in wsat_workloads.WORKLOADS:
-        return [f"bs={cell.block_size_bytes}", *wsat_workloads.job_lines(cell.workload)]
+    if cell.workload is None or cell.workload in wsat_workloads.WORKLOADS:
+        return [f"bs={cell.block_size_bytes}"]
+    from nvmedb_client.pts import demand_intensity
+
     return demand_intensity.workload_options(cell.workload)
+
+
+def _workload_lines(cell) -> list[str]:
+    """What a WSAT optional workload adds after bs= (a bssplit overrides it)."""
+    from nvmedb_client.pts import wsat_workloads
+
+    return wsat_workloads.job_lines(cell.workload) if cell.workload in wsat_workloads.WORKLOADS else []
 
 
 def render_cell(
@@ -142,10 +149,11 @@ def render_cell(
         f"runtime={format_runtime(runtime_s)}",
         f"rw={cell.pattern}",
     ]
-    lines += _stimulus_lines(cell)
+    lines += _block_size_lines(cell)
     lines.append(f"iodepth={iodepth}")
     if cell.pattern in ("randrw", "rw"):
         lines.append(f"rwmixread={cell.read_pct}")
+    lines += _workload_lines(cell)
     lines.append("")
     if split and (threads > 1 or starts is not None):
         slices = split_range(range_bytes, threads, unit=cell.block_size_bytes)

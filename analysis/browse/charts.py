@@ -206,7 +206,9 @@ def drive_charts(data: DriveData) -> list[Chart]:
 
 
 def cached_breakdowns(data: DriveData) -> list[Chart]:
-    """The breakdowns read every public run; they change only with the drive's data version, so they are cached."""
+    """The breakdowns read every public run: written with the drive's data, else cached per data version."""
+    if data.stored is not None:
+        return [Chart(**chart) for chart in data.stored["breakdowns"]]
     if data.version is None:
         return breakdowns(data)
     key = f"browse:breakdowns:v1:{data.drive.pk}:{data.version}"
@@ -670,16 +672,8 @@ def compare_charts(data: CompareData) -> list[Chart]:
     return [c for c in charts if c.rows]
 
 
-def _drive_rows(data: CompareData, drive, test: str) -> list[dict]:
-    run = data.selected.get(drive.pk, {}).get(test)
-    return data.measurements.get(run["id"], []) if run else []
-
-
 def _compare_iops(data: CompareData, mix: int, label: str) -> Chart:
-    per_drive = {}
-    for drive in data.drives:
-        cells = window_cells([r for r in _drive_rows(data, drive, "iops") if r["round__phase"] == "wdpc"])
-        per_drive[drive.pk] = {bs: window_mean(c, "total_iops") for (_, bs, m), c in cells.items() if m == mix}
+    per_drive = {drive.pk: dict(data.figures[drive.pk]["iops"][str(mix)]) for drive in data.drives}
     sizes = sorted({bs for values in per_drive.values() for bs in values})
     labels = [units.block_size(bs) for bs in sizes]
     traces = [
@@ -708,9 +702,8 @@ def _compare_throughput(data: CompareData) -> Chart:
     traces, table_values = [], {}
     sizes: set[int] = set()
     for drive in data.drives:
-        cells = window_cells(_drive_rows(data, drive, "tp"))
-        read = {bs: window_mean(c, "read_bw_bytes_per_s") for (p, bs, _), c in cells.items() if p == "tp-read"}
-        write = {bs: window_mean(c, "write_bw_bytes_per_s") for (p, bs, _), c in cells.items() if p == "tp-write"}
+        figures = data.figures[drive.pk]["tp"]
+        read, write = dict(figures["read"]), dict(figures["write"])
         table_values[drive.pk] = (read, write)
         sizes |= set(read) | set(write)
     ordered = sorted(sizes)
@@ -740,11 +733,8 @@ def _compare_latency(data: CompareData) -> Chart:
     per_drive = {}
     keys: set[tuple[str, int, int]] = set()
     for drive in data.drives:
-        cells = window_cells(_drive_rows(data, drive, "lat"))
-        per_drive[drive.pk] = {
-            k: (window_mean(c, "lat_mean_ns"), window_mean(c, "lat_p9999_ns")) for k, c in cells.items()
-        }
-        keys |= set(cells)
+        per_drive[drive.pk] = {(p, bs, mix): (mean, p9999) for p, bs, mix, mean, p9999 in data.figures[drive.pk]["lat"]}
+        keys |= set(per_drive[drive.pk])
     ordered = sorted(keys, key=lambda k: (k[1], -k[2]))
     labels = [f"{units.block_size(bs)} {units.mix(mix)}" for (_, bs, mix) in ordered]
     traces = []

@@ -6,7 +6,7 @@ Section HTML derives only from the drive's data version, so the default page bui
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from django.core.cache import cache
 from django.utils.html import format_html, format_html_join
@@ -58,11 +58,22 @@ def section_of(chart: Chart) -> str:
 
 
 def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
-    """[{key, title, how_to_read, html}] for the sections that have charts, built from escaped parts."""
-    key = f"browse:drive-sections:v1:{data.drive.pk}:{data.version}"
+    """[{key, title, how_to_read, html}] for the sections that have charts, built from escaped parts: the default
+    page's were built with the drive's data (analysis.browse.summaries), other selections per version."""
+    if cacheable and data.is_default_selection and data.stored is not None:
+        return [{**s, "html": mark_safe(s["html"])} for s in data.stored["sections"]]  # noqa: S308 -- built below
+    key = f"browse:drive-sections:v2:{data.drive.pk}:{data.drive.slug}:{data.version}"  # its links name the slug
     cacheable = cacheable and data.version is not None and data.is_default_selection
     if cacheable and (found := cache.get(key)) is not None:
         return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308 -- built below with format_html
+    found = build_sections(data, csv_link=csv_link)
+    if cacheable:
+        cache.set(key, found, STATISTICS_SECONDS)
+    return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308
+
+
+def build_sections(data: DriveData, *, csv_link) -> list[dict]:
+    """The sections' HTML as plain strings (JSON- and cache-safe), every value escaped by the charts."""
     built = drive_charts(data)
     for chart in built:
         chart.csv_url = csv_link(chart.key)
@@ -72,9 +83,7 @@ def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
         for s in SECTIONS
         if (charts_of := [c for c in built if section_of(c) == s.key])
     ]  # fmt: skip
-    if cacheable:
-        cache.set(key, found, STATISTICS_SECONDS)
-    return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308
+    return found
 
 
 class UnknownVariable(LookupError):
@@ -129,14 +138,38 @@ def factors_first(data: DriveData) -> list:
 
 
 def spread_explained(data: DriveData) -> dict:
-    """The factor table and the over-provisioning figures, from one query over the drive's public runs, cached per
-    data version."""
+    """The factor table and the over-provisioning figures: written with the drive's data, else from one query over
+    its public runs, cached per data version."""
+    if data.stored is not None:
+        return spread_from_json(data.stored["spread"])
     key = f"browse:drive-factors:v1:{data.drive.pk}:{data.version}"
     found = cache.get(key) if data.version is not None else None
     if found is None:
-        runs = queries.factor_runs(data.drive.pk)
-        found = {"rows": factors.factor_rows(runs), "op": factors.overprovisioning_summary(runs),
-                 "op_breakdown": factors.op_breakdown(runs)}  # fmt: skip
+        found = compute_spread(data)
         if data.version is not None:
             cache.set(key, found, STATISTICS_SECONDS)
     return found
+
+
+def compute_spread(data: DriveData) -> dict:
+    runs = queries.factor_runs(data.drive.pk, data.runs_of)
+    return {"rows": factors.factor_rows(runs), "op": factors.overprovisioning_summary(runs),
+            "op_breakdown": factors.op_breakdown(runs)}  # fmt: skip
+
+
+def spread_to_json(found: dict) -> dict:
+    rows = [{**asdict(row), "groups": []} for row in found["rows"]]  # groups served only to find `moves_with`
+    return {"rows": rows, "op": asdict(found["op"]), "op_breakdown": found["op_breakdown"]}
+
+
+def spread_from_json(stored: dict) -> dict:
+    rows = [
+        factors.FactorRow(**{**row, "levels": [tuple(level) for level in row["levels"]], "groups": frozenset()})
+        for row in stored["rows"]
+    ]
+    op = stored["op"]
+    return {
+        "rows": rows,
+        "op": factors.Overprovisioning(**{**op, "figures": [tuple(f) for f in op["figures"]]}),
+        "op_breakdown": [tuple(row) for row in stored["op_breakdown"]],
+    }

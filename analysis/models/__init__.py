@@ -13,11 +13,13 @@ from analysis.models.results import (
     TestRun,
     TestRunFlagKinds,
 )
+from analysis.models.summaries import DrivePageSummary
 
 __all__ = [
     "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",
+    "DrivePageSummary",
     "Firmware",
     "Flag",
     "FlagKind",

@@ -195,7 +195,9 @@ def test_drive_page_list_and_compare_cost_the_same_queries_for_one_or_many_submi
     many_cold, many_warm = cold_and_warm()
     assert few_cold == many_cold
     assert few_warm == many_warm
-    assert few_warm[0] < few_cold[0] <= 12  # the drive's statistics come from the cache once computed
+    # the drive's statistics were written with its data: the first request after a change costs what the next does
+    assert few_cold == few_warm
+    assert few_cold[0] <= 8
 
 
 def test_the_drive_page_follows_a_withdrawal_at_once_despite_the_cache(client, browse_drive):

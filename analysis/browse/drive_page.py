@@ -1,20 +1,27 @@
 """The drive page below its first screen: one section per test with its summary charts and how to read them, and the
 per-variable steady-state detail behind one selector (one chart, never one per variable).
 
-Section HTML derives only from the drive's data version, so the default page builds it once per version.
+Section HTML derives only from the drive's data: the default page's is written with the drive's summary
+(analysis.browse.summaries), other selections' is cached per data version. The default page as a reader without a
+session sees it is cached whole, keyed by its summary's version and the drive's own columns.
 """
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from dataclasses import asdict, dataclass
 
+from django.conf import settings
 from django.core.cache import cache
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from analysis.browse import factors, queries
-from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
+from analysis.browse import factors, queries, units
+from analysis.browse.charts import Chart, drive_charts, html_table, variable_label, window_chart
 from analysis.browse.queries import STATISTICS_SECONDS, DriveData
+from analysis.headline import BY_KEY
+from analysis.models import DriveModel
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,47 @@ def build_sections(data: DriveData, *, csv_link) -> list[dict]:
         if (charts_of := [c for c in built if section_of(c) == s.key])
     ]  # fmt: skip
     return found
+
+
+def level_table(data: DriveData) -> str:
+    """The headline metrics per factor level (firmware, PCIe generation, link width, edition) as an HTML table."""
+    if data.stored is not None:
+        return mark_safe(data.stored["level_table"])  # noqa: S308 -- built by level_table_html
+    return level_table_html(data.aggregates)
+
+
+def level_table_html(aggregates) -> str:
+    rows = [
+        [a.get_factor_display(), a.level, headline.label, cell["median"], cell["spread"], cell["n_runs"],
+         cell["n_units"]]
+        for a in aggregates
+        if a.factor != "all" and (headline := BY_KEY.get(a.metric)) and (cell := units.headline_cell(headline, a))
+    ]  # fmt: skip
+    if not rows:
+        return ""
+    return html_table(["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], rows, text_columns=5)
+
+
+# Pages rendered by this process's code: a deployment (new templates, new static file names) starts with new keys.
+PROCESS = uuid.uuid4().hex[:12]
+PAGE_FIELDS = tuple(f.attname for f in DriveModel._meta.concrete_fields) + ("vendor__name", "page_summary__version")
+
+
+def shared_page_key(request, slug: str) -> str | None:
+    """The cache key of a drive's default page as anyone without a session sees it, or None when this request is
+    not that page. The key names the version of the drive's summary (new at every change of its public data, in
+    the same transaction) and every column of the drive and its vendor's name (staff-approved metadata), in one
+    query; a drive without a current summary has no key (its page is computed)."""
+    if request.GET or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
+        return None
+    row = (
+        DriveModel.objects.filter(slug=slug, page_summary__slug=slug, page_summary__format=queries.SUMMARY_FORMAT)
+        .values_list(*PAGE_FIELDS)
+        .first()
+    )
+    if row is None:
+        return None
+    return f"browse:drive-page:v1:{PROCESS}:{hashlib.sha256(repr(row).encode()).hexdigest()}"
 
 
 class UnknownVariable(LookupError):

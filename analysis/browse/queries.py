@@ -116,9 +116,10 @@ COMPARE_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "b
 
 
 def public_drive_models() -> QuerySet[DriveModel]:
-    """Drive models with at least one public run (a model seen only in held or rejected bundles stays unlisted)."""
-    # IN (…) lets PostgreSQL hash the public runs once; a correlated EXISTS hashed them again for every drive model
-    return DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id")).select_related("vendor")
+    """Drive models with at least one public run (a model seen only in held or rejected bundles stays unlisted): those
+    with a page summary, which refresh_aggregates writes exactly while a drive has public runs (so pages never scan
+    every public run to know it)."""
+    return DriveModel.objects.filter(page_summary__isnull=False).select_related("vendor")
 
 
 PICKER_LIMIT = 50
@@ -349,21 +350,21 @@ def stored_summaries(drive_ids: list[int]) -> dict[int, DriveSummary]:
     """The summaries written with the drives' data (analysis.browse.summaries), in one query; a drive without one of
     the current format is left out (its pages compute it)."""
     rows = DrivePageSummary.objects.filter(drive_model_id__in=drive_ids, format=SUMMARY_FORMAT).values(
-        "drive_model_id", "n_runs", "n_submissions", "n_units", "data__summary"
+        "drive_model_id", "n_runs", "n_submissions", "n_units", "summary"
     )
-    return {row["drive_model_id"]: _summary(row, row["data__summary"]) for row in rows}
+    return {row["drive_model_id"]: _summary(row, row["summary"]) for row in rows}
 
 
 def stored_row(drive: DriveModel) -> DrivePageSummary | None:
     """The drive's summary as written with its data, if it is of the current format and drive slug (its chart
     links name the slug)."""
-    return DrivePageSummary.objects.filter(drive_model=drive, format=SUMMARY_FORMAT, data__slug=drive.slug).first()
+    return DrivePageSummary.objects.filter(drive_model=drive, format=SUMMARY_FORMAT, slug=drive.slug).first()
 
 
 def summary_of(row: DrivePageSummary) -> DriveSummary:
     """A stored summary, with the publication dates of its newest submissions (one query): a submission being
     published is summarised before its date is set."""
-    summary = _summary(vars(row), row.data["summary"])
+    summary = _summary(vars(row), row.summary)
     dates = dict(
         Submission.objects.filter(pk__in=[r["submission_id"] for r in summary.newest]).values_list("pk", "published_at")
     )
@@ -494,7 +495,7 @@ def drive_data_of(
         submissions=submission_ids,
         version=stored.version if stored is not None else dataset_version(aggregates),
         chosen_submission=submission_id,
-        stored=stored.data if stored is not None else None,
+        stored=stored.page if stored is not None else None,
         runs_of=runs_of,
     )
 
@@ -567,12 +568,11 @@ def compare_data(*, drives: list[DriveModel]) -> CompareData:
     overall: dict[int, dict[str, DriveModelAggregate]] = defaultdict(dict)
     for aggregate in DriveModelAggregate.objects.filter(drive_model_id__in=ids, factor="all"):
         overall[aggregate.drive_model_id][aggregate.metric] = aggregate
-    figures = {
-        row["drive_model_id"]: row["data__compare"]
-        for row in DrivePageSummary.objects.filter(drive_model_id__in=ids, format=SUMMARY_FORMAT).values(
-            "drive_model_id", "data__compare"
+    figures = dict(
+        DrivePageSummary.objects.filter(drive_model_id__in=ids, format=SUMMARY_FORMAT).values_list(
+            "drive_model_id", "compare"
         )
-    }
+    )
     missing = [pk for pk in ids if pk not in figures]
     if missing:
         summaries, _ = cached_summaries(missing, {pk: list(overall[pk].values()) for pk in missing})

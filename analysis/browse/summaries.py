@@ -15,10 +15,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import asdict
 
-from django.db.models import QuerySet
+from django.db.models import Case, IntegerField, Max, QuerySet, When
 from django.urls import reverse
 
 from analysis.browse import charts, drive_page, queries
+from analysis.filters import COMPLIANCE_RUNS
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
 
 
@@ -36,31 +37,39 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
     data = queries.drive_data_of(
         drive=drive_model, aggregates=aggregates, summary=summary, all_runs=runs[pk], runs_of=runs_of
     )
-    built = {
-        "slug": drive_model.slug,
-        "summary": {
-            "representative": summary.representative,
-            "newest": [
-                {"submission_id": str(run["submission_id"]), "firmware__revision": run["firmware__revision"]}
-                for run in summary.newest
-            ],
-            "flag_counts": summary.flag_counts,
-            "steady_runs": summary.steady_runs,
-        },
-        "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
-        "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),
-        "breakdowns": [asdict(chart) for chart in charts.breakdowns(data)],
-        "compare": queries.computed_compare_figures({pk: summary.representative})[pk],
-    }
+    selected = runs_of.filter(drive_model=drive_model)
+    kinds = selected.aggregate(
+        **{kind: Max(Case(When(condition, then=1), default=0, output_field=IntegerField()))
+           for kind, condition in COMPLIANCE_RUNS.items()}
+    )  # fmt: skip
+    generations = sorted({g for g in selected.values_list("pcie_link__generation", flat=True) if g is not None})
     row, _ = DrivePageSummary.objects.update_or_create(
         drive_model=drive_model,
         defaults={
             "format": queries.SUMMARY_FORMAT,
             "version": uuid.uuid4().hex,
+            "slug": drive_model.slug,
             "n_runs": summary.n_runs,
             "n_submissions": summary.n_submissions,
             "n_units": summary.n_units,
-            "data": built,
+            "pcie_generations": listed(generations),
+            "run_kinds": listed(kind for kind, met in kinds.items() if met),
+            "summary": {
+                "representative": summary.representative,
+                "newest": [
+                    {"submission_id": str(run["submission_id"]), "firmware__revision": run["firmware__revision"]}
+                    for run in summary.newest
+                ],
+                "flag_counts": summary.flag_counts,
+                "steady_runs": summary.steady_runs,
+            },
+            "compare": queries.computed_compare_figures({pk: summary.representative})[pk],
+            "page": {
+                "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
+                "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),
+                "breakdowns": [asdict(chart) for chart in charts.breakdowns(data)],
+                "level_table": drive_page.level_table_html(aggregates),
+            },
         },
     )
     return row
@@ -69,3 +78,9 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
 def chart_csv_url(drive_model: DriveModel, key: str) -> str:
     """A default drive page chart's CSV (the views add ?submission= for a chosen submission's charts)."""
     return reverse("drive-chart-csv", args=(drive_model.slug, key))
+
+
+def listed(values) -> str:
+    """ ",3,4,": each value between commas, so a filter is one substring test (`,4,`) on any database."""
+    values = [str(v) for v in values]
+    return f",{','.join(values)}," if values else ""

@@ -19,10 +19,17 @@ class DrivePageSummary(models.Model):
     )
     format = models.PositiveSmallIntegerField()
     version = models.CharField(max_length=32, help_text="A new token at every refresh: keys what derives from it.")
+    slug = models.CharField(max_length=220, help_text="The drive's slug when written: the sections' links name it.")
     n_runs = models.PositiveIntegerField()
     n_submissions = models.PositiveIntegerField()
     n_units = models.PositiveIntegerField()
-    data = models.JSONField()
+    # what the drive list's run filters test, as ",3,4," and ",pts,imported,": a substring test on every database
+    pcie_generations = models.CharField(max_length=32, blank=True)
+    run_kinds = models.CharField(max_length=64, blank=True)
+    # Separate columns, each stored (and TOASTed) apart, so the list and compare never read the page's sections.
+    summary = models.JSONField(help_text="Representative runs, newest submissions, flag counts, steady counts.")
+    compare = models.JSONField(help_text="The compare page's figures of the representative runs.")
+    page = models.JSONField(help_text="The drive page's chart sections, spread factors and breakdown charts.")
     updated = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -22,8 +22,6 @@ pytestmark = pytest.mark.django_db
 PAGES = (
     "/drives/acme-990-1tb/",
     "/drives/acme-990-1tb/?variable=lat.lat_mean_ns.rw000.bs4096",
-    "/drives/",
-    "/drives/?sort=-iops_4k_read",
     "/compare/?drives=acme-990-1tb,other-drive",
     "/drives/acme-990-1tb/charts/by-firmware-iops_4k_read.csv",
     "/drives/acme-990-1tb/charts/iops.csv",
@@ -55,14 +53,14 @@ def pages(client) -> dict[str, bytes]:
 
 
 def per_request_pages(client) -> dict[str, bytes]:
-    """The same pages computed from every public run on each request, as before summaries were written."""
-    kept = list(DrivePageSummary.objects.all())
-    DrivePageSummary.objects.all().delete()
+    """The same pages computed from every public run on each request, as before summaries were written: a summary
+    of another format only says that its drive is public."""
+    DrivePageSummary.objects.update(format=0)
     cache.clear()
     try:
         return pages(client)
     finally:
-        DrivePageSummary.objects.bulk_create(kept)
+        DrivePageSummary.objects.update(format=queries.SUMMARY_FORMAT)
         cache.clear()
 
 
@@ -158,6 +156,65 @@ def test_the_command_writes_missing_summaries(client, drives):
     assert pages(client) == expected
 
 
+LIST_QUERIES = (
+    {},
+    {"sort": "-iops_4k_read"},
+    {"pcie_generation": "3"},
+    {"pcie_generation": "5"},
+    {"compliance": "pts"},
+    {"compliance": "imported"},
+    {"pcie_generation": "4", "compliance": "pts", "sort": "bw_1m_read"},
+)
+
+
+def assert_the_list_matches_every_public_run(client):
+    """The list's filters from the summaries select what the API's filters select from every public run, and show
+    the counts of every public run."""
+    from analysis.browse.filters import DriveListFilter
+    from analysis.filters import DriveFilter
+    from analysis.models import DriveModel
+    from analysis.selectors import public_test_runs
+
+    for params in LIST_QUERIES:
+        from_summaries = list(
+            DriveListFilter(params, queryset=DriveModel.objects.all()).qs.values_list("pk", flat=True)
+        )
+        from_runs = list(DriveFilter(params, queryset=DriveModel.objects.all()).qs.values_list("pk", flat=True))
+        assert from_summaries == from_runs, params
+    html = client.get("/drives/").content.decode()
+    for drive in DriveModel.objects.filter(test_runs__in=public_test_runs()).distinct():
+        runs = public_test_runs().filter(drive_model=drive)
+        units = runs.exclude(unit=None).values("unit").distinct().count()
+        assert f"{units} / {runs.count()}</td>" in html
+
+
+def test_the_list_filters_from_the_summaries_select_what_every_public_run_selects(client, drives, django_user_model):
+    from submissions.services import submission_withdraw
+
+    drive, _ = drives
+    imported = make_browse_submission(drive_model=drive, firmware="FW9", generation=5)
+    TestRun.objects.filter(submission=imported).update(source="ssspt")
+    refresh_aggregates(drive_model=drive)
+    assert_the_list_matches_every_public_run(client)
+    submission_withdraw(submission=imported, by=imported.uploader)  # generation 5 and the import leave with it
+    assert_the_list_matches_every_public_run(client)
+    assert not client.get("/drives/", {"pcie_generation": "5"}).context["drives"]
+
+
+def test_the_shared_page_follows_metadata_and_is_never_served_to_a_signed_in_reader(client, drives, django_user_model):
+    drive, _ = drives
+    first = client.get("/drives/acme-990-1tb/")
+    assert client.get("/drives/acme-990-1tb/").content == first.content  # from the cache
+    assert "Cookie" in first["Vary"]
+    drive.controller = "Phison E18"  # as staff approval of a proposal writes it
+    drive.save()
+    assert "Phison E18" in client.get("/drives/acme-990-1tb/").content.decode()
+    user = django_user_model.objects.create_user(username="reader-x", password="x" * 12)
+    client.force_login(user)
+    html = client.get("/drives/acme-990-1tb/").content.decode()
+    assert "reader-x" in html and "Send for review" in html
+
+
 def _queries(client, url: str) -> int:
     with CaptureQueriesContext(connection) as captured:
         assert client.get(url).status_code == 200
@@ -179,7 +236,10 @@ def test_pages_cost_the_same_queries_for_one_submission_or_thirty(client, django
     cache.clear()
     thirty = [_queries(client, url) for url in urls]
     assert one == thirty
-    with django_assert_max_num_queries(8):
+    cache.clear()
+    with django_assert_max_num_queries(9):  # the shared page's key, then the page from its summary
+        client.get("/drives/big/")
+    with django_assert_max_num_queries(1):
         client.get("/drives/big/")
     with django_assert_max_num_queries(4):
         client.get("/compare/?drives=big,small")

@@ -358,7 +358,8 @@ def stored_summaries(drive_ids: list[int]) -> dict[int, DriveSummary]:
 def stored_row(drive: DriveModel) -> DrivePageSummary | None:
     """The drive's summary as written with its data, if it is of the current format and drive slug (its chart
     links name the slug)."""
-    return DrivePageSummary.objects.filter(drive_model=drive, format=SUMMARY_FORMAT, slug=drive.slug).first()
+    found = DrivePageSummary.objects.filter(drive_model=drive, format=SUMMARY_FORMAT, slug=drive.slug)
+    return found.defer("breakdowns", "compare").first()
 
 
 def summary_of(row: DrivePageSummary) -> DriveSummary:

@@ -67,9 +67,9 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
             "page": {
                 "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
                 "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),
-                "breakdowns": [asdict(chart) for chart in charts.breakdowns(data)],
                 "level_table": drive_page.level_table_html(aggregates),
             },
+            "breakdowns": [asdict(chart) for chart in charts.breakdowns(data)],
         },
     )
     return row

@@ -29,7 +29,8 @@ class DrivePageSummary(models.Model):
     # Separate columns, each stored (and TOASTed) apart, so the list and compare never read the page's sections.
     summary = models.JSONField(help_text="Representative runs, newest submissions, flag counts, steady counts.")
     compare = models.JSONField(help_text="The compare page's figures of the representative runs.")
-    page = models.JSONField(help_text="The drive page's chart sections, spread factors and breakdown charts.")
+    page = models.JSONField(help_text="The drive page's chart sections, spread factors and level table.")
+    breakdowns = models.JSONField(help_text="The breakdown charts with every unit's point, for CSVs and other runs.")
     updated = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -81,6 +81,6 @@ def chart_csv_url(drive_model: DriveModel, key: str) -> str:
 
 
 def listed(values) -> str:
-    """ ",3,4,": each value between commas, so a filter is one substring test (`,4,`) on any database."""
+    """Each value between commas (",3,4,"), so a filter is one substring test (",4,") on any database."""
     values = [str(v) for v in values]
     return f",{','.join(values)}," if values else ""

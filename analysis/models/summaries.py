@@ -11,8 +11,8 @@ class DrivePageSummary(models.Model):
 
     Written by analysis.services.refresh_aggregates under the drive model's row lock, in the transaction that
     publishes, withdraws, hides, rejects or re-derives a submission, so it always describes the same runs as the
-    aggregates beside it. `format` says which code built `data`; a page finding another format computes per request
-    until `manage.py refresh_aggregates` rebuilds it."""
+    aggregates beside it. `format` says which code built the JSON columns; a page finding another format computes per
+    request until `manage.py refresh_aggregates` rebuilds it."""
 
     drive_model = models.OneToOneField(
         DriveModel, on_delete=models.CASCADE, primary_key=True, related_name="page_summary"

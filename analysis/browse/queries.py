@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
+from django.utils.safestring import mark_safe
 
 from analysis.browse import units
 from analysis.headline import HEADLINES
@@ -185,22 +186,31 @@ def drive_models_in_order(ids: list[int]) -> list[DriveModel]:
 
 
 def headline_cells(drive_models: list[DriveModel]) -> None:
-    """Attach `headline_cells` (one per headline, aggregate or None) and the numbers of public runs and units behind
-    them to each drive model: one query, four for the drives whose summary is not cached yet."""
+    """Attach `headline_cells` (one per headline: {"html": …} or None) and the numbers of public runs and units behind
+    them to each drive model: one query when every drive's summary was written with its data (its cells too), five
+    at most otherwise."""
+    found = stored_summaries([d.pk for d in drive_models])
+    missing = [d for d in drive_models if d.pk not in found]
     by_model: dict[int, dict[str, DriveModelAggregate]] = defaultdict(dict)
-    for aggregate in DriveModelAggregate.objects.filter(drive_model__in=drive_models, factor="all"):
-        by_model[aggregate.drive_model_id][aggregate.metric] = aggregate
-    aggregates = defaultdict(list)
-    for by_metric in by_model.values():
-        for aggregate in by_metric.values():
-            aggregates[aggregate.drive_model_id].append(aggregate)
-    summaries, _ = drive_summaries([d.pk for d in drive_models], aggregates)
+    if missing:
+        for aggregate in DriveModelAggregate.objects.filter(drive_model__in=missing, factor="all"):
+            by_model[aggregate.drive_model_id][aggregate.metric] = aggregate
+        computed, _ = cached_summaries([d.pk for d in missing], {pk: list(a.values()) for pk, a in by_model.items()})
+        found.update(computed)
     for drive_model in drive_models:
-        drive_model.n_runs = summaries[drive_model.pk].n_runs
-        drive_model.n_units = summaries[drive_model.pk].n_units
-        drive_model.headline_cells = [
-            (h, units.headline_cell(h, by_model[drive_model.pk].get(h.key))) for h in HEADLINES
-        ]
+        summary = found[drive_model.pk]
+        drive_model.n_runs, drive_model.n_units = summary.n_runs, summary.n_units
+        if summary.list_cells is not None:
+            cells = [{"html": mark_safe(html)} if html else None for html in summary.list_cells]  # noqa: S308
+        else:
+            cells = [units.headline_cell(h, by_model[drive_model.pk].get(h.key)) for h in HEADLINES]
+        drive_model.headline_cells = list(zip(HEADLINES, cells, strict=True))
+
+
+def list_cells(aggregates: list[DriveModelAggregate]) -> list[str | None]:
+    """The drive list's cells of a drive, one per headline (HTML, every value escaped), from its aggregates."""
+    overall = {a.metric: a for a in aggregates if a.factor == "all"}
+    return [str(cell["html"]) if (cell := units.headline_cell(h, overall.get(h.key))) else None for h in HEADLINES]
 
 
 # --- drive page ---------------------------------------------------------------------------------------------------
@@ -292,6 +302,7 @@ class DriveSummary:
     newest: list[dict]  # a run (light row) of each of the newest submissions, newest first
     flag_counts: list[dict]  # {"kind", "n_submissions"}
     steady_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (steady runs, runs)
+    list_cells: list[str | None] | None = None  # the drive list's cells, when written with the drive's data
 
 
 NEWEST_SUBMISSIONS = 15
@@ -383,6 +394,7 @@ def _summary(counts: dict, stored: dict) -> DriveSummary:
         newest=[{**run, "submission_id": uuid.UUID(run["submission_id"])} for run in stored["newest"]],
         flag_counts=stored["flag_counts"],
         steady_runs={test: tuple(counts) for test, counts in stored["steady_runs"].items()},
+        list_cells=stored["list_cells"],
     )
 
 

@@ -62,6 +62,7 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
                 ],
                 "flag_counts": summary.flag_counts,
                 "steady_runs": summary.steady_runs,
+                "list_cells": queries.list_cells(aggregates),
             },
             "compare": queries.computed_compare_figures({pk: summary.representative})[pk],
             "page": {

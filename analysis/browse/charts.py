@@ -21,9 +21,9 @@ from django.utils.html import escape, format_html, format_html_join, json_script
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
+from analysis.browse.compare import CompareData
 from analysis.browse.queries import (
     STATISTICS_SECONDS,
-    CompareData,
     DriveData,
     metric_column,
     window_cells,

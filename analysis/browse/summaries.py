@@ -18,7 +18,7 @@ from dataclasses import asdict
 from django.db.models import Case, IntegerField, Max, QuerySet, When
 from django.urls import reverse
 
-from analysis.browse import charts, drive_page, queries
+from analysis.browse import charts, compare, drive_page, queries
 from analysis.filters import COMPLIANCE_RUNS
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
 
@@ -64,7 +64,7 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
                 "steady_runs": summary.steady_runs,
                 "list_cells": queries.list_cells(aggregates),
             },
-            "compare": queries.computed_compare_figures({pk: summary.representative})[pk],
+            "compare": compare.computed_compare_figures({pk: summary.representative})[pk],
             "page": {
                 "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
                 "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),

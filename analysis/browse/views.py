@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from analysis import pcie
 from analysis.browse import charts, drive_page, factors, queries, raw_files, units
+from analysis.browse import compare as compare_page
 from analysis.browse import metadata as metadata_services
 from analysis.browse.filters import DriveListFilter
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
@@ -236,7 +237,7 @@ def propose_metadata(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("drive-detail", slug=drive.slug)
 
 
-def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, CompareForm]:
+def _compare_data(request: HttpRequest) -> tuple[compare_page.CompareData | None, CompareForm]:
     # ?drives=a,b,c from a link, or ?drives=a&drives=b from the drive list's checkboxes
     form = CompareForm({"drives": ",".join(request.GET.getlist("drives")), "q": request.GET.get("q", "")})
     if not form.is_valid() or form.too_few:
@@ -247,7 +248,7 @@ def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, Com
     if unknown:
         form.add_error("drives", f"No public drive with the slug {unknown[0]!r}.")
         return None, form
-    return queries.compare_data(drives=[found[s] for s in slugs]), form
+    return compare_page.compare_data(drives=[found[s] for s in slugs]), form
 
 
 def compare(request: HttpRequest) -> HttpResponse:

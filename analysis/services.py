@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from analysis import aggregates, columns, pcie, plausibility
+from analysis.browse.summaries import summary_refresh
 from analysis.bulk import insert_rows
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
@@ -35,7 +36,7 @@ from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import surface
 from analysis.pts.store import insert_recovery
 from analysis.records import HostRecord, SubmissionRecord
-from analysis.selectors import is_trial, trial_q
+from analysis.selectors import is_trial, public_flags, public_test_runs, trial_q, trial_submission_q
 
 PUBLISHED = "published"
 HELD = "held"
@@ -478,7 +479,8 @@ def refresh_aggregates_for_submission(*, submission) -> int:
 
 
 def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
-    """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level.
+    """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level, and the
+    drive's page summary (analysis.browse.summaries) from the same runs, in the same transaction.
 
     Only published submissions count; `also_submission` adds one that is being published in this transaction.
     Returns the number of aggregate rows written.
@@ -534,6 +536,13 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
             for (key, factor, level), values in groups.items()
         ]
     )
+    runs_of, flags_of = public_test_runs(), public_flags()
+    if also_submission is not None:  # not published yet: its runs and flags count as they will once it is
+        runs_of = runs_of | TestRun.objects.filter(submission=also_submission).exclude(trial_q())
+        flags_of = flags_of | Flag.objects.filter(submission=also_submission).exclude(
+            trial_submission_q(ref="submission_id")
+        )
+    summary_refresh(drive_model=drive_model, runs_of=runs_of, flags_of=flags_of)
     return len(created)
 
 

@@ -50,7 +50,7 @@ MEASUREMENT_COLUMNS = (
     "read_bytes", "write_bytes", "cumulative_write_bytes", "lat_mean_ns", "read_lat_mean_ns", "write_lat_mean_ns",
     "lat_max_ns", "read_lat_max_ns", "write_lat_max_ns", "lat_p99_ns", "lat_p9999_ns", "percentiles_ns", "runtime_s",
     "temperature_before_k", "temperature_after_k", "link_utilization", "in_steady_window", "started_at", "finished_at",
-    "raw_file", "json_path", "missing",
+    "raw_file", "json_path", "missing", "clat_percentiles_ns",
 )  # fmt: skip
 
 
@@ -399,7 +399,7 @@ def _seed_batch(batch, offset, rng, writer, users, hosts, firmwares, profiles, b
              p9999 * 3, None, None, p99, p9999,
              json.dumps({direction: {"99.000000": round(p99), "99.990000": round(p9999)}}), 60.0, temperature - 1,
              temperature, bw / usable, in_window, at, at + timedelta(seconds=60),
-             f"fio/{run.test}-r{number:02d}-rw{mix:03d}-bs{bs}.json", "$.jobs[*]", "{}")
+             f"fio/{run.test}-r{number:02d}-rw{mix:03d}-bs{bs}.json", "$.jobs[*]", "{}", "{}")
         )  # fmt: skip
         if bw / usable >= 0.9:
             flags.append(Flag(submission_id=run.submission_id, test_run=run, measurement_id=measurement_id,

@@ -21,15 +21,16 @@ from django.utils.html import escape, format_html, format_html_join, json_script
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
+from analysis.browse.compare import CompareData
 from analysis.browse.queries import (
     STATISTICS_SECONDS,
-    CompareData,
     DriveData,
     metric_column,
     window_cells,
     window_mean,
 )
 from analysis.headline import BY_KEY, window_label
+from analysis.models import DrivePageSummary
 
 PALETTE = ("#0b5cad", "#c4461b", "#1a7f37", "#8250df", "#b08800", "#cf222e", "#1b7c83", "#57606a")
 METRIC_UNITS = {"total_iops": "IOPS", "read_iops": "IOPS", "write_iops": "IOPS"}
@@ -206,7 +207,15 @@ def drive_charts(data: DriveData) -> list[Chart]:
 
 
 def cached_breakdowns(data: DriveData) -> list[Chart]:
-    """The breakdowns read every public run; they change only with the drive's data version, so they are cached."""
+    """The breakdowns read every public run: written with the drive's data, else cached per data version."""
+    if data.stored is not None:
+        stored = (
+            DrivePageSummary.objects.filter(drive_model=data.drive, version=data.version)
+            .values_list("breakdowns", flat=True)
+            .first()
+        )  # its own column: the default page, whose sections hold these charts already, never reads it
+        if stored is not None:
+            return [Chart(**chart) for chart in stored]
     if data.version is None:
         return breakdowns(data)
     key = f"browse:breakdowns:v1:{data.drive.pk}:{data.version}"
@@ -670,16 +679,8 @@ def compare_charts(data: CompareData) -> list[Chart]:
     return [c for c in charts if c.rows]
 
 
-def _drive_rows(data: CompareData, drive, test: str) -> list[dict]:
-    run = data.selected.get(drive.pk, {}).get(test)
-    return data.measurements.get(run["id"], []) if run else []
-
-
 def _compare_iops(data: CompareData, mix: int, label: str) -> Chart:
-    per_drive = {}
-    for drive in data.drives:
-        cells = window_cells([r for r in _drive_rows(data, drive, "iops") if r["round__phase"] == "wdpc"])
-        per_drive[drive.pk] = {bs: window_mean(c, "total_iops") for (_, bs, m), c in cells.items() if m == mix}
+    per_drive = {drive.pk: dict(data.figures[drive.pk]["iops"][str(mix)]) for drive in data.drives}
     sizes = sorted({bs for values in per_drive.values() for bs in values})
     labels = [units.block_size(bs) for bs in sizes]
     traces = [
@@ -708,9 +709,8 @@ def _compare_throughput(data: CompareData) -> Chart:
     traces, table_values = [], {}
     sizes: set[int] = set()
     for drive in data.drives:
-        cells = window_cells(_drive_rows(data, drive, "tp"))
-        read = {bs: window_mean(c, "read_bw_bytes_per_s") for (p, bs, _), c in cells.items() if p == "tp-read"}
-        write = {bs: window_mean(c, "write_bw_bytes_per_s") for (p, bs, _), c in cells.items() if p == "tp-write"}
+        figures = data.figures[drive.pk]["tp"]
+        read, write = dict(figures["read"]), dict(figures["write"])
         table_values[drive.pk] = (read, write)
         sizes |= set(read) | set(write)
     ordered = sorted(sizes)
@@ -740,11 +740,8 @@ def _compare_latency(data: CompareData) -> Chart:
     per_drive = {}
     keys: set[tuple[str, int, int]] = set()
     for drive in data.drives:
-        cells = window_cells(_drive_rows(data, drive, "lat"))
-        per_drive[drive.pk] = {
-            k: (window_mean(c, "lat_mean_ns"), window_mean(c, "lat_p9999_ns")) for k, c in cells.items()
-        }
-        keys |= set(cells)
+        per_drive[drive.pk] = {(p, bs, mix): (mean, p9999) for p, bs, mix, mean, p9999 in data.figures[drive.pk]["lat"]}
+        keys |= set(per_drive[drive.pk])
     ordered = sorted(keys, key=lambda k: (k[1], -k[2]))
     labels = [f"{units.block_size(bs)} {units.mix(mix)}" for (_, bs, mix) in ordered]
     traces = []

@@ -1,20 +1,27 @@
 """The drive page below its first screen: one section per test with its summary charts and how to read them, and the
 per-variable steady-state detail behind one selector (one chart, never one per variable).
 
-Section HTML derives only from the drive's data version, so the default page builds it once per version.
+Section HTML derives only from the drive's data: the default page's is written with the drive's summary
+(analysis.browse.summaries), other selections' is cached per data version. The default page as a reader without a
+session sees it is cached whole, keyed by its summary's version and the drive's own columns.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import uuid
+from dataclasses import asdict, dataclass
 
+from django.conf import settings
 from django.core.cache import cache
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from analysis.browse import factors, queries
-from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
+from analysis.browse import factors, queries, units
+from analysis.browse.charts import Chart, drive_charts, html_table, variable_label, window_chart
 from analysis.browse.queries import STATISTICS_SECONDS, DriveData
+from analysis.headline import BY_KEY
+from analysis.models import DriveModel
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,22 @@ def section_of(chart: Chart) -> str:
 
 
 def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
-    """[{key, title, how_to_read, html}] for the sections that have charts, built from escaped parts."""
-    key = f"browse:drive-sections:v1:{data.drive.pk}:{data.version}"
+    """[{key, title, how_to_read, html}] for the sections that have charts, built from escaped parts: the default
+    page's were built with the drive's data (analysis.browse.summaries), other selections per version."""
+    if cacheable and data.is_default_selection and data.stored is not None:
+        return [{**s, "html": mark_safe(s["html"])} for s in data.stored["sections"]]  # noqa: S308 -- built below
+    key = f"browse:drive-sections:v2:{data.drive.pk}:{data.drive.slug}:{data.version}"  # its links name the slug
     cacheable = cacheable and data.version is not None and data.is_default_selection
     if cacheable and (found := cache.get(key)) is not None:
         return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308 -- built below with format_html
+    found = build_sections(data, csv_link=csv_link)
+    if cacheable:
+        cache.set(key, found, STATISTICS_SECONDS)
+    return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308
+
+
+def build_sections(data: DriveData, *, csv_link) -> list[dict]:
+    """The sections' HTML as plain strings (JSON- and cache-safe), every value escaped by the charts."""
     built = drive_charts(data)
     for chart in built:
         chart.csv_url = csv_link(chart.key)
@@ -72,9 +90,48 @@ def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
         for s in SECTIONS
         if (charts_of := [c for c in built if section_of(c) == s.key])
     ]  # fmt: skip
-    if cacheable:
-        cache.set(key, found, STATISTICS_SECONDS)
-    return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308
+    return found
+
+
+def level_table(data: DriveData) -> str:
+    """The headline metrics per factor level (firmware, PCIe generation, link width, edition) as an HTML table."""
+    if data.stored is not None:
+        return mark_safe(data.stored["level_table"])  # noqa: S308 -- built by level_table_html
+    return level_table_html(data.aggregates)
+
+
+def level_table_html(aggregates) -> str:
+    rows = [
+        [a.get_factor_display(), a.level, headline.label, cell["median"], cell["spread"], cell["n_runs"],
+         cell["n_units"]]
+        for a in aggregates
+        if a.factor != "all" and (headline := BY_KEY.get(a.metric)) and (cell := units.headline_cell(headline, a))
+    ]  # fmt: skip
+    if not rows:
+        return ""
+    return html_table(["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], rows, text_columns=5)
+
+
+# Pages rendered by this process's code: a deployment (new templates, new static file names) starts with new keys.
+PROCESS = uuid.uuid4().hex[:12]
+PAGE_FIELDS = tuple(f.attname for f in DriveModel._meta.concrete_fields) + ("vendor__name", "page_summary__version")
+
+
+def shared_page_key(request, slug: str) -> str | None:
+    """The cache key of a drive's default page as anyone without a session sees it, or None when this request is
+    not that page. The key names the version of the drive's summary (new at every change of its public data, in
+    the same transaction) and every column of the drive and its vendor's name (staff-approved metadata), in one
+    query; a drive without a current summary has no key (its page is computed)."""
+    if request.GET or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
+        return None
+    row = (
+        DriveModel.objects.filter(slug=slug, page_summary__slug=slug, page_summary__format=queries.SUMMARY_FORMAT)
+        .values_list(*PAGE_FIELDS)
+        .first()
+    )
+    if row is None:
+        return None
+    return f"browse:drive-page:v1:{PROCESS}:{hashlib.sha256(repr(row).encode()).hexdigest()}"
 
 
 class UnknownVariable(LookupError):
@@ -129,14 +186,38 @@ def factors_first(data: DriveData) -> list:
 
 
 def spread_explained(data: DriveData) -> dict:
-    """The factor table and the over-provisioning figures, from one query over the drive's public runs, cached per
-    data version."""
+    """The factor table and the over-provisioning figures: written with the drive's data, else from one query over
+    its public runs, cached per data version."""
+    if data.stored is not None:
+        return spread_from_json(data.stored["spread"])
     key = f"browse:drive-factors:v1:{data.drive.pk}:{data.version}"
     found = cache.get(key) if data.version is not None else None
     if found is None:
-        runs = queries.factor_runs(data.drive.pk)
-        found = {"rows": factors.factor_rows(runs), "op": factors.overprovisioning_summary(runs),
-                 "op_breakdown": factors.op_breakdown(runs)}  # fmt: skip
+        found = compute_spread(data)
         if data.version is not None:
             cache.set(key, found, STATISTICS_SECONDS)
     return found
+
+
+def compute_spread(data: DriveData) -> dict:
+    runs = queries.factor_runs(data.drive.pk, data.runs_of)
+    return {"rows": factors.factor_rows(runs), "op": factors.overprovisioning_summary(runs),
+            "op_breakdown": factors.op_breakdown(runs)}  # fmt: skip
+
+
+def spread_to_json(found: dict) -> dict:
+    rows = [{**asdict(row), "groups": []} for row in found["rows"]]  # groups served only to find `moves_with`
+    return {"rows": rows, "op": asdict(found["op"]), "op_breakdown": found["op_breakdown"]}
+
+
+def spread_from_json(stored: dict) -> dict:
+    rows = [
+        factors.FactorRow(**{**row, "levels": [tuple(level) for level in row["levels"]], "groups": frozenset()})
+        for row in stored["rows"]
+    ]
+    op = stored["op"]
+    return {
+        "rows": rows,
+        "op": factors.Overprovisioning(**{**op, "figures": [tuple(f) for f in op["figures"]]}),
+        "op_breakdown": [tuple(row) for row in stored["op_breakdown"]],
+    }

@@ -14,15 +14,25 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from django.core.cache import cache
-from django.db.models import Count, Exists, FloatField, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
+from django.utils.safestring import mark_safe
 
 from analysis.browse import units
 from analysis.headline import HEADLINES
-from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, PhysicalUnit, SteadyStateWindow
+from analysis.models import (
+    DriveModel,
+    DriveModelAggregate,
+    DrivePageSummary,
+    Flag,
+    Measurement,
+    PhysicalUnit,
+    SteadyStateWindow,
+)
 from analysis.selectors import is_trial, public_flags, public_measurements, public_submissions, public_test_runs
 from nvmedb_client.steady_state import WINDOW_ROUNDS
+from submissions.models import Submission
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 STATISTICS_SECONDS = 24 * 3600
@@ -100,16 +110,13 @@ CHARTED_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "r
                               "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s", "lat_mean_ns",
                               "lat_p9999_ns", "lat_max_ns", "temperature_after_k", "cumulative_write_bytes",
                               "in_steady_window", "started_at")  # fmt: skip
-COMPARED_TESTS = ("iops", "tp", "lat")
-COMPARE_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "block_size_bytes", "read_pct",
-                              "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s", "lat_mean_ns",
-                              "lat_p9999_ns", "in_steady_window")  # fmt: skip
 
 
 def public_drive_models() -> QuerySet[DriveModel]:
-    """Drive models with at least one public run (a model seen only in held or rejected bundles stays unlisted)."""
-    # IN (…) lets PostgreSQL hash the public runs once; a correlated EXISTS hashed them again for every drive model
-    return DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id")).select_related("vendor")
+    """Drive models with at least one public run (a model seen only in held or rejected bundles stays unlisted): those
+    with a page summary, which refresh_aggregates writes exactly while a drive has public runs (so pages never scan
+    every public run to know it)."""
+    return DriveModel.objects.filter(page_summary__isnull=False).select_related("vendor")
 
 
 PICKER_LIMIT = 50
@@ -175,22 +182,31 @@ def drive_models_in_order(ids: list[int]) -> list[DriveModel]:
 
 
 def headline_cells(drive_models: list[DriveModel]) -> None:
-    """Attach `headline_cells` (one per headline, aggregate or None) and the numbers of public runs and units behind
-    them to each drive model: one query, four for the drives whose summary is not cached yet."""
+    """Attach `headline_cells` (one per headline: {"html": …} or None) and the numbers of public runs and units behind
+    them to each drive model: one query when every drive's summary was written with its data (its cells too), five
+    at most otherwise."""
+    found = stored_summaries([d.pk for d in drive_models])
+    missing = [d for d in drive_models if d.pk not in found]
     by_model: dict[int, dict[str, DriveModelAggregate]] = defaultdict(dict)
-    for aggregate in DriveModelAggregate.objects.filter(drive_model__in=drive_models, factor="all"):
-        by_model[aggregate.drive_model_id][aggregate.metric] = aggregate
-    aggregates = defaultdict(list)
-    for by_metric in by_model.values():
-        for aggregate in by_metric.values():
-            aggregates[aggregate.drive_model_id].append(aggregate)
-    summaries, _ = drive_summaries([d.pk for d in drive_models], aggregates)
+    if missing:
+        for aggregate in DriveModelAggregate.objects.filter(drive_model__in=missing, factor="all"):
+            by_model[aggregate.drive_model_id][aggregate.metric] = aggregate
+        computed, _ = cached_summaries([d.pk for d in missing], {pk: list(a.values()) for pk, a in by_model.items()})
+        found.update(computed)
     for drive_model in drive_models:
-        drive_model.n_runs = summaries[drive_model.pk].n_runs
-        drive_model.n_units = summaries[drive_model.pk].n_units
-        drive_model.headline_cells = [
-            (h, units.headline_cell(h, by_model[drive_model.pk].get(h.key))) for h in HEADLINES
-        ]
+        summary = found[drive_model.pk]
+        drive_model.n_runs, drive_model.n_units = summary.n_runs, summary.n_units
+        if summary.list_cells is not None:
+            cells = [{"html": mark_safe(html)} if html else None for html in summary.list_cells]  # noqa: S308
+        else:
+            cells = [units.headline_cell(h, by_model[drive_model.pk].get(h.key)) for h in HEADLINES]
+        drive_model.headline_cells = list(zip(HEADLINES, cells, strict=True))
+
+
+def list_cells(aggregates: list[DriveModelAggregate]) -> list[str | None]:
+    """The drive list's cells of a drive, one per headline (HTML, every value escaped), from its aggregates."""
+    overall = {a.metric: a for a in aggregates if a.factor == "all"}
+    return [str(cell["html"]) if (cell := units.headline_cell(h, overall.get(h.key))) else None for h in HEADLINES]
 
 
 # --- drive page ---------------------------------------------------------------------------------------------------
@@ -209,6 +225,8 @@ class DriveData:
     submissions: list[uuid.UUID] = field(default_factory=list)
     version: str | None = None  # of the drive's public data (dataset_version), for caching what derives from it
     chosen_submission: uuid.UUID | None = None
+    stored: dict | None = None  # what analysis.browse.summaries wrote with the drive's data, when current
+    runs_of: QuerySet | None = None  # the runs counted as public (None: selectors' public runs)
 
     @cached_property
     def measurements(self) -> dict[int, list[dict]]:
@@ -236,7 +254,7 @@ class DriveData:
     @property
     def runs(self) -> list[dict]:
         if self.all_runs is None:
-            self.all_runs = public_runs_of([self.drive.pk])[self.drive.pk]
+            self.all_runs = public_runs_of([self.drive.pk], self.runs_of)[self.drive.pk]
         return self.all_runs
 
     @property
@@ -280,17 +298,24 @@ class DriveSummary:
     newest: list[dict]  # a run (light row) of each of the newest submissions, newest first
     flag_counts: list[dict]  # {"kind", "n_submissions"}
     steady_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (steady runs, runs)
-    tests: tuple[str, ...] = ()  # every test the drive has a public run of (the HIR/XSR sections query only then)
+    tests: tuple[str, ...] = ()  # every test the drive has a public run of (the extra tests' sections query only then)
+    list_cells: list[str | None] | None = None  # the drive list's cells, when written with the drive's data
 
 
 NEWEST_SUBMISSIONS = 15
+NEWEST_FIELDS = ("submission_id", "submission__published_at", "firmware__revision")
+# Which build of analysis.browse.summaries a stored summary is: change it whenever what they hold changes; pages
+# compute per request from a summary of another format until `manage.py refresh_aggregates` rewrites them.
+SUMMARY_FORMAT = 1
 
 
-def public_runs_of(drive_ids: list[int]) -> dict[int, list[dict]]:
-    """Every public run of these drives as light rows, newest first, in one query."""
+def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:
+    """Every public run of these drives (of `runs_of`, by default the public runs) as light rows, newest first (a
+    submission being published in this transaction has no date yet: it is the newest), in one query."""
     runs: dict[int, list[dict]] = {pk: [] for pk in drive_ids}
-    ordered = (
-        public_test_runs().filter(drive_model_id__in=drive_ids).order_by("-submission__published_at", "test", "id")
+    source = public_test_runs() if runs_of is None else runs_of
+    ordered = source.filter(drive_model_id__in=drive_ids).order_by(
+        F("submission__published_at").desc(nulls_first=True), "test", "id"
     )
     for run in light_runs(ordered, "drive_model_id"):
         runs[run["drive_model_id"]].append(run)
@@ -300,8 +325,22 @@ def public_runs_of(drive_ids: list[int]) -> dict[int, list[dict]]:
 def drive_summaries(
     drive_ids: list[int], aggregates: dict[int, list[DriveModelAggregate]]
 ) -> tuple[dict[int, DriveSummary], dict[int, list[dict]]]:
-    """Each drive's summary, cached per data version (three queries on a miss whatever the number of drives, none on
-    a hit), and the full run lists of the drives that had to be summarised (empty on a hit)."""
+    """Each drive's summary as written with its data (one query for every drive), else cached per data version
+    (three queries on a miss whatever the number of drives), and the full run lists of the drives that had to be
+    summarised here (usually none)."""
+    found = stored_summaries(drive_ids)
+    unstored = [pk for pk in drive_ids if pk not in found]
+    if not unstored:
+        return found, {}
+    cached, runs = cached_summaries(unstored, aggregates)
+    return {**found, **cached}, runs
+
+
+def cached_summaries(
+    drive_ids: list[int], aggregates: dict[int, list[DriveModelAggregate]]
+) -> tuple[dict[int, DriveSummary], dict[int, list[dict]]]:
+    """Before a drive's summary is written (an older deployment, or a drive no refresh has visited yet): computed
+    from every public run and cached per data version."""
     versions = {pk: dataset_version(aggregates.get(pk, [])) for pk in drive_ids}
     keys = {pk: f"browse:drive-summary:v3:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
     cached = cache.get_many(list(keys.values())) if keys else {}
@@ -309,14 +348,73 @@ def drive_summaries(
     missing = [pk for pk in drive_ids if pk not in found]
     if not missing:
         return found, {}
-    runs = public_runs_of(missing)
+    computed, runs = compute_summaries(missing, aggregates)
+    found.update(computed)
+    cache.set_many({keys[pk]: found[pk] for pk in missing if pk in keys}, STATISTICS_SECONDS)
+    return found, runs
+
+
+def stored_summaries(drive_ids: list[int]) -> dict[int, DriveSummary]:
+    """The summaries written with the drives' data (analysis.browse.summaries), in one query; a drive without one of
+    the current format is left out (its pages compute it)."""
+    rows = DrivePageSummary.objects.filter(drive_model_id__in=drive_ids, format=SUMMARY_FORMAT).values(
+        "drive_model_id", "n_runs", "n_submissions", "n_units", "summary"
+    )
+    return {row["drive_model_id"]: _summary(row, row["summary"]) for row in rows}
+
+
+def stored_row(drive: DriveModel) -> DrivePageSummary | None:
+    """The drive's summary as written with its data, if it is of the current format and drive slug (its chart
+    links name the slug)."""
+    found = DrivePageSummary.objects.filter(drive_model=drive, format=SUMMARY_FORMAT, slug=drive.slug)
+    return found.defer("breakdowns", "compare").first()
+
+
+def summary_of(row: DrivePageSummary) -> DriveSummary:
+    """A stored summary, with the publication dates of its newest submissions (one query): a submission being
+    published is summarised before its date is set."""
+    summary = _summary(vars(row), row.summary)
+    dates = dict(
+        Submission.objects.filter(pk__in=[r["submission_id"] for r in summary.newest]).values_list("pk", "published_at")
+    )
+    for run in summary.newest:
+        run["submission__published_at"] = dates.get(run["submission_id"])
+    return summary
+
+
+def _summary(counts: dict, stored: dict) -> DriveSummary:
+    return DriveSummary(
+        n_runs=counts["n_runs"],
+        n_submissions=counts["n_submissions"],
+        n_units=counts["n_units"],
+        representative={test: int(pk) for test, pk in stored["representative"].items()},
+        newest=[{**run, "submission_id": uuid.UUID(run["submission_id"])} for run in stored["newest"]],
+        flag_counts=stored["flag_counts"],
+        steady_runs={test: tuple(counts) for test, counts in stored["steady_runs"].items()},
+        list_cells=stored["list_cells"],
+        tests=tuple(stored.get("tests", ())),
+    )
+
+
+def compute_summaries(
+    drive_ids: list[int],
+    aggregates: dict[int, list[DriveModelAggregate]],
+    runs_of: QuerySet | None = None,
+    flags_of: QuerySet | None = None,
+) -> tuple[dict[int, DriveSummary], dict[int, list[dict]]]:
+    """Each drive's summary read from every public run (of `runs_of` and `flags_of`, by default the public ones),
+    in three queries whatever the number of drives, and the drives' run lists."""
+    missing = drive_ids
+    found: dict[int, DriveSummary] = {}
+    runs = public_runs_of(missing, runs_of)
+    flags_of = public_flags() if flags_of is None else flags_of
     counted: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in missing}
     # flags about a whole submission (its link, its source) carry no run: they reach the drive through its runs
     for drive_field, flags in (
-        ("test_run__drive_model_id", public_flags().filter(test_run__drive_model_id__in=missing)),
+        ("test_run__drive_model_id", flags_of.filter(test_run__drive_model_id__in=missing)),
         (
             "submission__test_runs__drive_model_id",
-            public_flags().filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
+            flags_of.filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
         ),
     ):
         for row in flags.values(drive_field, "kind").annotate(n=Count("submission", distinct=True)).order_by():
@@ -330,7 +428,10 @@ def drive_summaries(
             representative={
                 test: run["id"] for test in TEST_ORDER if (run := representative_run(runs[pk], test, overall))
             },
-            newest=list({r["submission_id"]: r for r in reversed(runs[pk])}.values())[::-1][:NEWEST_SUBMISSIONS],
+            newest=[
+                {key: run[key] for key in NEWEST_FIELDS}
+                for run in list({r["submission_id"]: r for r in reversed(runs[pk])}.values())[::-1][:NEWEST_SUBMISSIONS]
+            ],
             flag_counts=[{"kind": kind, "n_submissions": n} for kind, n in sorted(counted[pk].items())],
             steady_runs={
                 test: (sum(1 for r in of_test if r["steady"]), len(of_test))
@@ -339,22 +440,40 @@ def drive_summaries(
             },
             tests=tuple(sorted({r["test"] for r in runs[pk]})),
         )
-    cache.set_many({keys[pk]: found[pk] for pk in missing if pk in keys}, STATISTICS_SECONDS)
     return found, runs
 
 
 def drive_data(*, drive: DriveModel, submission_id: uuid.UUID | None = None) -> DriveData:
-    """Everything the drive page and its CSVs need: four queries, seven when the drive's summary is not cached yet
-    (one more with `submission_id`); its measurements and windows (two more) are read when the charts need them."""
+    """Everything the drive page and its CSVs need, for a request: six queries when the drive's summary was written
+    with its data (one more with `submission_id`), the old computation from every public run when it was not; its
+    measurements and windows (two more) are read when what the page draws needs them."""
     aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive).order_by("metric", "factor", "level"))
-    summaries, all_runs = drive_summaries([drive.pk], {drive.pk: aggregates})
-    summary = summaries[drive.pk]
+    row = stored_row(drive)
+    if row is not None:
+        return drive_data_of(drive=drive, aggregates=aggregates, summary=summary_of(row), all_runs=None,
+                             submission_id=submission_id, stored=row)  # fmt: skip
+    found, all_runs = cached_summaries([drive.pk], {drive.pk: aggregates})
+    return drive_data_of(drive=drive, aggregates=aggregates, summary=found[drive.pk],
+                         all_runs=all_runs.get(drive.pk), submission_id=submission_id)  # fmt: skip
+
+
+def drive_data_of(
+    *,
+    drive: DriveModel,
+    aggregates: list[DriveModelAggregate],
+    summary: DriveSummary,
+    all_runs: list[dict] | None,
+    submission_id: uuid.UUID | None = None,
+    stored=None,
+    runs_of: QuerySet | None = None,
+) -> DriveData:
+    """The drive page's data around its summary: the charted runs, their flags (three queries, one more with
+    `submission_id`). `runs_of` are the runs counted as public (a refresh passes the set it is about to publish)."""
     if not summary.n_runs:
         raise DriveNotPublic(f"{drive.slug} has no public run.")
+    source = public_test_runs() if runs_of is None else runs_of
     if submission_id is not None:
-        chosen = dict(
-            public_test_runs().filter(drive_model=drive, submission_id=submission_id).values_list("test", "id")
-        )
+        chosen = dict(source.filter(drive_model=drive, submission_id=submission_id).values_list("test", "id"))
         if not chosen:
             raise SubmissionNotOfDrive(f"Submission {submission_id} has no public run of this drive.")
         reason = f"Charts show the runs of submission {submission_id}."
@@ -362,7 +481,7 @@ def drive_data(*, drive: DriveModel, submission_id: uuid.UUID | None = None) -> 
         chosen = summary.representative
         reason = "Charts show, for each test, the public run closest to this drive's median (the most recent on a tie)."
     run_ids = list(chosen.values())
-    full = {r["id"]: r for r in public_test_runs().filter(id__in=run_ids).values(*RUN_FIELDS)}
+    full = {r["id"]: r for r in source.filter(id__in=run_ids).values(*RUN_FIELDS)}
     selected = {test: full[run_id] for test in TEST_ORDER if (run_id := chosen.get(test)) in full}
     submission_ids = list(dict.fromkeys(run["submission_id"] for run in selected.values()))
     flags = list(
@@ -380,14 +499,16 @@ def drive_data(*, drive: DriveModel, submission_id: uuid.UUID | None = None) -> 
         drive=drive,
         aggregates=aggregates,
         summary=summary,
-        all_runs=all_runs.get(drive.pk),
+        all_runs=all_runs,
         selected=selected,
         selection_reason=reason,
         flags=flags + [_MeasurementFlagSummary(**row) for row in measurement_flags],
         flag_counts=[dict(row) for row in summary.flag_counts],  # the page adds labels: keep the cached rows clean
         submissions=submission_ids,
-        version=dataset_version(aggregates),
+        version=stored.version if stored is not None else dataset_version(aggregates),
         chosen_submission=submission_id,
+        stored=stored.page if stored is not None else None,
+        runs_of=runs_of,
     )
 
 
@@ -440,38 +561,6 @@ def window_cells(rows: list[dict]) -> dict[tuple[str, int, int], list[dict]]:
 def window_mean(rows: list[dict], column: str) -> float | None:
     values = [r[column] for r in rows if r[column] is not None]
     return sum(values) / len(values) if values else None
-
-
-# --- compare ------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class CompareData:
-    drives: list[DriveModel]
-    overall: dict[int, dict[str, DriveModelAggregate]]
-    selected: dict[int, dict[str, dict]]  # drive id -> test -> run
-    measurements: dict[int, list[dict]]
-    usable_bandwidth: dict[int, float | None] = field(default_factory=dict)
-
-
-def compare_data(*, drives: list[DriveModel]) -> CompareData:
-    """Headline aggregates and one representative run per test of each drive: two queries, five on a cache miss."""
-    ids = [d.pk for d in drives]
-    overall: dict[int, dict[str, DriveModelAggregate]] = defaultdict(dict)
-    for aggregate in DriveModelAggregate.objects.filter(drive_model_id__in=ids, factor="all"):
-        overall[aggregate.drive_model_id][aggregate.metric] = aggregate
-    summaries, _ = drive_summaries(ids, {pk: list(overall[pk].values()) for pk in ids})
-    selected = {pk: {test: {"id": run_id} for test, run_id in summaries[pk].representative.items()} for pk in ids}
-    run_ids = [run["id"] for by_test in selected.values() for test, run in by_test.items() if test in COMPARED_TESTS]
-    measurements: dict[int, list[dict]] = defaultdict(list)
-    rows = (
-        Measurement.objects.filter(test_run_id__in=run_ids)
-        .order_by("test_run_id", "round__number", "block_size_bytes", "read_pct")
-        .values(*COMPARE_MEASUREMENT_FIELDS)
-    )
-    for row in rows:
-        measurements[row["test_run_id"]].append(row)
-    return CompareData(drives=drives, overall=dict(overall), selected=selected, measurements=dict(measurements))
 
 
 # --- submission page ----------------------------------------------------------------------------------------------
@@ -531,7 +620,7 @@ FACTOR_RUN_FIELDS = ("id", "unit_id", "firmware__revision", "pcie_link__generati
                      "host__cpu_model", "overprovisioning", "percentage_used")  # fmt: skip
 
 
-def factor_runs(drive_id: int) -> list[dict]:
+def factor_runs(drive_id: int, runs_of: QuerySet | None = None) -> list[dict]:
     """Every public run of a drive with what the spread factors read (analysis.browse.factors), in one query: the
     headline metrics as floats and whether a bus-bound or thermal flag touches the run."""
     from analysis.browse.factors import FACTOR_METRICS
@@ -543,7 +632,7 @@ def factor_runs(drive_id: int) -> list[dict]:
 
     metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in FACTOR_METRICS}
     rows = (
-        public_test_runs()
+        (public_test_runs() if runs_of is None else runs_of)
         .filter(drive_model_id=drive_id)
         .annotate(**metrics, bus_bound=flagged(FlagKind.BUS_BOUND), thermal_throttle=flagged(FlagKind.THERMAL_THROTTLE))
         .order_by("id")

@@ -7,10 +7,12 @@ import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.paginator import EmptyPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -27,11 +29,12 @@ from analysis.browse import (
     raw_files,
     units,
 )
+from analysis.browse import compare as compare_page
 from analysis.browse import metadata as metadata_services
+from analysis.browse.filters import DriveListFilter
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
 from analysis.datasets.spreadsheet import spreadsheet_safe
-from analysis.filters import DriveFilter
 from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
 from analysis.models.metadata import SPEC_FIELDS
@@ -47,7 +50,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def drive_list(request: HttpRequest) -> HttpResponse:
-    filterset = DriveFilter(request.GET, queryset=DriveModel.objects.all())  # the filter keeps public drives only
+    filterset = DriveListFilter(request.GET, queryset=DriveModel.objects.all())  # the filter keeps public drives only
     page_form = PageForm(request.GET)
     context = {"filter": filterset, "page_form": page_form, "headlines": HEADLINES, "drives": [], "page": None}
     if not (filterset.is_valid() and page_form.is_valid()):
@@ -94,20 +97,6 @@ def _render_drive(
     for row in data.flag_counts:
         row["label"] = FlagKind(row["kind"]).label if row["kind"] in FlagKind.values else row["kind"]
         row["help"] = FLAG_HELP.get(row["kind"], "")
-    by_key = {h.key: h for h in HEADLINES}
-    level_rows = [
-        [
-            a.get_factor_display(),
-            a.level,
-            by_key[a.metric].label,
-            cell["median"],
-            cell["spread"],
-            cell["n_runs"],
-            cell["n_units"],
-        ]
-        for a in data.aggregates
-        if a.factor != "all" and a.metric in by_key and (cell := units.headline_cell(by_key[a.metric], a))
-    ]
     context = {
         "drive": data.drive,
         "data": data,
@@ -115,11 +104,7 @@ def _render_drive(
             (h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data), spec_rows.get(h.key))
             for h in HEADLINES
         ],
-        "level_table": charts.html_table(
-            ["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], level_rows, text_columns=5
-        )
-        if level_rows
-        else "",
+        "level_table": drive_page.level_table(data),
         "sections": drive_page.sections_html(
             data,
             csv_link=lambda key: _chart_csv_link(data, key),
@@ -184,6 +169,22 @@ def _with_window(cell: dict | None, headline, data: queries.DriveData) -> dict |
 
 
 def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    key = drive_page.shared_page_key(request, slug)
+    if key is not None and (content := cache.get(key)) is not None:
+        return _shared(HttpResponse(content))
+    response = _drive_detail(request, slug)
+    if key is not None and response.status_code == 200:
+        cache.set(key, response.content, queries.STATISTICS_SECONDS)
+        _shared(response)
+    return response
+
+
+def _shared(response: HttpResponse) -> HttpResponse:
+    patch_vary_headers(response, ("Cookie",))  # the same URL shows a signed-in reader their own page
+    return response
+
+
+def _drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
     data, error = _drive_and_data(request, slug)
     if data is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
@@ -256,7 +257,7 @@ def propose_metadata(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("drive-detail", slug=drive.slug)
 
 
-def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, CompareForm]:
+def _compare_data(request: HttpRequest) -> tuple[compare_page.CompareData | None, CompareForm]:
     # ?drives=a,b,c from a link, or ?drives=a&drives=b from the drive list's checkboxes
     form = CompareForm({"drives": ",".join(request.GET.getlist("drives")), "q": request.GET.get("q", "")})
     if not form.is_valid() or form.too_few:
@@ -267,7 +268,7 @@ def _compare_data(request: HttpRequest) -> tuple[queries.CompareData | None, Com
     if unknown:
         form.add_error("drives", f"No public drive with the slug {unknown[0]!r}.")
         return None, form
-    return queries.compare_data(drives=[found[s] for s in slugs]), form
+    return compare_page.compare_data(drives=[found[s] for s in slugs]), form
 
 
 def compare(request: HttpRequest) -> HttpResponse:

@@ -20,6 +20,7 @@ from analysis.models.results import (
     TestRun,
     TestRunFlagKinds,
 )
+from analysis.models.summaries import DrivePageSummary
 from analysis.models.surface import SurfaceCell, SurfacePattern
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",
+    "DrivePageSummary",
     "HistogramBucket",
     "Firmware",
     "Flag",

@@ -195,7 +195,10 @@ def test_drive_page_list_and_compare_cost_the_same_queries_for_one_or_many_submi
     many_cold, many_warm = cold_and_warm()
     assert few_cold == many_cold
     assert few_warm == many_warm
-    assert few_warm[0] < few_cold[0] <= 12  # the drive's statistics come from the cache once computed
+    # the drive's statistics were written with its data: the first request after a change reads a few rows, the
+    # next one (the same page for every reader without a session) one row
+    assert few_cold[0] <= 9
+    assert few_warm[0] == 1
 
 
 def test_the_drive_page_follows_a_withdrawal_at_once_despite_the_cache(client, browse_drive):

@@ -1,7 +1,9 @@
-"""manage.py refresh_aggregates: recompute every drive model's headline aggregates from published runs."""
+"""manage.py refresh_aggregates: recompute every drive model's headline aggregates and page summary from published
+runs."""
 
 from django.core.management.base import BaseCommand
 
+from analysis.browse.queries import SUMMARY_FORMAT
 from analysis.models import DriveModel
 from analysis.services import refresh_aggregates
 
@@ -9,10 +11,27 @@ from analysis.services import refresh_aggregates
 class Command(BaseCommand):
     help = (
         "Recompute the median, IQR, run and unit counts of every headline metric per drive model and factor level, "
-        "from published, unhidden submissions only, never trial runs (file target or quick profile).\n\n"
-        "Example: manage.py refresh_aggregates"
+        "and each drive's page summary (what its page, the drive list and compare show), from published, unhidden "
+        "submissions only, never trial runs (file target or quick profile). Run it once after a deployment that "
+        "changes the summaries' format; --missing visits only drive models whose summary is missing or of another "
+        "format (cheap enough to run at every start).\n\n"
+        "Example: manage.py refresh_aggregates --missing"
     )
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--missing",
+            action="store_true",
+            help="only drive models with runs whose page summary is missing or of another format",
+        )
+
     def handle(self, *args, **options):
-        rows = sum(refresh_aggregates(drive_model=model) for model in DriveModel.objects.all())
-        self.stdout.write(f"{rows} aggregate rows written")
+        models = DriveModel.objects.order_by("pk")
+        if options["missing"]:
+            current = DriveModel.objects.filter(page_summary__format=SUMMARY_FORMAT)
+            models = models.filter(test_runs__isnull=False).exclude(pk__in=current).distinct()
+        rows = visited = 0
+        for model in models:
+            rows += refresh_aggregates(drive_model=model)
+            visited += 1
+        self.stdout.write(f"{visited} drive models refreshed, {rows} aggregate rows written")

@@ -1,0 +1,37 @@
+"""What the browse pages show of a drive model, computed once when its public data changes (never per request)."""
+
+from django.db import models
+
+from analysis.models.hardware import DriveModel
+
+
+class DrivePageSummary(models.Model):
+    """One row per drive model with public runs: its counts, the runs its page charts, the figures read from every
+    public run (flags, steady counts, spread factors, breakdowns) and the default page's chart sections.
+
+    Written by analysis.services.refresh_aggregates under the drive model's row lock, in the transaction that
+    publishes, withdraws, hides, rejects or re-derives a submission, so it always describes the same runs as the
+    aggregates beside it. `format` says which code built the JSON columns; a page finding another format computes per
+    request until `manage.py refresh_aggregates` rebuilds it."""
+
+    drive_model = models.OneToOneField(
+        DriveModel, on_delete=models.CASCADE, primary_key=True, related_name="page_summary"
+    )
+    format = models.PositiveSmallIntegerField()
+    version = models.CharField(max_length=32, help_text="A new token at every refresh: keys what derives from it.")
+    slug = models.CharField(max_length=220, help_text="The drive's slug when written: the sections' links name it.")
+    n_runs = models.PositiveIntegerField()
+    n_submissions = models.PositiveIntegerField()
+    n_units = models.PositiveIntegerField()
+    # what the drive list's run filters test, as ",3,4," and ",pts,imported,": a substring test on every database
+    pcie_generations = models.CharField(max_length=32, blank=True)
+    run_kinds = models.CharField(max_length=64, blank=True)
+    # Separate columns, each stored (and TOASTed) apart, so the list and compare never read the page's sections.
+    summary = models.JSONField(help_text="Representative runs, newest submissions, flag counts, steady counts.")
+    compare = models.JSONField(help_text="The compare page's figures of the representative runs.")
+    page = models.JSONField(help_text="The drive page's chart sections, spread factors and level table.")
+    breakdowns = models.JSONField(help_text="The breakdown charts with every unit's point, for CSVs and other runs.")
+    updated = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"summary of drive model {self.drive_model_id} ({self.n_runs} runs)"

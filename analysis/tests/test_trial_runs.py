@@ -13,6 +13,7 @@ from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories_dirth import add_results
+from analysis.tests.surface_factory import surface_run
 from analysis.tests.test_datasets_exports import body, export, parsed
 
 FORMATS = ("csv", "json", "ndjson", "parquet")
@@ -33,6 +34,10 @@ def trials(browse_drive, django_user_model):
     unknown = factories.DriveModelFactory(name="Unknown drive", slug="unknown-drive", model_number="")
     quick = make_browse_submission(drive_model=unknown, uploader=owner)
     filed = make_browse_submission(drive_model=browse_drive, uploader=owner, firmware="FW9", scale=5.0)
+    keys = ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")
+    for submission_id in set(TestRun.objects.values_list("submission_id", flat=True)):  # the surface tables' rows
+        first = TestRun.objects.filter(submission_id=submission_id).order_by("pk").first()
+        surface_run(**{k: getattr(first, k) for k in keys})
     run_ids = _as_trial(quick, profile="quick", target_kind="file") + _as_trial(filed, target_kind="file")
     for submission_id in set(TestRun.objects.values_list("submission_id", flat=True)):  # demand-intensity rows
         add_results(TestRun.objects.filter(submission_id=submission_id).order_by("pk").first())
@@ -73,7 +78,7 @@ def test_a_trial_is_absent_from_the_home_page_counts_and_the_drive_pages(client,
     assert client.get("/compare/", {"drives": "acme-990-1tb,unknown-drive"}).status_code == 400
 
     page = client.get("/drives/acme-990-1tb/").content.decode()
-    assert "8 public test runs from 2 submissions on 2 units" in " ".join(page.split())
+    assert "10 public test runs from 2 submissions on 2 units" in " ".join(page.split())
     assert "FW9" not in page
     chosen = client.get("/drives/acme-990-1tb/", {"submission": str(trials["submissions"][1].pk)})
     assert chosen.status_code == 404
@@ -99,7 +104,7 @@ def test_a_trial_is_absent_from_the_read_api(client, trials):
     assert [d["slug"] for d in drives] == ["acme-990-1tb"]
     assert client.get("/api/v1/drives/unknown-drive/").status_code == 404
     detail = client.get("/api/v1/drives/acme-990-1tb/").json()
-    assert all(a["n_runs"] <= 2 for a in detail["aggregates"]) and detail["public_runs"] == 8
+    assert all(a["n_runs"] <= 2 for a in detail["aggregates"]) and detail["public_runs"] == 10
     published = client.get("/api/v1/published-submissions/").json()["results"]
     assert {s["id"] for s in published}.isdisjoint({str(s.pk) for s in trials["submissions"]}) and len(published) == 2
     for submission in trials["submissions"]:
@@ -136,7 +141,7 @@ def test_the_owner_sees_their_trial_on_the_profile_the_submission_page_and_an_in
     for fmt in FORMATS:
         rows = _export_rows(client, "runs", fmt, include="trial")
         assert {r["run_id"] for r in rows} >= trials["run_ids"]
-        assert len(rows) == 8 + len(trials["run_ids"]), "the public runs and the owner's own trials"
+        assert len(rows) == 10 + len(trials["run_ids"]), "the public runs and the owner's own trials"
     public_only = {r["run_id"] for r in _export_rows(client, "runs", "json")}
     assert not public_only & trials["run_ids"], "without include=trial even the owner gets the public rows only"
     quick_rows = _export_rows(client, "measurements", "json", include="trial", compliance="quick")

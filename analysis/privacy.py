@@ -216,13 +216,16 @@ def identifiers_in_json(document) -> set[str]:
         if isinstance(node, dict):
             if node.get("class") == "system" and isinstance(node.get("id"), str):
                 found.add(node["id"])
+            if "".join(node).isdigit():  # a histogram's bins (fio json+): no key names anything, few values nest
+                stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+                continue
             for key, value in node.items():
                 if isinstance(value, (dict, list)):
                     stack.append(value)
                 elif isinstance(value, (str, int)) and not isinstance(value, bool) and _identifying_key(str(key)):
                     found.add(str(value).strip())
         elif isinstance(node, list):
-            stack.extend(node)
+            stack.extend(item for item in node if isinstance(item, (dict, list)))
     return found
 
 

@@ -356,6 +356,7 @@ def main() -> None:
                 with transaction.atomic():
                     outcome = ingest_submission(submission=submission, bundle=bundle)
                 ingest.append(time.perf_counter() - started)
+                bundle.close()
                 if outcome.status == "rejected":
                     sys.exit(f"the benchmark bundle was rejected: {outcome.reasons[:3]}")
             rows = Measurement.objects.filter(test_run__submission=done).count()
@@ -382,13 +383,8 @@ def main() -> None:
 
 
 def verify_stored(services, submission, storage):
-    """Verification as the task does it, alone."""
-    if hasattr(services, "verify_stored_bundle"):
-        return services.verify_stored_bundle(submission=submission, storage=storage)
-    from nvmedb_client.bundle import verify_bundle
-
-    workdir = Path(tempfile.mkdtemp(prefix="nvmedb-bench-verify-"))
-    return verify_bundle(services._local_copy(storage, submission.storage_name, workdir), extract_to=workdir / "x")
+    """Verification as the task does it (the stored bundle's stream, files held in memory), alone."""
+    return services.verify_stored_bundle(submission=submission, storage=storage)
 
 
 def profile_full_path(services, new_submission, storage) -> None:

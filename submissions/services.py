@@ -3,8 +3,6 @@
 import hashlib
 import logging
 import secrets
-import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -50,6 +48,8 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError, IntegrityError, OSError)
 TOKEN_PREFIX = "nvmedb_"
 TOKEN_DISPLAY_CHARS = 12
 GZIP_MAGIC = b"\x1f\x8b"
+# the temporary directory of a bundle too large to hold in memory (the rest of its files wait there)
+SPILL_PREFIX = "nvmedb-validate-"
 
 
 class NotGzip(Exception):
@@ -422,15 +422,22 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
         return submission
 
 
-def _local_copy(storage: Storage, name: str, directory: Path) -> Path:
-    """A path to the stored bundle on this machine: the file itself, or a copy when storage is remote."""
-    try:
-        return Path(storage.path(name))
-    except NotImplementedError:
-        target = directory / "bundle.nvmedb.tar.gz"
-        with storage.open(name, "rb") as source, target.open("wb") as out:
-            shutil.copyfileobj(source, out, 1024 * 1024)
-        return target
+def open_bundle_stream(*, storage_name: str, storage: Storage | None = None) -> BinaryIO:
+    """The stored bundle as a binary stream: the one place validation opens a bundle, from Django's storage (a file
+    on this machine or an object in a bucket alike). Nothing is copied to disk first."""
+    return (storage or default_storage).open(storage_name, "rb")
+
+
+def verify_stored_bundle(*, submission: Submission, storage: Storage | None = None):
+    """Verifies the stored bundle of `submission` in one read of its stream, keeping its files in memory within the
+    site's limits (settings.NVMEDB_BUNDLE_LIMITS). Raises BundleError; close the result (or use `with`)."""
+    from nvmedb_client.bundle import BundleLimits, verify_bundle_stream
+
+    limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
+    with open_bundle_stream(storage_name=submission.storage_name, storage=storage) as stream:
+        return verify_bundle_stream(
+            stream, limits=limits, trusted_keys=None, name=Path(submission.storage_name).name, spill_prefix=SPILL_PREFIX
+        )
 
 
 def _ingest_function():
@@ -468,20 +475,16 @@ def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = N
 
 
 def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
-    from nvmedb_client.bundle import BundleError, BundleLimits, verify_bundle
+    from nvmedb_client.bundle import BundleError
 
     submission_id = submission.pk
+    try:
+        bundle = verify_stored_bundle(submission=submission, storage=storage)
+    except BundleError as exc:
+        report = _report(outcome="rejected", rule=exc.code, detail=exc.message)
+        return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
 
-    with tempfile.TemporaryDirectory(prefix="nvmedb-validate-") as tmp:
-        workdir = Path(tmp)
-        path = _local_copy(storage, submission.storage_name, workdir)
-        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
-        try:
-            bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
-        except BundleError as exc:
-            report = _report(outcome="rejected", rule=exc.code, detail=exc.message)
-            return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
-
+    with bundle:
         check = check_signing_key(
             uploader_id=submission.uploader_id, public_key=bytes(bundle.public_key), fingerprint=bundle.fingerprint
         )
@@ -584,14 +587,7 @@ def submission_fingerprint_stored(*, submission: Submission, storage: Storage | 
     """Records the fio-output digests of a stored submission validated before digests existed, so content it
     published is protected too. Returns how many digests it has; raises BundleError when its bundle no longer
     verifies."""
-    from nvmedb_client.bundle import BundleLimits, verify_bundle
-
-    storage = storage or default_storage
-    with tempfile.TemporaryDirectory(prefix="nvmedb-fingerprint-") as tmp:
-        workdir = Path(tmp)
-        path = _local_copy(storage, submission.storage_name, workdir)
-        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
-        bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
+    with verify_stored_bundle(submission=submission, storage=storage) as bundle:
         record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))
     return submission.fio_fingerprints.count()
 

@@ -184,13 +184,16 @@ def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> 
 
 
 def warm_identifiers(*, storage_name: str, bundle) -> None:
-    """Collect a just-verified bundle's identifiers from its extracted files (ingest calls this in the worker), so
-    the first visitor of a raw file does not wait for the whole bundle to be read."""
+    """Collect a just-verified bundle's identifiers from its files as verification holds them (ingest calls this in
+    the worker), so the first visitor of a raw file does not wait for the whole bundle to be read."""
     found = _manifest_identifiers(bundle.manifest)
     for entry in bundle.manifest.get("files", []):
-        path = bundle.root / "files" / entry["path"]
-        with open(path, "rb") as stream:
-            found |= _identifiers_of(entry["path"], path.stat().st_size, stream)
+        path, size = entry["path"], entry["size"]  # verification proved each file has the size the manifest says
+        if size <= privacy.MAX_PARSED_BYTES:
+            found |= privacy.identifiers_in_file(path, bundle.read_bytes(path))
+        else:
+            with bundle.open(path) as stream:
+                found |= _identifiers_of(path, size, stream)
     _remember(storage_name, found)
 
 

@@ -183,20 +183,6 @@ def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> 
     return found
 
 
-def warm_identifiers(*, storage_name: str, bundle) -> None:
-    """Collect a just-verified bundle's identifiers from its files as verification holds them (ingest calls this in
-    the worker), so the first visitor of a raw file does not wait for the whole bundle to be read."""
-    found = _manifest_identifiers(bundle.manifest)
-    for entry in bundle.manifest.get("files", []):
-        path, size = entry["path"], entry["size"]  # verification proved each file has the size the manifest says
-        if size <= privacy.MAX_PARSED_BYTES:
-            found |= privacy.identifiers_in_file(path, bundle.read_bytes(path))
-        else:
-            with bundle.open(path) as stream:
-                found |= _identifiers_of(path, size, stream)
-    _remember(storage_name, found)
-
-
 class ScrubbedFile:
     """One listed file of a bundle, scrubbed as it is read: iterate `chunks()` once, or `close()` it."""
 

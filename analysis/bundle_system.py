@@ -38,6 +38,10 @@ class ListedFiles:
     def read_bytes(self, path: str) -> bytes:
         return self.bundle.read_bytes(path)
 
+    def parsed(self, path: str, parse):
+        """`parse` of the file's bytes, once per bundle (VerifiedBundle.parsed): do not change the result."""
+        return self.bundle.parsed(path, parse)
+
 
 def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRecord) -> None:
     """Purge method and write cache as the client recorded them (files/run.json, system facts.json)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import QuerySet
 
+from nvmedb_client.fio_output import parse_fio_output
 from submissions.models import FioOutputFingerprint, Submission
 
 if TYPE_CHECKING:
@@ -59,12 +60,15 @@ class Fingerprint:
 def measurement_digest(data: bytes) -> str | None:
     """The digest of what fio measured in `data`; None when it is no fio result or records no I/O at all (a run
     that failed at once looks the same for everyone, so it identifies nobody)."""
-    from nvmedb_client.fio_output import parse_fio_output
-
     try:
         doc = parse_fio_output(data)
     except Exception:  # noqa: BLE001 - best effort: the ingest judges the output and names what is wrong with it
         return None
+    return result_digest(doc)
+
+
+def result_digest(doc: dict) -> str | None:
+    """measurement_digest of an already parsed fio result."""
     entries = doc.get("jobs") if isinstance(doc.get("jobs"), list) else doc.get("client_stats")
     if not isinstance(entries, list):
         return None
@@ -99,10 +103,12 @@ def bundle_fingerprints(bundle: VerifiedBundle) -> list[Fingerprint]:
         if not isinstance(path, str) or path not in hashes:
             continue
         try:
-            data = bundle.read_bytes(path)
+            doc = bundle.parsed(path, parse_fio_output)  # parsed once: the ingest reads the same result
         except OSError:
             continue
-        digest = measurement_digest(data)
+        except Exception:  # noqa: BLE001 - best effort: the ingest judges the output and names what is wrong with it
+            doc = None
+        digest = result_digest(doc) if doc is not None else None
         if digest is None:
             continue  # not a fio result: its bytes identify nobody either (an error message is the same for all)
         found.append(Fingerprint(BYTES, hashes[path], path))

@@ -21,13 +21,13 @@ import shutil
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import fastjsonschema
 import jsonschema
@@ -87,6 +87,7 @@ class VerifiedBundle:
     manifest_bytes: bytes = field(default=b"", repr=False)
     files: _ExtractedFiles | _HeldFiles | None = field(default=None, repr=False)
     _listed: frozenset[str] | None = field(default=None, repr=False)
+    _parsed: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.files is None and self.root is not None:
@@ -105,6 +106,14 @@ class VerifiedBundle:
             raise KeyError(f"{path!r} is not listed in the bundle manifest")
         return self.files.read_bytes(path)
 
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
+        and its ingest both read every fio output. Callers must not change what it returns."""
+        key = (path, parse)
+        if key not in self._parsed:
+            self._parsed[key] = parse(self.read_bytes(path))
+        return self._parsed[key]
+
     def open(self, path: str) -> BinaryIO:
         """A binary stream of a file the manifest lists, for files too large to read at once."""
         if path not in self.listed:
@@ -112,6 +121,7 @@ class VerifiedBundle:
         return self.files.open(path)
 
     def close(self) -> None:
+        self._parsed = {}
         if self.files is not None:
             self.files.close()
 
@@ -581,6 +591,14 @@ class _ExtractedFiles:
     def read_bytes(self, path: str) -> bytes:
         return (self.root / FILES_DIR / path).read_bytes()
 
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
+        and its ingest both read every fio output. Callers must not change what it returns."""
+        key = (path, parse)
+        if key not in self._parsed:
+            self._parsed[key] = parse(self.read_bytes(path))
+        return self._parsed[key]
+
     def open(self, path: str) -> BinaryIO:
         return (self.root / FILES_DIR / path).open("rb")
 
@@ -621,6 +639,14 @@ class _HeldFiles:
         if path in self._memory:
             return self._memory[path]
         return self._spilled[path].read_bytes()
+
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
+        and its ingest both read every fio output. Callers must not change what it returns."""
+        key = (path, parse)
+        if key not in self._parsed:
+            self._parsed[key] = parse(self.read_bytes(path))
+        return self._parsed[key]
 
     def open(self, path: str) -> BinaryIO:
         if path in self._memory:

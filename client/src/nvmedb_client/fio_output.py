@@ -164,21 +164,28 @@ def _check_bounds(summary: FioSummary) -> None:
     """Every figure must be a finite number a 64-bit column can hold: a larger one is no measurement (2**63 bytes is
     8 EiB; 2**63 ns is 292 years), and the sums and squares of steady-state math stay finite below it."""
     tables = {"percentile": summary.percentiles_ns, "completion percentile": summary.clat_percentiles_ns}
-    values = [(name, getattr(summary, name)) for name in summary.__dataclass_fields__]
-    values += [
-        (f"{kind} {key} of {direction}", value)
-        for kind, by_direction in tables.items()
-        for direction, table in by_direction.items()
-        for key, value in table.items()
-    ]
-    for name, value in values:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        if isinstance(value, float) and not math.isfinite(value):
-            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
-        if abs(value) >= MAX_VALUE:  # compared as an int when it is one: a huge int has no float form
-            shown = f"{value:.3g}" if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
-            raise FioOutputError(f"fio output gives {name} = {shown}, beyond the limit of ±2**63")
+    for name in summary.__dataclass_fields__:
+        _check_bound(name, getattr(summary, name))
+    for kind, by_direction in tables.items():
+        for direction, table in by_direction.items():
+            for key, value in table.items():
+                if not _within(value):
+                    _check_bound(f"{kind} {key} of {direction}", value)
+
+
+def _within(value) -> bool:
+    """A plain finite number inside the bounds (the usual case, checked without naming it)."""
+    return type(value) in (int, float) and -MAX_VALUE < value < MAX_VALUE
+
+
+def _check_bound(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+    if abs(value) >= MAX_VALUE:  # compared as an int when it is one: a huge int has no float form
+        shown = f"{value:.3g}" if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
+        raise FioOutputError(f"fio output gives {name} = {shown}, beyond the limit of ±2**63")
 
 
 def _summarize(doc: dict) -> FioSummary:

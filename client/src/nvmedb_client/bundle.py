@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -51,6 +52,7 @@ MAX_NAME_BYTES = 255
 _GIB = 1024**3
 _MIB = 1024**2
 _CHUNK = 1024 * 1024
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 class BundleError(Exception):
@@ -535,7 +537,7 @@ def _check_member_name(name: str) -> None:
 def _check_relative_path(path: str) -> None:
     if not path or path.startswith("/") or "\\" in path or (len(path) > 1 and path[1] == ":"):
         raise BundleError("unsafe_path", f"{path!r} is not a relative '/'-separated path")
-    if any(ord(character) < 0x20 or character == "\x7f" for character in path):
+    if _CONTROL.search(path):
         raise BundleError("unsafe_path", f"{path!r} contains a control character")
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):

@@ -444,6 +444,9 @@ def celery_cold_run(url: str, new_submission, work: Path) -> None:
     import signal
     import subprocess
     import uuid
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*has no effect on send_task")  # it goes to the broker, as meant
 
     from django.core.files.storage import FileSystemStorage
 

@@ -500,13 +500,18 @@ def celery_cold_run(url: str, new_submission, work: Path) -> None:
                 time.sleep(0.02)
             print(f"  celery worker, {label}: {(time.perf_counter() - started) * 1000:8.1f} ms, {status}")
             # the worker goes on with the raw-file warm-up this ingest queued; the next bundle must not wait for it
-            while log.read_text(errors="replace").count("warm_raw_file_identifiers") < 2 * warmed:
+            while warm_ups_done(log) < warmed:
                 if time.perf_counter() - started > 120:
                     break
                 time.sleep(0.05)
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
+
+
+def warm_ups_done(log: Path) -> int:
+    lines = log.read_text(errors="replace").splitlines()
+    return sum(1 for line in lines if "warm_raw_file_identifiers[" in line and "succeeded" in line)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
 RUN SECRET_KEY=collectstatic DATABASE_URL=sqlite:////tmp/x REDIS_URL=redis://unused \
     python manage.py collectstatic --noinput \
- && mkdir -p /var/lib/nvmedb && chown nvmedb /var/lib/nvmedb
+ && mkdir -p /var/lib/nvmedb/beat && chown -R nvmedb /var/lib/nvmedb
 USER nvmedb
 EXPOSE 8000
 CMD ["gunicorn", "-c", "gunicorn.conf.py", "nvmedb.wsgi"]

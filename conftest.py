@@ -67,3 +67,23 @@ def shared_samples() -> Path:
     if not SHARED_SAMPLES.is_dir():
         pytest.skip(f"shared samples folder not found at {SHARED_SAMPLES} (it sits beside the project root)")
     return SHARED_SAMPLES
+
+
+# --- object storage: a real S3-compatible server (moto's) on loopback ----------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    from tests.s3server import S3Server
+
+    server = S3Server().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def object_storage(settings, s3_server):
+    """Bundles and releases of this test in a bucket of their own on the S3 server; returns (server, bucket)."""
+    bucket = s3_server.new_bucket()
+    settings.STORAGES = {**settings.STORAGES, **s3_server.storages(bucket)}
+    return s3_server, bucket

@@ -26,6 +26,8 @@ from analysis.bundle_system import (
 from analysis.identity import DriveIdentity, identity_from_id_ctrl
 from analysis.overprovisioning import overprovisioning
 from analysis.poison import reading
+from analysis.pts import recovery
+from analysis.pts.surface import read_surface
 from analysis.records import (
     FlagRecord,
     MeasurementRecord,
@@ -43,7 +45,8 @@ from nvmedb_client.tracking import evaluate_runs
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
 
-TEST_ORDER = ("iops", "tp", "lat", "wsat")
+TEST_ORDER = ("iops", "tp", "lat", "wsat", "hir", "xsr", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", "surface")
+MIXED_BLOCK_SIZE_TESTS = ("ws-comp",)
 CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
 # the client's job files are a few hundred bytes
 MAX_JOB_FILE_BYTES = 1024 * 1024
@@ -125,8 +128,12 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     _build_test_runs(bundle, runs, summaries, documents, options, record)
     with reading("the steady-state evaluation of the fio outputs"):
         _steady_state(manifest, runs, summaries, record)
+    with reading("the HIR and XSR figures from the fio outputs and per-interval logs"):
+        recovery.rederive(verified, record)
     with reading("the written-coverage estimate of the fio outputs"):
         _unwritten(runs, summaries, record)
+    with reading("the surface figures of the fio outputs"):
+        read_surface(manifest, summaries, record)
 
     first_smart = next((m.smart_before for tr in record.test_runs for m in tr.measurements if m.smart_before), None)
     if first_smart is None and system.get("nvme-smart-log"):
@@ -222,8 +229,10 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
 def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict) -> list:
     run_id = str(run.get("id"))
     failures = crosscheck.check_figures(doc, raw_file=raw)
+    # a block-size mix (bssplit) has no single block size to check IOPS x size against
+    mixed = run.get("test") in MIXED_BLOCK_SIZE_TESTS
     failures += crosscheck.check_iops_bandwidth(
-        doc, block_size_bytes=optional_int(run.get("block_size_bytes")), raw_file=raw
+        doc, block_size_bytes=None if mixed else optional_int(run.get("block_size_bytes")), raw_file=raw
     )
     failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
     options = crosscheck.job_options(doc)
@@ -287,6 +296,8 @@ def _build_test_runs(
                     "no smart-log snapshot around this run (file target or no nvme-cli)"
                 )
             block_size = optional_int(run.get("block_size_bytes")) or 0
+            if test in MIXED_BLOCK_SIZE_TESTS:
+                block_size = 0  # a mix of block sizes, as the plausibility gates and the dataset read 0
             series = f"bs{block_size}" if test == "tp" or phase == "wipc" else ""
             test_run.measurements.append(
                 MeasurementRecord(

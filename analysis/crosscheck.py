@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from analysis.pts import segments as pts_segments
 from analysis.wear import DATA_UNIT_BYTES
 
 REJECT = "reject"
@@ -414,6 +415,10 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
         if not any(b.get("wipc") for b in blocks):
             return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no preconditioning for it")]
         return []
+    segment = pts_segments.segment_of(run, blocks)  # a HIR/XSR timed run, not a round of a series
+    if segment is not None:
+        problems = pts_segments.segment_problems(run, segment)
+        return [CheckFailure("plan", REJECT, f"run {run.get('id')}: " + "; ".join(problems))] if problems else []
     cell = (run.get("pattern"), run.get("block_size_bytes"), run.get("read_pct"))
     problems = []
     for block in blocks:

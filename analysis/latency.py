@@ -12,13 +12,13 @@ The functions take the model classes as arguments so the data migration can pass
 from __future__ import annotations
 
 import logging
-import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from analysis.headline import worst_percentile
 from analysis.steady import judge_series
+from nvmedb.storage import StorageUnavailable
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 
 logger = logging.getLogger(__name__)
@@ -79,15 +79,13 @@ def stored_bundle_reader(storage, name: str, workdir: Path) -> Callable[[str], b
     """A reader of files/<path> from the stored bundle `name`, verified again (hashes, signature); None when the
     bundle is gone or no longer verifies."""
     from nvmedb_client.bundle import BundleError, verify_bundle
+    from submissions.storage import copy_bundle_to
 
     try:
-        try:
-            path = Path(storage.path(name))
-        except NotImplementedError:
-            path = workdir / "bundle.nvmedb.tar.gz"
-            with storage.open(name, "rb") as source, path.open("wb") as out:
-                shutil.copyfileobj(source, out, 1024 * 1024)
+        path = copy_bundle_to(name, workdir, storage=storage)
         bundle = verify_bundle(path, extract_to=workdir / "extracted")
+    except StorageUnavailable:
+        raise  # storage is away, not the bundle: stop rather than record every row as unreadable
     except (BundleError, OSError) as exc:
         logger.warning("stored bundle %s cannot be re-read: %s", name, exc)
         return None

@@ -107,6 +107,8 @@ class TestRunRecord:
     max_temperature_k: float | None = None
     throttled: bool = False
     missing: dict[str, str] = field(default_factory=dict)
+    surface: object | None = None  # analysis.pts.surface.SurfaceOutcome of a surface run
+    recovery: dict | None = None  # HIR/XSR re-derived by the server (nvmedb_client.pts), with the client's claim
 
 
 @dataclass

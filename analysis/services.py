@@ -31,6 +31,8 @@ from analysis.models import (
     Vendor,
 )
 from analysis.models.aggregates import Factor
+from analysis.pts import surface
+from analysis.pts.store import insert_recovery
 from analysis.records import HostRecord, SubmissionRecord
 from analysis.selectors import is_trial, trial_q
 
@@ -144,6 +146,12 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
             )
 
     insert_rows([_window_row(test_run, w) for test_run, test_record in pairs for w in test_record.windows])
+    for test_run, test_record in pairs:
+        if test_record.surface is not None:
+            cells, patterns = surface.surface_rows(test_run, test_record.surface, by_key)
+            insert_rows(cells)
+            insert_rows(patterns)
+    insert_recovery(pairs)  # HIR wait states, XSR groups and their time series
 
     runs_by_test = {test_run.test: test_run for test_run in test_runs}
     for flag in record.flags:
@@ -185,8 +193,9 @@ def _test_run_row(submission, record, test_record, drive_model, firmware, unit, 
         test=test_record.test,
         edition=record.edition,
         profile=record.profile,
-        compliant=record.compliant,
-        compliance_reasons=record.compliance_reasons,
+        # an nvmedb extension is never a PTS result, whatever the rest of its bundle is
+        compliant=record.compliant and test_record.test != surface.TEST,
+        compliance_reasons=record.compliance_reasons + ([surface.NOT_PTS] if test_record.test == surface.TEST else []),
         threads=test_record.threads,
         iodepth=test_record.iodepth,
         target_kind=record.target_kind,
@@ -248,6 +257,7 @@ def _measurement_row(m, test_run: TestRun, round_row: Round, usable, cumulative_
         run_key=m.run_key,
         block_size_bytes=m.block_size_bytes,
         read_pct=m.read_pct,
+        pattern=m.pattern[:16],
         threads=m.threads,
         iodepth=m.iodepth,
         read_iops=s.read_iops if s else None,

@@ -7,6 +7,7 @@ from django.db import InterfaceError, OperationalError
 
 from analysis.browse import raw_files
 from analysis.datasets import releases
+from nvmedb.storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -15,7 +16,7 @@ logger = logging.getLogger(__name__)
     acks_late=True,
     soft_time_limit=3 * 3600,
     time_limit=3 * 3600 + 300,
-    autoretry_for=(OperationalError, InterfaceError),
+    autoretry_for=(OperationalError, InterfaceError, StorageUnavailable),
     retry_backoff=60,
     max_retries=3,
 )

@@ -7,7 +7,8 @@ file with 2-second cells, and prints:
   - what that per-run overhead means for the specification's 60-second cells;
   - the client's peak resident memory (target: <= 100 MB).
 
-Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat] [--size 256MiB]
+Usage: python bench/client_overhead.py [--cell-seconds 2] [--tests iops,tp,lat,wsat,surface] [--size 256MiB]
+       (--tests all: every test, the core four, HIR, XSR, the WSAT optional workloads and the surface)
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ MEMORY_TARGET_BYTES = 100 * 1000**2
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cell-seconds", type=float, default=2.0)
-    parser.add_argument("--tests", default="iops,tp,lat,wsat")
+    parser.add_argument("--tests", default=",".join(plan.TESTS))  # every test, the nvmedb extensions included
     parser.add_argument("--size", default="256MiB")
     args = parser.parse_args()
 
@@ -42,7 +43,7 @@ def main() -> int:
             target_kind="file",
             target_path=str(base / "target.img"),
             size_bytes=plan.parse_size(args.size),
-            tests=args.tests.split(","),
+            tests=list(plan.TESTS) if args.tests == "all" else args.tests.split(","),
             edition="enterprise",
             profile="quick",
             cell_runtime_s=args.cell_seconds,
@@ -53,8 +54,8 @@ def main() -> int:
         def time_fio(the_runner: runner.Runner) -> None:
             original = the_runner.fio_process.run
 
-            def timed(argv):
-                result = original(argv)
+            def timed(argv, **options):  # options: the fio process's working directory and environment
+                result = original(argv, **options)
                 fio_wall.append(result.duration_s)
                 return result
 

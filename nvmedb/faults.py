@@ -1,8 +1,9 @@
 """Clear answers when a service the site depends on is away: 503 with Retry-After instead of a 500 page.
 
-PostgreSQL refusing or dropping connections, the Redis broker refusing, or bundle storage being full or read-only
-are outages, not bugs: the client should come back later, and says so in a sentence. The DRF exception handler
-covers the API (DRF catches exceptions before middleware sees them); the middleware covers every other view.
+PostgreSQL refusing or dropping connections, the Redis broker refusing, or bundle storage being full, read-only or
+(a bucket) unreachable are outages, not bugs: the client should come back later, and says so in a sentence. The DRF
+exception handler covers the API (DRF catches exceptions before middleware sees them); the middleware covers every
+other view.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from kombu.exceptions import OperationalError as BrokerError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from nvmedb.storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ def unavailable_code(exc: BaseException) -> str | None:
         return "database_unavailable"
     if isinstance(exc, BrokerError | RedisConnectionError | RedisTimeoutError):
         return "queue_unavailable"
-    if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+    if isinstance(exc, StorageUnavailable) or (isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS):
         return "storage_unavailable"
     return None
 

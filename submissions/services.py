@@ -37,6 +37,7 @@ from submissions.models import (
 )
 from submissions.review import review_reason
 from submissions.rules import rule_sentence
+from submissions.storage import bundle_name, open_bundle
 from submissions.upload import HashingReader
 
 logger = logging.getLogger(__name__)
@@ -234,7 +235,7 @@ def submission_create(
     """
     storage = storage or default_storage
     submission_id = uuid.uuid4()
-    name = f"bundles/{timezone.now():%Y/%m}/{submission_id}.nvmedb.tar.gz"
+    name = bundle_name(submission_id, timezone.now())
     reader = HashingReader(_GzipCheckingSource(stream), limit=settings.NVMEDB_MAX_BUNDLE_BYTES)
     try:
         stored_name = storage.save(name, File(reader, name=name))
@@ -422,19 +423,15 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
         return submission
 
 
-def open_bundle_stream(*, storage_name: str, storage: Storage | None = None) -> BinaryIO:
-    """The stored bundle as a binary stream: the one place validation opens a bundle, from Django's storage (a file
-    on this machine or an object in a bucket alike). Nothing is copied to disk first."""
-    return (storage or default_storage).open(storage_name, "rb")
-
-
 def verify_stored_bundle(*, submission: Submission, storage: Storage | None = None):
-    """Verifies the stored bundle of `submission` in one read of its stream, keeping its files in memory within the
-    site's limits (settings.NVMEDB_BUNDLE_LIMITS). Raises BundleError; close the result (or use `with`)."""
+    """Verifies the stored bundle of `submission` in one read of its stream (submissions.storage.open_bundle, a
+    directory or a bucket alike), keeping its files in memory within the site's limits
+    (settings.NVMEDB_BUNDLE_LIMITS); nothing is copied to disk first. Raises BundleError; close the result (or use
+    `with`)."""
     from nvmedb_client.bundle import BundleLimits, verify_bundle_stream
 
     limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
-    with open_bundle_stream(storage_name=submission.storage_name, storage=storage) as stream:
+    with open_bundle(submission, storage=storage) as stream:
         return verify_bundle_stream(
             stream, limits=limits, trusted_keys=None, name=Path(submission.storage_name).name, spill_prefix=SPILL_PREFIX
         )

@@ -29,14 +29,29 @@ class HashingReader:
         self.size = 0
 
     def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes, fewer only at the end (an S3 upload takes a short read for the end of the body);
+        without a size, the next CHUNK_BYTES, so that nothing reads the whole body into memory."""
         if size is None or size < 0:
             size = CHUNK_BYTES
-        data = self._source.read(min(size, CHUNK_BYTES))
-        self.size += len(data)
-        if self.size > self._limit:
-            raise BundleTooLarge(self._limit)
-        self._hash.update(data)
-        return data
+        pieces = []
+        wanted = size
+        while wanted > 0:
+            data = self._source.read(min(wanted, CHUNK_BYTES))
+            if not data:
+                break
+            self.size += len(data)
+            if self.size > self._limit:
+                raise BundleTooLarge(self._limit)
+            self._hash.update(data)
+            pieces.append(data)
+            wanted -= len(data)
+        return b"".join(pieces)
+
+    # A one-way stream: storage backends read it once, front to back (an upload to a bucket in parts).
+    closed = False
+
+    def seekable(self) -> bool:
+        return False
 
     @property
     def sha256(self) -> str:

@@ -22,13 +22,20 @@ def test_docker_compose_accepts_the_production_topology():
         if IN_CI:
             pytest.fail("CI must install docker-compose to check docker-compose.yml")
         pytest.skip("docker-compose is not installed (apt-get install docker-compose)")
-    env = dict(os.environ, SECRET_KEY="k", NVMEDB_SERIAL_HASH_KEY="h", POSTGRES_PASSWORD="p")
+    env = dict(
+        os.environ,
+        SECRET_KEY="k",
+        NVMEDB_SERIAL_HASH_KEY="h",
+        POSTGRES_PASSWORD="p",
+        NVMEDB_S3_SECRET_ACCESS_KEY="minio-secret",
+    )
     result = subprocess.run(
         ["docker-compose", "-f", "docker-compose.yml", "config"], cwd=REPO_ROOT, env=env, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
-    for service in ("web:", "worker:", "beat:", "postgres:", "redis:"):
+    for service in ("web:", "worker:", "beat:", "postgres:", "redis:", "minio:", "bucket:"):
         assert service in result.stdout
+    assert "NVMEDB_S3_BUCKET: nvmedb" in result.stdout and "NVMEDB_S3_ENDPOINT_URL: http://minio:9000" in result.stdout
 
 
 def test_plain_runserver_serves_the_site_and_its_static_files_with_debug_off(tmp_path):

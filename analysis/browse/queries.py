@@ -280,6 +280,7 @@ class DriveSummary:
     newest: list[dict]  # a run (light row) of each of the newest submissions, newest first
     flag_counts: list[dict]  # {"kind", "n_submissions"}
     steady_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (steady runs, runs)
+    tests: tuple[str, ...] = ()  # every test the drive has a public run of (the HIR/XSR sections query only then)
 
 
 NEWEST_SUBMISSIONS = 15
@@ -302,7 +303,7 @@ def drive_summaries(
     """Each drive's summary, cached per data version (three queries on a miss whatever the number of drives, none on
     a hit), and the full run lists of the drives that had to be summarised (empty on a hit)."""
     versions = {pk: dataset_version(aggregates.get(pk, [])) for pk in drive_ids}
-    keys = {pk: f"browse:drive-summary:v2:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
+    keys = {pk: f"browse:drive-summary:v3:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
     cached = cache.get_many(list(keys.values())) if keys else {}
     found = {pk: cached[key] for pk, key in keys.items() if key in cached}
     missing = [pk for pk in drive_ids if pk not in found]
@@ -336,6 +337,7 @@ def drive_summaries(
                 for test in TEST_ORDER
                 if (of_test := [r for r in runs[pk] if r["test"] == test])
             },
+            tests=tuple(sorted({r["test"] for r in runs[pk]})),
         )
     cache.set_many({keys[pk]: found[pk] for pk in missing if pk in keys}, STATISTICS_SECONDS)
     return found, runs

@@ -24,6 +24,7 @@ from django.core.cache import cache
 from django.core.files.storage import Storage, default_storage
 
 from analysis import privacy
+from submissions.storage import open_bundle
 
 logger = logging.getLogger(__name__)
 SCRUBBED = privacy.SCRUBBED
@@ -79,7 +80,7 @@ def _readable(storage_name: str) -> Iterator[None]:
 
 
 def _open_archive(storage: Storage, storage_name: str):
-    handle = storage.open(storage_name, "rb")
+    handle = open_bundle(storage_name, storage=storage)
     try:
         with _readable(storage_name):
             return handle, tarfile.open(fileobj=handle, mode="r|gz")

@@ -15,7 +15,17 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from analysis import pcie
-from analysis.browse import charts, drive_page, factors, queries, raw_files, units
+from analysis.browse import (
+    charts,
+    charts_hir,
+    charts_surface,
+    charts_xsr,
+    drive_page,
+    factors,
+    queries,
+    raw_files,
+    units,
+)
 from analysis.browse import metadata as metadata_services
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from analysis.browse.methodology import methodology_context, methodology_html
@@ -24,6 +34,7 @@ from analysis.filters import DriveFilter
 from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
 from analysis.models.metadata import SPEC_FIELDS
+from nvmedb.storage import StorageUnavailable
 from submissions.selectors import submission_for_viewer
 
 PER_PAGE = 25
@@ -114,6 +125,11 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
+        "surface": charts_surface.section(charts_surface.load(data.drive, data.chosen_submission))
+        if "surface" in data.summary.tests
+        else None,
+        "hir": charts_hir.hir_section(data.drive.pk, data.chosen_submission) if "hir" in data.summary.tests else None,
+        "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
@@ -312,6 +328,8 @@ def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpR
             context = {"submission": found[0], "path": path, "size": listed.size, "limit": raw_files.render_max_bytes()}
             return render(request, "analysis/browse/raw_file_large.html", context)
         scrubbed = raw_files.open_scrubbed(storage_name=storage_name, path=path)
+    except StorageUnavailable:
+        raise  # a 503 with Retry-After (nvmedb.faults), not a missing file
     except (raw_files.RawFileNotFound, FileNotFoundError, OSError) as exc:
         raise Http404(str(exc)) from None
     if download:
@@ -337,4 +355,5 @@ FLAG_HELP = {
     FlagKind.STEADY_STATE_CLAIM_DIFFERS: "The client's steady-state verdict differs from the one re-derived here.",
     FlagKind.CROSSCHECK: "Numbers in the raw files disagree with each other beyond tolerance.",
     FlagKind.OUTLIER: "Far from other runs of the same model (robust z-score beyond ±3.5).",
+    FlagKind.SURFACE_CLAIM_DIFFERS: "The client's surface figures differ from those re-derived here; these are shown.",
 }

@@ -1,48 +1,51 @@
 """Versioned releases: numbered, immutable directories of the public tables, checksummed and citable.
 
-A release N lives in `NVMEDB_RELEASES_DIR/N/`. It is written in full in a temporary sibling directory (".building-…")
-and published by one atomic `os.rename`, so readers see either no release N or all of it; a build that dies midway
-leaves only its temporary directory, which the next build removes. Published files are read-only and never rewritten:
-a new build always takes the next number. Builds run one at a time (an exclusive lock file).
+A release N lives in `N/` of the "releases" storage: `NVMEDB_RELEASES_DIR/N/` on local disk, or `releases/N/` in the
+S3-compatible bucket (nvmedb.settings.storages). It is written in full in a local temporary directory first. On local
+disk that directory is a sibling (".building-…") published by one atomic `os.rename`; in a bucket its files are
+uploaded with SHA256SUMS last, and a release exists only once its SHA256SUMS does. Either way readers see no release N
+or all of it, and a build that dies midway leaves only what the next build removes. Published files are never
+rewritten: a new build always takes the next number. Builds run one at a time: a PostgreSQL advisory lock, which holds
+across machines, or a lock file on a single machine with SQLite. The storage mechanics are in release_store.
 """
 
 from __future__ import annotations
 
 import csv
-import fcntl
 import hashlib
+import io
 import json
 import os
 import re
-import shutil
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
-from django.conf import settings
+from django.core.cache import cache
+from django.core.files.storage import Storage
 from django.db import connection, transaction
 from django.utils import timezone
 
 from analysis.datasets import exports, writers
+from analysis.datasets import release_store as store
 from analysis.datasets.filters import Filters, rows_queryset
+from analysis.datasets.release_store import SUMS
 from analysis.datasets.tables import TABLES, Table
+from nvmedb.storage import StorageUnavailable, list_sizes, local_path, open_stream
 from nvmedb_client import data_license
 from submissions.selectors import withdrawn_submissions
 
 RELEASE_FORMATS = ("csv", "parquet")
-TEMP_PREFIX = ".building-"
-LOCK_NAME = ".lock"
 DATAPACKAGE = "datapackage.json"
-SUMS = "SHA256SUMS"
 CITATION = "CITATION.cff"
 CHANGELOG = "CHANGELOG.md"
 README = "README.md"
 TEXT_FILES = frozenset({SUMS, CITATION, CHANGELOG, README})
 TITLE = "nvmedb: NVMe SSD performance measured with the SNIA PTS"
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
+# A published release never changes: what was read of it is kept (a bucket costs one request per file read).
+CACHE_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,9 @@ class ReleaseFile:
 @dataclass(frozen=True)
 class Release:
     number: int
-    path: Path
     created: str
     files: tuple[ReleaseFile, ...]
+    sums_bytes: int  # SHA256SUMS itself, which lists every other file
 
     @property
     def total_bytes(self) -> int:
@@ -80,83 +83,68 @@ class BuildResult:
     message: str
 
 
-def releases_dir() -> Path:
-    return Path(settings.NVMEDB_RELEASES_DIR)
-
-
 def list_releases() -> list[Release]:
     """Published releases, newest first."""
-    root = releases_dir()
-    if not root.is_dir():
-        return []
-    numbers = sorted((int(p.name) for p in root.iterdir() if p.is_dir() and p.name.isdigit()), reverse=True)
-    return [release for n in numbers if (release := get_release(n)) is not None]
+    storage = store.release_storage()
+    numbers = sorted(store.numbers(storage), reverse=True)
+    return [release for n in numbers if (release := get_release(n, storage=storage)) is not None]
 
 
-def get_release(number: int) -> Release | None:
-    path = releases_dir() / str(number)
+def get_release(number: int, *, storage: Storage | None = None) -> Release | None:
+    storage = storage or store.release_storage()
+    key = f"release:{hashlib.sha256(store.storage_id(storage).encode()).hexdigest()[:16]}:{number}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
     try:
-        package = json.loads((path / DATAPACKAGE).read_text())
-        sums = _read_sums(path / SUMS)
+        release = _read_release(storage, number)
+    except StorageUnavailable:
+        raise  # a 503, not "no such release"
     except (OSError, ValueError):
+        return None
+    if release is not None:
+        cache.set(key, release, CACHE_SECONDS)
+    return release
+
+
+def _read_release(storage: Storage, number: int) -> Release | None:
+    sizes = list_sizes(storage, str(number))
+    if SUMS not in sizes or DATAPACKAGE not in sizes:
+        return None  # not (yet) published
+    package = json.loads(store.read_bytes(storage, f"{number}/{DATAPACKAGE}"))
+    sums = store.parse_sums(store.read_bytes(storage, f"{number}/{SUMS}").decode())
+    if not set(sums) <= set(sizes):
         return None
     rows = {r["path"]: r["rows"] for r in package.get("resources", []) if "rows" in r}
     files = tuple(
         ReleaseFile(
             name=name,
-            bytes=(path / name).stat().st_size,
+            bytes=sizes[name],
             sha256=digest,
             rows=rows.get(name, rows.get(name.rsplit(".", 1)[0] + ".csv")),
         )
         for name, digest in sums.items()
     )
-    return Release(number=number, path=path, created=package.get("created", ""), files=files)
+    return Release(number=number, created=package.get("created", ""), files=files, sums_bytes=sizes[SUMS])
 
 
-def release_file_path(number: int, name: str) -> Path | None:
-    """The path of file `name` of release `number`, only if the release lists it (or it is the list itself)."""
+def release_file(number: int, name: str) -> tuple[str, int] | None:
+    """The stored name and size of file `name` of release `number`, only if the release lists it (or it is the list
+    itself)."""
     if not FILE_NAME.match(name):
         return None
     release = get_release(number)
-    if release is None or (name != SUMS and name not in {f.name for f in release.files}):
+    if release is None:
         return None
-    return release.path / name
+    if name == SUMS:
+        return f"{number}/{SUMS}", release.sums_bytes
+    listed = next((f for f in release.files if f.name == name), None)
+    return (f"{number}/{name}", listed.bytes) if listed else None
 
 
-def _read_sums(path: Path) -> dict[str, str]:
-    sums = {}
-    for line in path.read_text().splitlines():
-        digest, _, name = line.partition("  ")
-        if name:
-            sums[name] = digest
-    return sums
-
-
-@contextmanager
-def _exclusive_lock(root: Path) -> Iterator[None]:
-    with open(root / LOCK_NAME, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def remove_abandoned_builds(root: Path) -> list[str]:
-    """Remove temporary directories of builds that died (call only while holding the lock)."""
-    removed = []
-    for path in root.iterdir():
-        if path.is_dir() and path.name.startswith(TEMP_PREFIX):
-            _make_writable(path)
-            shutil.rmtree(path)
-            removed.append(path.name)
-    return removed
-
-
-def _make_writable(path: Path) -> None:
-    path.chmod(0o755)
-    for child in path.iterdir():
-        child.chmod(0o644)
+def open_release_file(stored_name: str) -> BinaryIO:
+    """A file of a published release (a name from `release_file`) as a binary stream."""
+    return open_stream(store.release_storage(), stored_name)
 
 
 def _hash_file(path: Path) -> str:
@@ -196,31 +184,30 @@ def _snapshot() -> None:
 
 def build_release(*, now: datetime | None = None, force: bool = False) -> BuildResult:
     """Build the next release unless nothing changed since the last one (then say so and publish nothing)."""
-    root = releases_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    with _exclusive_lock(root):
-        remove_abandoned_builds(root)
+    storage = store.release_storage()
+    root = Path(path) if (path := local_path(storage)) else None
+    if root is not None:
+        root.mkdir(parents=True, exist_ok=True)
+    with store.exclusive_lock(root):
+        if root is not None:
+            store.remove_abandoned_builds(root)
+        else:
+            store.remove_abandoned_uploads(storage)
         releases = list_releases()
         previous = releases[0] if releases else None
         # Past every numbered directory, even one that is not a readable release: a number is never reused.
-        number = max((int(p.name) for p in root.iterdir() if p.name.isdigit()), default=0) + 1
-        temp = root / f"{TEMP_PREFIX}{number}-{uuid.uuid4().hex[:8]}"
-        temp.mkdir()
-        outer_transaction = connection.in_atomic_block
-        with transaction.atomic():
-            if not outer_transaction:
-                _snapshot()
-            resources = _write_tables(temp)
-        if previous and not force and _same_content(previous, resources):
-            shutil.rmtree(temp)
-            return BuildResult(None, f"Nothing changed since release {previous.number}; no release built.")
-        created = (now or timezone.now()).replace(microsecond=0)
-        _write_metadata(temp, number, created, resources, previous)
-        for child in temp.iterdir():
-            child.chmod(0o444)
-        os.rename(temp, root / str(number))  # atomic publication
-        (root / str(number)).chmod(0o555)
-        _fsync_dir(root)
+        number = max(store.numbers(storage), default=0) + 1
+        with store.build_directory(root, number) as temp:
+            outer_transaction = connection.in_atomic_block
+            with transaction.atomic():
+                if not outer_transaction:
+                    _snapshot()
+                resources = _write_tables(temp)
+            if previous and not force and _same_content(previous, resources):
+                return BuildResult(None, f"Nothing changed since release {previous.number}; no release built.")
+            created = (now or timezone.now()).replace(microsecond=0)
+            _write_metadata(temp, number, created, resources, previous)
+            store.publish(storage, root, temp, number)
         rows = {r["name"]: r["rows"] for r in resources if "rows" in r}
         return BuildResult(number, f"Built release {number}: " + ", ".join(f"{k} {v} rows" for k, v in rows.items()))
 
@@ -261,12 +248,12 @@ def _same_content(previous: Release, resources: list[dict]) -> bool:
 
 
 def _schemas(release: Release) -> dict[str, dict]:
-    package = json.loads((release.path / DATAPACKAGE).read_text())
+    package = json.loads(store.read_bytes(store.release_storage(), f"{release.number}/{DATAPACKAGE}"))
     return {r["name"]: r.get("schema", {}) for r in package["resources"] if r.get("format") == "csv"}
 
 
-def _submission_ids(path: Path) -> list[str]:
-    with open(path, newline="") as handle:
+def _submission_ids(stream: BinaryIO) -> list[str]:
+    with io.TextIOWrapper(stream, encoding="utf-8", newline="") as handle:
         return [row["submission_id"] for row in csv.DictReader(handle)]
 
 
@@ -337,13 +324,13 @@ def _readme(number: int, created: datetime, resources: list[dict]) -> str:
 
 
 def _changelog(temp: Path, number: int, created: datetime, resources: list[dict], previous: Release | None) -> str:
-    current_ids = _submission_ids(temp / "submissions.csv")
+    current_ids = _submission_ids(open(temp / "submissions.csv", "rb"))  # noqa: SIM115 - closed by the reader
     lines = [f"# Release {number} ({created.date().isoformat()})", ""]
     if previous is None:
         lines += ["First release.", "", f"## Submissions ({len(current_ids)})", ""]
         lines += [f"- {i}" for i in current_ids] or ["(none)"]
         return "\n".join(lines) + "\n"
-    previous_ids = _submission_ids(previous.path / "submissions.csv")
+    previous_ids = _submission_ids(open_stream(store.release_storage(), f"{previous.number}/submissions.csv"))
     added = [i for i in current_ids if i not in set(previous_ids)]
     removed = [i for i in previous_ids if i not in set(current_ids)]
     withdrawn = {str(i) for i in withdrawn_submissions().filter(pk__in=removed).values_list("pk", flat=True)}
@@ -375,11 +362,3 @@ def _schema_changes(before: dict[str, dict], after: dict[str, dict]) -> list[str
                 if old[name].get(key) != new[name].get(key):
                     changes.append(f"- `{table}.{name}` {key}: {old[name].get(key)!r} → {new[name].get(key)!r}.")
     return changes or ["(none)"]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -87,7 +87,12 @@ def _run_columns(run: str) -> tuple[Column, ...]:
         ),
         _c("firmware", "string", "Firmware revision during the run.", f"{run}firmware__revision"),
         _c(
-            "test", "string", "PTS test: iops, tp (throughput), lat (latency) or wsat (write saturation).", f"{run}test"
+            "test",
+            "string",
+            "PTS test: iops, tp (throughput), lat (latency), wsat (write saturation), hir (host idle recovery), "
+            "xsr (cross stimulus recovery) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp; or "
+            "surface, the nvmedb queue-depth × block-size extension (not a PTS test, never compliant).",
+            f"{run}test",
         ),
         _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
         _c("profile", "string", "pts (full PTS), quick (shortened, not compliant) or imported.", f"{run}profile"),
@@ -139,7 +144,7 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("series", "string", "Rounds that count independently (e.g. a throughput block size); empty when one series.",
        "round__series"),
     _c("round", "integer", "Round number within the phase and series, from 1.", "round__number"),
-    _c("block_size_bytes", "integer", "I/O block size.", unit="bytes"),
+    _c("block_size_bytes", "integer", "I/O block size; 0 for a mix of block sizes (ws-comp).", unit="bytes"),
     _c("read_pct", "integer", "Read share of the R/W mix, 0..100 (100 = all reads).", unit="%"),
     _c("threads", "integer", "Thread count (TC)."),
     _c("iodepth", "integer", "Outstanding I/O per thread (QD)."),
@@ -274,6 +279,8 @@ def _submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
     return public_submissions(trials_of=trials_of)
 
 
+from analysis.datasets import tables_recovery  # noqa: E402 - its columns are built with Column, defined above
+
 TABLES: dict[str, Table] = {
     table.name: table
     for table in (
@@ -298,5 +305,10 @@ TABLES: dict[str, Table] = {
         Table("runs", "Runs", "One row per public PTS test run.", RUN_COLUMNS, _runs, run_prefix=""),
         Table("drives", "Drives", "Drive models with at least one public run.", DRIVE_COLUMNS, _drives),
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
+        *tables_recovery.tables(Table),
     )
 }
+# registered last: they import the helpers above
+from analysis.datasets.surface_tables import SURFACE_TABLES  # noqa: E402
+
+TABLES.update({table.name: table for table in SURFACE_TABLES})

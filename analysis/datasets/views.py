@@ -79,16 +79,19 @@ def release_build(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def release_file(request: HttpRequest, number: int, name: str) -> HttpResponse:
-    path = releases.release_file_path(number, name)
-    if path is None:
+    found = releases.release_file(number, name)
+    if found is None:
         raise Http404("No such release file.")
+    stored_name, size = found
     content_type = "text/plain; charset=utf-8" if name in releases.TEXT_FILES else None
-    return FileResponse(
-        open(path, "rb"),  # noqa: SIM115 — FileResponse closes it
+    response = FileResponse(
+        releases.open_release_file(stored_name),  # from the release storage, as a stream; FileResponse closes it
         as_attachment=name.endswith((".csv", ".parquet")),
         filename=name,
         content_type=content_type,
     )
+    response["Content-Length"] = str(size)
+    return response
 
 
 def release_detail(request: HttpRequest, number: int) -> HttpResponse:

@@ -3,6 +3,7 @@
 from analysis.models.aggregates import DriveModelAggregate
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
+from analysis.models.recovery import HirWaitState, RecoveryPoint, XsrGroup
 from analysis.models.results import (
     Flag,
     FlagKind,
@@ -13,8 +14,12 @@ from analysis.models.results import (
     TestRun,
     TestRunFlagKinds,
 )
+from analysis.models.surface import SurfaceCell, SurfacePattern
 
 __all__ = [
+    "HirWaitState",
+    "RecoveryPoint",
+    "XsrGroup",
     "DriveMetadataProposal",
     "DriveModel",
     "DriveModelAggregate",
@@ -29,6 +34,8 @@ __all__ = [
     "ProposalStatus",
     "Round",
     "SteadyStateWindow",
+    "SurfaceCell",
+    "SurfacePattern",
     "TestRun",
     "TestRunFlagKinds",
     "Vendor",

@@ -10,6 +10,13 @@ class Test(models.TextChoices):
     THROUGHPUT = "tp", "Throughput"
     LATENCY = "lat", "Latency"
     WSAT = "wsat", "Write saturation"
+    HIR = "hir", "Host idle recovery"
+    XSR = "xsr", "Cross stimulus recovery"
+    WSAT_OLTP = "ws-oltp", "Write saturation, OLTP"
+    WSAT_VOD = "ws-vod", "Write saturation, video on demand"
+    WSAT_META = "ws-meta", "Write saturation, metadata"
+    WSAT_COMPOSITE = "ws-comp", "Write saturation, composite block size"
+    SURFACE = "surface", "QD × block-size surface (nvmedb extension, not a PTS test)"
 
 
 class Source(models.TextChoices):
@@ -109,6 +116,9 @@ class Measurement(models.Model):
     run_key = models.CharField(max_length=128, help_text="The run's id in the bundle (or imported file name).")
     block_size_bytes = models.PositiveIntegerField()
     read_pct = models.PositiveSmallIntegerField(help_text="Read share of the R/W mix, 0..100.")
+    pattern = models.CharField(
+        max_length=16, blank=True, help_text="fio rw= of the run (randrw, read, randread, write...); empty if unknown."
+    )
     threads = models.PositiveIntegerField(null=True, blank=True)
     iodepth = models.PositiveIntegerField(null=True, blank=True)
     read_iops = models.FloatField(null=True, blank=True)
@@ -218,6 +228,8 @@ class FlagKind(models.TextChoices):
     STEADY_STATE_CLAIM_DIFFERS = "steady_state_claim_differs", "Steady-state claim differs"
     CROSSCHECK = "crosscheck", "Cross-check failed"
     OUTLIER = "outlier", "Outlier among its model's peers"
+    SURFACE_CLAIM_DIFFERS = "surface_claim_differs", "Surface figures claim differs"
+    RECOVERY_CLAIM_DIFFERS = "recovery_claim_differs", "HIR/XSR claim differs"
 
 
 class Flag(models.Model):

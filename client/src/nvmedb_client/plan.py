@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nvmedb_client.pts import surface as surface_test
 from nvmedb_client.steady_state import (
     DEFAULT_MAX_ROUNDS,
     MAX_DATA_EXCURSION,
@@ -25,7 +26,12 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 
-TESTS = ("iops", "tp", "lat", "wsat")
+CORE_TESTS = ("iops", "tp", "lat", "wsat")
+# nvmedb extensions run only when asked for (`--tests ...,surface`); they are never part of the PTS plan
+EXTENSIONS = ("surface",)
+# HIR, XSR and the WSAT optional workloads (nvmedb_client.pts) run only when asked for (`--tests`), like extensions
+TESTS = (*CORE_TESTS, "hir", "xsr", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", *EXTENSIONS)
+DEFAULT_TESTS = CORE_TESTS
 EDITION_NAMES = ("enterprise", "client")
 PROFILE_NAMES = ("pts", "quick")
 
@@ -144,6 +150,7 @@ class Cell:
     pattern: str  # fio rw=: randrw | write | read | randwrite
     block_size_bytes: int
     read_pct: int
+    workload: str | None = None  # a WSAT optional workload (nvmedb_client.pts.wsat_workloads) adds its options
 
 
 @dataclass(frozen=True)
@@ -161,9 +168,11 @@ class Series:
     tp_block_size_bytes: int | None = None  # the throughput block this series belongs to
 
     def run_id(self, round_number: int, cell: Cell) -> str:
+        if self.test == "surface":
+            return surface_test.run_id(self.phase, cell.pattern, cell.block_size_bytes, self.iodepth)
         digits = 4 if self.phase == "wsat" else 2
         if self.phase == "wsat":
-            return f"wsat-r{round_number:0{digits}d}"
+            return f"{self.test}-r{round_number:0{digits}d}"
         if self.test == "tp":
             direction = "write" if self.phase == "tp-write" else "read"
             return f"tp-{direction}-r{round_number:0{digits}d}-bs{cell.block_size_bytes}"
@@ -183,6 +192,8 @@ class Block:
     wipc_block_size_bytes: int = WIPC_BLOCK_SIZE
     # throughput: each round runs one segment of every series (write, then read) before the round is judged
     interleaved: bool = False
+    # timed runs after the series (nvmedb_client.pts.segments.Segment): HIR's bursts and baselines, XSR's groups
+    segments: tuple = ()
 
     @property
     def wipc_run_id(self) -> str:
@@ -215,6 +226,7 @@ class Plan:
     compliance_reasons: tuple[str, ...] = field(default=())
     lba_size_bytes: int | None = None
     skipped_cells: tuple[SkippedCell, ...] = field(default=())
+    surface: surface_test.SurfacePlan | None = None  # the nvmedb extension's grid, when "surface" is selected
 
     @property
     def compliant(self) -> bool:
@@ -223,7 +235,7 @@ class Plan:
 
 def build_plan(
     *,
-    tests: Sequence[str] = TESTS,
+    tests: Sequence[str] = DEFAULT_TESTS,
     edition: str = "enterprise",
     profile: str | Profile = "pts",
     capacity_bytes: int,
@@ -232,6 +244,7 @@ def build_plan(
     iodepth: int | None = None,
     max_rounds: int | None = None,
     lba_size_bytes: int | None = None,
+    surface: surface_test.SurfaceOptions | None = None,
 ) -> Plan:
     """The plan for the chosen tests (always run in PTS order iops, tp, lat, wsat) on a target of `capacity_bytes`.
 
@@ -276,6 +289,13 @@ def build_plan(
         )
 
     cell_s = prof.cell_runtime_s
+    surface_plan = None
+    if "surface" in tests:
+        options = surface or surface_test.default_options(prof.name)
+        surface_test.validate(options, active_range_bytes=active_range, lba_size_bytes=lba_size_bytes)
+        surface_plan = surface_test.plan_surface(options, profile_name=prof.name, profile_cell_s=cell_s)
+    elif surface is not None:
+        raise ValueError("surface options were given but the surface test is not selected (add it to --tests)")
     blocks: list[Block] = []
     skipped: list[SkippedCell] = []
 
@@ -323,6 +343,13 @@ def build_plan(
             cells = tuple(Cell("randrw", bs, mix) for mix in LAT_MIXES for bs in LAT_BLOCK_SIZES)
             series = Series("lat", "wdpc", runnable("lat", "wdpc", cells), 1, 1, cell_s, rounds)
             blocks.append(Block("lat", "lat", purge=True, wipc=True, series=(series,), wipc_threads=tc))
+        elif test == "surface":
+            blocks.append(surface_test.build_block(surface_plan, wipc_threads=tc))
+        elif test != "wsat":
+            from nvmedb_client.pts.blocks import extra_block
+
+            kwargs = dict(prof=prof, tc=tc, qd=qd, rounds=rounds, threads=threads, iodepth=iodepth)
+            blocks.append(extra_block(test, **kwargs, runnable=runnable))
         else:
             max_samples = max(1, int(prof.wsat_max_s // prof.wsat_sample_s))
             cells = (Cell("randwrite", WSAT_BLOCK_SIZE, 0),)
@@ -345,6 +372,7 @@ def build_plan(
         compliance_reasons=tuple(reasons),
         lba_size_bytes=lba_size_bytes,
         skipped_cells=tuple(skipped),
+        surface=surface_plan,
     )
 
 
@@ -364,7 +392,7 @@ def series_tracking(series: Series) -> list:
     """The tracking variables (nvmedb_client.tracking.TrackingVariable) that decide when `series` is steady."""
     from nvmedb_client import tracking
 
-    if series.phase == "wsat":
+    if series.phase == "wsat" or series.test not in tracking.TESTS_WITH_STEADY_STATE:
         return []
     block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
     variables = tracking.tracking_variables(series.test, block_sizes=block_sizes)
@@ -398,6 +426,9 @@ def estimate_duration(plan: Plan, *, run_overhead_s: float = ASSUMED_RUN_OVERHEA
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * per_round
                 high += series.max_rounds * per_round
+        segments_s = sum(segment.runtime_s + run_overhead_s for segment in block.segments)
+        low += segments_s
+        high += segments_s
     assumptions = (
         f"WIPC writes at {ASSUMED_SEQ_WRITE_BYTES_PER_S / 1e9:g} GB/s",
         f"WSAT random writes at {ASSUMED_RANDOM_WRITE_BYTES_PER_S / 1e9:g} GB/s for the lower bound",
@@ -421,6 +452,8 @@ def count_runs(plan: Plan) -> tuple[int, int]:
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * len(series.cells)
                 high += series.max_rounds * len(series.cells)
+        low += len(block.segments)
+        high += len(block.segments)
     return low, high
 
 
@@ -429,7 +462,10 @@ def estimate_bundle_bytes(plan: Plan) -> tuple[int, int]:
     low_runs, high_runs = count_runs(plan)
     per_run = bundle_bytes_per_run(plan)
     system = SYSTEM_FILES_GZIP_BYTES if plan.target_kind == "device" else FILE_TARGET_SYSTEM_GZIP_BYTES
-    return system + low_runs * per_run, system + high_runs * per_run
+    from nvmedb_client.pts.estimates import log_bytes
+
+    logs = log_bytes(plan)
+    return system + low_runs * per_run + logs, system + high_runs * per_run + logs
 
 
 def bundle_bytes_per_run(plan: Plan) -> int:
@@ -484,6 +520,7 @@ def plan_to_dict(plan: Plan) -> dict:
         },
         "compliance": {"compliant": plan.compliant, "reasons": list(plan.compliance_reasons)},
         "lba_size_bytes": plan.lba_size_bytes,
+        "extensions": {"surface": plan.surface.to_dict(target_kind=plan.target_kind)} if plan.surface else {},
         "skipped_cells": [
             {
                 "test": s.test,
@@ -526,7 +563,16 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         if block.interleaved
         else "each series runs its rounds to its own stop",
         "series": [_series_to_dict(plan, series) for series in block.series],
+        **({"segments": [segment_to_dict(s) for s in block.segments]} if block.segments else {}),
     }
+
+
+def segment_to_dict(segment) -> dict:
+    from dataclasses import asdict
+
+    data = asdict(segment)
+    data["logs"] = list(segment.logs)
+    return data
 
 
 def _series_to_dict(plan: Plan, series: Series) -> dict:
@@ -536,6 +582,8 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
             f"or after {format_seconds(plan.profile.wsat_max_s)} ({series.max_rounds} samples)"
         )
         tracking = []
+    elif series.test in EXTENSIONS:
+        stop, tracking = "one pass, no steady-state rounds (nvmedb extension, not part of the PTS)", []
     else:
         stop = f"first steady round, at most {series.max_rounds} rounds"
         tracking = [
@@ -554,7 +602,9 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
         "runtime_s": series.runtime_s,
         "max_rounds": series.max_rounds,
         "cells": [
-            {"pattern": c.pattern, "block_size_bytes": c.block_size_bytes, "read_pct": c.read_pct} for c in series.cells
+            {"pattern": c.pattern, "block_size_bytes": c.block_size_bytes, "read_pct": c.read_pct}
+            | ({"workload": c.workload} if c.workload else {})
+            for c in series.cells
         ],
         "tracking_variables": tracking,
         "stop_rule": stop,

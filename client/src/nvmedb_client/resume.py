@@ -66,6 +66,7 @@ def block_run_ids(block: Block) -> set[str]:
     for series in block.series:
         for round_number in range(1, series.max_rounds + 1):
             ids.update(series.run_id(round_number, cell) for cell in series.cells)
+    ids.update(segment.run_id for segment in block.segments)
     return ids
 
 
@@ -93,6 +94,14 @@ def supersede_block(state: dict, block: Block, files: Path) -> list[str]:
             if (files / rel).exists():
                 os.replace(files / rel, target)
             entry[key] = new_rel
+        if run.get("log_files"):
+            entry["log_files"] = []
+            for rel in run["log_files"]:
+                new_rel = f"superseded/{block.label}-{attempt}/{rel}"
+                (files / new_rel).parent.mkdir(parents=True, exist_ok=True)
+                if (files / rel).exists():
+                    os.replace(files / rel, files / new_rel)
+                entry["log_files"].append(new_rel)
         moved.append(entry)
     state["runs"] = kept
     state.setdefault("superseded_runs", []).extend(moved)
@@ -101,6 +110,7 @@ def supersede_block(state: dict, block: Block, files: Path) -> list[str]:
             purge["superseded"] = True
     if block.test == "wsat":
         state.pop("wsat", None)
+    (state.get("wsat_workloads") or {}).pop(block.test, None)
     state.setdefault("blocks_done", [])
     state["blocks_done"] = [label for label in state["blocks_done"] if label != block.label]
     return [run["id"] for run in moved]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nvmedb_client import __version__
 from nvmedb_client.plan import Plan, build_plan, quick_profile
+from nvmedb_client.pts.surface import SurfaceOptions
 
 STATE_FILE = "state.json"
 STATE_VERSION = 1
@@ -48,6 +49,7 @@ class RunConfig:
     # Other namespaces the operator confirmed a controller- or subsystem-wide purge may erase (names like nvme0n2).
     erase_confirmed: list[str] = field(default_factory=list)
     system_root: str | None = None  # where /proc, /sys and /dev are read (tests use a fake tree)
+    surface: dict | None = None  # the surface grid's options (SurfaceOptions.to_dict); None = the profile's default
 
     def build_plan(self) -> Plan:
         profile = quick_profile(self.cell_runtime_s) if self.profile == "quick" else self.profile
@@ -61,6 +63,7 @@ class RunConfig:
             iodepth=self.iodepth,
             max_rounds=self.max_rounds,
             lba_size_bytes=self.lba_size_bytes,
+            surface=SurfaceOptions.from_dict(self.surface),
         )
 
 

@@ -31,6 +31,7 @@ from nvmedb_client.plan import (
     wipc_range_bytes,
 )
 from nvmedb_client.progress import Reporter, Status, TrackingLine
+from nvmedb_client.pts import surface_figures
 from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
     FILES,
     STATE_FILE,
@@ -139,7 +140,7 @@ class Runner:
             self._save()
         if self.state["ioengine"]["note"]:
             self._message(f"fio engine: {self.state['ioengine']['note']}")
-        for sub in ("jobs", "fio", "smart"):
+        for sub in ("jobs", "fio", "smart", "logs"):
             (self.files / sub).mkdir(parents=True, exist_ok=True)
         for partial in (self.files / "fio").glob("*.partial"):
             partial.unlink()  # the output of a cell that was running when the client died
@@ -185,6 +186,10 @@ class Runner:
                     self._wsat(series, block)
                 else:
                     self._rounds(series, block)
+            if block.segments:
+                from nvmedb_client.pts.runs import run_segments
+
+                run_segments(self, block)
             self._check_write_cache(block, "test end")
             done.append(block.label)
             self._position(block=block.label, stage="done")
@@ -358,7 +363,7 @@ class Runner:
             run_id = series.run_id(sample, cell)
             if run_id not in self.completed:
                 self._update(
-                    test="wsat",
+                    test=series.test,
                     phase="wsat",
                     round=sample,
                     max_rounds=series.max_rounds,
@@ -372,7 +377,11 @@ class Runner:
             reason = f"{written} bytes written, at least {WSAT_CAPACITY_MULTIPLE}x the capacity ({target} bytes)"
         else:
             reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
-        self.state["wsat"] = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
+        record = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
+        if series.test == "wsat":
+            self.state["wsat"] = record
+        else:  # a WSAT optional workload
+            self.state.setdefault("wsat_workloads", {})[series.test] = record
         self._save()
 
     def _run_series_cell(
@@ -416,7 +425,9 @@ class Runner:
         iodepth: int,
         runtime_s: float | None,
         job_text: str,
+        logs=None,
     ) -> None:
+        """`logs` (nvmedb_client.pts.runs.LogPlace) says where fio writes the run's per-interval logs."""
         if self.interrupted:
             raise RunInterrupted(self.interrupted)
         self.reporter.update(self.status, "cell-started")
@@ -433,13 +444,18 @@ class Runner:
                 "--eta=never",
                 str((self.files / job_rel).absolute()),
             ],
-            cwd=self.fio_cwd,
+            cwd=logs.cwd if logs else self.fio_cwd,
+            env=logs.env if logs else None,
         )
         if self.interrupted:
             partial.unlink(missing_ok=True)
+            if logs:
+                logs.discard()
             raise RunInterrupted(self.interrupted)
         if result.returncode != 0:
             partial.unlink(missing_ok=True)
+            if logs:
+                logs.discard()
             detail = next((line for line in result.stderr.splitlines() if line.strip()), "no message on stderr")
             raise RunError(f"fio failed on {run_id} (exit status {result.returncode}): {detail}")
         try:
@@ -469,6 +485,8 @@ class Runner:
             "started_at": started_at,
             "finished_at": utc_now(),
         }
+        if logs:
+            entry["log_files"] = logs.collect()
         self.summaries[run_id] = summary
         self.completed[run_id] = entry
         self.state["runs"].append(entry)
@@ -646,6 +664,7 @@ class Runner:
             "write_cache": self.state.get("write_cache"),
             "ioengine": self.state.get("ioengine"),
             "wsat": self.state.get("wsat"),
+            **({"wsat_workloads": self.state["wsat_workloads"]} if self.state.get("wsat_workloads") else {}),
             "smart_missing": self.state.get("smart_missing", [])
             or (
                 [{"file": "smart/*", "reason": "file target: no NVMe device to read a smart-log from"}]
@@ -689,6 +708,7 @@ class Runner:
         for run in [*runs, *self.state.get("superseded_runs", [])]:
             files += [run["job_file"], run["output_file"]]
             files += [p for p in (run["smart_before"], run["smart_after"]) if p]
+            files += run.get("log_files") or []
         tools = {"fio": self.state.get("fio_version"), "nvme-cli": self._nvme_version()}
         from nvmedb_client.bundle import FORMAT_VERSION
         from nvmedb_client.system import collect
@@ -713,6 +733,16 @@ class Runner:
             "steady_state": tracking.evaluate_runs(runs, summaries),
             "system": collect.system_declaration(self.files / "system"),
         }
+        surface = surface_figures.derive_from_manifest(
+            manifest, summaries, ioengine=(self.state.get("ioengine") or {}).get("engine")
+        )
+        if surface is not None:
+            manifest["surface"] = surface
+        from nvmedb_client.pts.derive import derive_all
+
+        derived = derive_all(manifest, read=lambda rel: (self.files / rel).read_bytes(), summaries=summaries)
+        if derived:
+            manifest["derived"] = derived
         if self.state.get("interruptions"):
             manifest["interruptions"] = self.state["interruptions"]
         if self.state.get("write_cache_checks"):

@@ -17,7 +17,8 @@ KIB = 1024
 IOPS_VARIABLES = ((0, 4 * KIB), (65, 64 * KIB), (100, 1024 * KIB))  # (read_pct, block size): 0/100@4K, 65/35@64K...
 LAT_VARIABLES = ((0, 4 * KIB),)
 TP_BLOCK_SIZES = (1024 * KIB, 128 * KIB)
-TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat")
+TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat", "hir")
+HIR_VARIABLE = (0, 4 * KIB)  # HIR's preconditioning: RND 4 KiB writes until their IOPS are steady
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,14 @@ def tracking_variables(test: str, *, block_sizes: Sequence[int] | None = None) -
             variables.append(_variable("tp", "tp-write", "write_bw_bytes_per_s", bs, 0))
             variables.append(_variable("tp", "tp-read", "read_bw_bytes_per_s", bs, 100))
         return variables
+    if test == "hir":
+        return [_variable("hir", "hir-pc", "total_iops", HIR_VARIABLE[1], HIR_VARIABLE[0])]
     if test == "wsat":
         return []  # WSAT is sampled until a written-bytes or time limit, never judged for steady state
     raise ValueError(f"unknown test {test!r}; expected one of iops, tp, lat, wsat")
 
 
-TRACKED_PHASES = frozenset({"wdpc", "tp-write", "tp-read", "wsat"})
+TRACKED_PHASES = frozenset({"wdpc", "tp-write", "tp-read", "wsat", "hir-pc"})
 
 
 def evaluate_runs(runs: Sequence[dict], summaries: Mapping[str, FioSummary]) -> list[dict]:

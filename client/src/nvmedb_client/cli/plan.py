@@ -7,6 +7,7 @@ import json
 import click
 
 from nvmedb_client import plan as plan_module
+from nvmedb_client.cli.surface_options import options_from_flags, surface_options
 
 
 def parse_tests(value: str) -> list[str]:
@@ -50,7 +51,12 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 
 
 @click.command()
-@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option(
+    "--tests",
+    default=",".join(plan_module.DEFAULT_TESTS),
+    show_default=True,
+    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension).",
+)
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
 @click.option(
@@ -66,7 +72,8 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 @click.option("--iodepth", type=click.IntRange(min=1), default=None, help="Override the edition's queue depth (QD).")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=None, help="Override the round limit (25).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the manifest's `plan` key).")
-def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as_json) -> None:
+@surface_options
+def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as_json, surface_flags) -> None:
     """Print the test plan: every test, block size, R/W mix, TC/QD, round structure, tracking variables, stop rules,
     the estimated duration and the estimated bundle size. Writes nothing.
 
@@ -76,6 +83,7 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
       nvmedb-client plan --edition client --size 512GB
       nvmedb-client plan --device /dev/nvme0n1
       nvmedb-client plan --tests iops,lat --profile quick --json
+      nvmedb-client plan --tests surface --surface-max-bs 1MiB --surface-max-qd 64
     """
     if device and size:
         raise click.UsageError("--size and --device exclude each other: a device's size is read from the device.")
@@ -97,6 +105,7 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
             iodepth=iodepth,
             max_rounds=max_rounds,
             lba_size_bytes=lba_size,
+            surface=options_from_flags(profile, surface_flags),
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
@@ -108,12 +117,51 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
         click.echo(line)
 
 
+def describe_extensions(data: dict) -> list[str]:
+    surface = (data.get("extensions") or {}).get("surface")
+    if not surface:
+        return []
+    lines = [
+        "",
+        f"surface ({surface['label']}): queue depth x block size, one job, "
+        f"{surface['cell_runtime_s']:g} s per cell, one pass (no steady-state rounds)",
+        f"  patterns: {', '.join(surface['patterns'])}",
+        f"  block sizes: {', '.join(_bs(b) for b in surface['block_sizes_bytes'])}",
+        f"  queue depths: {', '.join(str(q) for q in surface['iodepths'])}",
+        f"  {len(surface['cells'])} cells, {len(surface['skipped_cells'])} skipped (bs x QD above "
+        f"{plan_module.format_bytes(surface['options']['max_inflight_bytes'])} in flight)",
+    ]
+    pc = surface.get("random_write_preconditioning")
+    if pc:
+        lines.append(
+            f"  random writes follow a random-write preconditioning run: {_bs(pc['block_size_bytes'])}, QD "
+            f"{pc['iodepth']}, {plan_module.format_seconds(pc['runtime_s'])}"
+        )
+    if surface.get("target_note"):
+        lines.append(f"  {surface['target_note']}")
+    return lines
+
+
 def _bs(value: int) -> str:
     return f"{value / 1024:g} KiB"
 
 
 def _mix(read_pct: int) -> str:
     return f"{read_pct}/{100 - read_pct}"
+
+
+def _segment_line(segment: dict) -> str:
+    fmt_s = plan_module.format_seconds
+    line = (
+        f"  {segment['run_id']}: {segment['pattern']} {_bs(segment['block_size_bytes'])}, TC {segment['threads']} / "
+        f"QD {segment['iodepth']}, {fmt_s(segment['runtime_s'])}"
+    )
+    if segment.get("idle_s") is not None:
+        line += (
+            f": {segment['bursts']} bursts of {segment['burst_s']:g} s after {segment['idle_s']:g} s of host idle "
+            "(plus the first burst)"
+        )
+    return line + f", {' and '.join(segment['logs'])} logged every {segment['log_interval_ms']} ms"
 
 
 def describe(data: dict, *, size_given: bool = True) -> list[str]:
@@ -140,6 +188,9 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
         head = f"{block['label']}: purge" if block["purge"] else block["label"]
         if block["wipc"]:
             head += f", WIPC ({block['wipc']['threads']} jobs, {_bs(block['wipc']['block_size_bytes'])} blocks)"
+        if block["test"] in plan_module.EXTENSIONS:
+            lines.append(f"{head}, then the grid described below")
+            continue
         lines.append(head)
         lines.append(f"  round: {block['round']}")
         for series in block["series"]:
@@ -159,12 +210,15 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
                     f"{_bs(variable['block_size_bytes'])} ({variable['id']})"
                 )
             lines.append(f"    stop: {series['stop_rule']}")
+        for segment in block.get("segments") or []:
+            lines.append(_segment_line(segment))
         for skipped in data.get("skipped_cells") or []:
             if skipped["test"] == block["test"]:
                 lines.append(
                     f"    SKIPPED: {skipped['pattern']} {_mix(skipped['read_pct'])} @ "
                     f"{_bs(skipped['block_size_bytes'])}: {skipped['reason']}"
                 )
+    lines += describe_extensions(data)
     estimate = data["estimate"]
     lines += [
         "",
@@ -179,4 +233,6 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
     else:
         lines.append("compliance: NOT a PTS result:")
         lines += [f"  - {reason}" for reason in compliance["reasons"]]
+    if data.get("extensions"):
+        lines.append(f"  the {', '.join(data['extensions'])} is an nvmedb extension: never a PTS result or compliance")
     return lines

@@ -15,6 +15,7 @@ from nvmedb_client import safety
 from nvmedb_client.bundle import BundleError
 from nvmedb_client.cli import exit_codes
 from nvmedb_client.cli.plan import parse_size_option, parse_tests
+from nvmedb_client.cli.surface_options import options_from_flags, surface_options
 
 
 class RunRefused(click.ClickException):
@@ -31,7 +32,12 @@ class RunRefused(click.ClickException):
 )
 @click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help="Test a file instead (no root).")
 @click.option("--size", help="Size of the --target-file, e.g. 256MiB or 8GiB.")
-@click.option("--tests", default=",".join(plan_module.TESTS), show_default=True, help="Tests to run, comma-separated.")
+@click.option(
+    "--tests",
+    default=",".join(plan_module.DEFAULT_TESTS),
+    show_default=True,
+    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension).",
+)
 @click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
 @click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), help="Override the edition's thread count (recorded).")
@@ -66,6 +72,7 @@ class RunRefused(click.ClickException):
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (progress goes to stderr).")
 @click.option("--system-root", type=click.Path(path_type=Path), default=Path("/"), hidden=True)
+@surface_options
 def run(
     device,
     target_file,
@@ -84,6 +91,7 @@ def run(
     wait,
     as_json,
     system_root,
+    surface_flags,
 ) -> None:
     """Run the SNIA PTS v2.0.2 plan with fio and write a signed result bundle.
 
@@ -109,7 +117,7 @@ def run(
     else:
         config = _new_config(
             device=device, target_file=target_file, size=size, tests=tests, edition=edition, profile=profile,
-            threads=threads, iodepth=iodepth, max_rounds=max_rounds,
+            threads=threads, iodepth=iodepth, max_rounds=max_rounds, surface_flags=surface_flags,
         )  # fmt: skip
         out_dir = out_dir or Path.cwd()
 
@@ -167,7 +175,7 @@ def run(
             sys.exit(code)
 
 
-def _new_config(*, device, target_file, size, tests, edition, profile, threads, iodepth, max_rounds):
+def _new_config(*, device, target_file, size, tests, edition, profile, threads, iodepth, max_rounds, surface_flags):
     if (device is None) == (target_file is None):
         raise click.UsageError("Give exactly one target: --device DEV or --target-file PATH --size SIZE.")
     if target_file is not None and size is None:
@@ -192,6 +200,8 @@ def _new_config(*, device, target_file, size, tests, edition, profile, threads, 
         max_rounds=max_rounds,
         cell_runtime_s=cell_runtime_s,
     )
+    surface = options_from_flags(profile, surface_flags or {})
+    config.surface = surface.to_dict() if surface else None
     if config.target_kind == "file":
         _validate_plan(config)
     return config

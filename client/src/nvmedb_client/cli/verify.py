@@ -10,8 +10,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
+from nvmedb_client.bundle import BundleError, rederive_steady_state, rederive_surface, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
+from nvmedb_client.pts import surface_figures
+from nvmedb_client.pts.derive import claim
+from nvmedb_client.pts.verify import rederive as rederive_recovery
 from nvmedb_client.system_files import undeclared_system_files
 from nvmedb_client.units import by_unit
 
@@ -43,8 +46,9 @@ def claim_differences(claimed: list[dict], derived: list[dict]) -> list[str]:
 @click.argument("bundle", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def verify(bundle: Path, as_json: bool) -> None:
-    """Check a result bundle: its signature, every file's SHA-256, and the steady-state verdicts.
+    """Check a result bundle: its signature, every file's SHA-256, the steady-state verdicts and the HIR/XSR figures.
 
+    HIR and XSR figures are re-derived from the fio outputs and per-interval logs and compared with the manifest's.
     The verdicts are re-derived from the raw fio output in the bundle (SNIA PTS v2.0.2 §2.1.24: the last 5 rounds,
     data excursion <= 20% of the average, slope excursion <= 10%), never taken from the client's own claim.
     Exits with code 3 when anything is wrong, printing one sentence that says what.
@@ -62,7 +66,17 @@ def verify(bundle: Path, as_json: bool) -> None:
                 _print_json({"ok": False, "error": {"code": exc.code, "message": exc.message}})
             raise VerifyFailed(f"{bundle.name} is not a valid bundle: {exc.message} [{exc.code}]") from exc
         derived = rederive_steady_state(verified)
-    differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+        surface = rederive_surface(verified)
+        recovery, recovery_differences = rederive_recovery(verified)
+    steady_differences = claim_differences(verified.manifest.get("steady_state", []), derived)
+    surface_differences = surface_figures.differences(verified.manifest.get("surface"), surface)
+    differences = steady_differences + recovery_differences + surface_differences
+    if steady_differences:
+        what = "steady-state claim differs"
+    elif recovery_differences:
+        what = "HIR/XSR claim differs"
+    else:
+        what = "surface figures differ"
     ok = not differences
     # the server holds such a bundle for review; it is still valid, so this warns and does not fail
     undeclared = undeclared_system_files(verified.manifest) if verified.manifest["format_version"] >= 2 else []
@@ -77,21 +91,41 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "compliance": verified.manifest["compliance"],
                 "files": len(verified.manifest["files"]),
                 "steady_state": derived,
+                "surface": surface,
+                "recovery": {test: claim(result) for test, result in recovery.items()},
                 "differences": differences,
                 "undeclared_system_files": undeclared,
             }
         )
     else:
         _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
+        _print_surface(surface)
+        for line in recovery_lines(recovery):
+            Console().print(line)
         for path in undeclared:
             Console().print(
                 f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "
                 "the server will hold the bundle for review"
             )
     if not ok:
-        raise VerifyFailed(
-            f"{bundle.name} is signed and intact, but its steady-state claim differs from its raw data: {differences[0]}"
+        raise VerifyFailed(f"{bundle.name} is signed and intact, but its {what} from its raw data: {differences[0]}")
+
+
+def recovery_lines(recovery: dict) -> list[str]:
+    """One sentence per HIR wait state and XSR group re-derived from the logs."""
+    lines = []
+    for state in (recovery.get("hir") or {}).get("wait_states", []):
+        ratio = state["recovery_ratio"]
+        verdict = (
+            "no figure"
+            if ratio is None
+            else f"{ratio:.2f}x the baseline, {'' if state['recovered'] else 'not '}recovered"
         )
+        lines.append(f"HIR, {state['idle_s']:g} s idle: {state['bursts_measured']} bursts after idle, {verdict}")
+    for group in (recovery.get("xsr") or {}).get("groups", []):
+        settled = "never settled" if group["recover_s"] is None else f"settled after {group['recover_s']:g} s"
+        lines.append(f"XSR group {group['index']} ({group['pattern']} {group['block_size_bytes']} B): {settled}")
+    return lines
 
 
 def _print_json(document: dict) -> None:
@@ -118,6 +152,28 @@ def _print_report(bundle: Path, manifest: dict, fingerprint: str, derived: list[
         console.print(f"Series {series}: {reason}")
     for difference in differences:
         console.print(f"[red]Claim differs:[/red] {difference}")
+
+
+def _print_surface(surface: dict | None) -> None:
+    if surface is None:
+        return
+    console = Console() if Console().is_terminal else Console(width=160)
+    console.print(f"Surface ({surface['label']}), re-derived from the raw fio output; knee: {surface['knee_rule']}")
+    for pattern in surface["patterns"]:
+        knee = pattern["knee"]
+        where = (
+            f"{knee['block_size_bytes'] / 1024:g} KiB x QD {knee['iodepth']}"
+            if knee
+            else f"none ({pattern['knee_reason']})"
+        )
+        console.print(
+            f"  {pattern['pattern']}: peak {by_unit('bytes/s', pattern['peak_bw_bytes_per_s'])}, "
+            f"90% of the peak first reached at {where}"
+        )
+    for cell in surface["missing"]:
+        console.print(
+            f"  missing: {cell['pattern']} {cell['block_size_bytes']} B QD {cell['iodepth']}: {cell['reason']}"
+        )
 
 
 def _verdict_table(derived: list[dict]) -> Table:

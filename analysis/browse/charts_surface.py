@@ -1,0 +1,266 @@
+"""The drive page's surface section (an nvmedb extension, not a PTS test): heatmaps of bandwidth and IOPS over block
+size x queue depth, the parallelism speedup, and the smallest cell reaching 90% of each pattern's peak bandwidth.
+
+Self-contained: `load` reads one surface run of the drive in three bounded queries (the run, its cells, its
+patterns; a grid has at most 660 cells) and `section` builds the charts from them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from django.utils.safestring import mark_safe
+
+from analysis.browse import units
+from analysis.browse.charts import Chart, _layout, _round
+from analysis.models import SurfaceCell, SurfacePattern
+from analysis.selectors import public_test_runs
+
+LABEL = "nvmedb extension, not part of the PTS"
+PATTERN_TITLES = {
+    "read": "Sequential read",
+    "randread": "Random read",
+    "write": "Sequential write",
+    "randwrite": "Random write",
+}
+PATTERN_COLOURS = {"read": "#0b5cad", "randread": "#1a7f37", "write": "#c4461b", "randwrite": "#8250df"}
+HOW_TO_READ = (
+    "Each cell is one fio run of one access pattern at one block size and queue depth (one job, so the queue depth "
+    "is the number of I/Os in flight). Reading a row left to right shows what parallelism buys at that block size; "
+    "the 90% figure names the smallest cell (fewest bytes in flight, ties to the lower queue depth) that reaches 90% "
+    "of the pattern's peak bandwidth. Bandwidth is decimal: 1 MB/s = 10⁶ bytes/s."
+)
+
+
+@dataclass
+class SurfaceData:
+    run: dict
+    cells: list[dict]
+    patterns: list[dict]
+
+
+def load(drive, submission_id=None) -> SurfaceData | None:
+    runs = public_test_runs().filter(drive_model=drive, test="surface")
+    if submission_id is not None:
+        runs = runs.filter(submission_id=submission_id)
+    run = (
+        runs.order_by("-submission__published_at", "-id")
+        .values("id", "submission_id", "profile", "target_kind", "ioengine")
+        .first()
+    )
+    if run is None:
+        return None
+    cells = list(
+        SurfaceCell.objects.filter(test_run_id=run["id"])
+        .order_by("pattern", "block_size_bytes", "iodepth")
+        .values("pattern", "block_size_bytes", "iodepth", "bw_bytes_per_s", "iops", "speedup", "knee")
+    )
+    patterns = list(
+        SurfacePattern.objects.filter(test_run_id=run["id"]).values(
+            "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth", "knee_block_size_bytes",
+            "knee_iodepth", "knee_bytes_in_flight", "knee_bw_bytes_per_s", "knee_reason", "queue_depth_real",
+            "target_note", "claim_differs",
+        )
+    )  # fmt: skip
+    return SurfaceData(run, cells, patterns)
+
+
+def _order(patterns) -> list[str]:
+    return [p for p in PATTERN_TITLES if p in patterns]
+
+
+def _grid(patterns: list[str]) -> tuple[int, int]:
+    columns = 1 if len(patterns) == 1 else 2
+    return math.ceil(len(patterns) / columns), columns
+
+
+def _axis(index: int) -> str:
+    return "" if index == 0 else str(index + 1)
+
+
+def _heatmap(data: SurfaceData, *, key: str, title: str, value, text, colour_title: str, note: str) -> Chart:
+    patterns = _order({c["pattern"] for c in data.cells})
+    sizes = sorted({c["block_size_bytes"] for c in data.cells})
+    depths = sorted({c["iodepth"] for c in data.cells})
+    by_key = {(c["pattern"], c["block_size_bytes"], c["iodepth"]): c for c in data.cells}
+    rows_n, cols_n = _grid(patterns)
+    traces, layout_axes = [], {}
+    for index, pattern in enumerate(patterns):
+        cells = [[by_key.get((pattern, bs, qd)) for qd in depths] for bs in sizes]
+        suffix = _axis(index)
+        traces.append(
+            {
+                "type": "heatmap",
+                "name": PATTERN_TITLES[pattern],
+                "x": [f"QD {qd}" for qd in depths],
+                "y": [units.block_size(bs) for bs in sizes],
+                "z": [[value(c) if c else None for c in row] for row in cells],
+                "text": [[text(c) if c else units.MISSING for c in row] for row in cells],
+                "texttemplate": "%{text}" if len(sizes) * len(depths) <= 48 else "",
+                "hovertemplate": f"{PATTERN_TITLES[pattern]}, %{{y}} × %{{x}}: %{{text}}<extra></extra>",
+                "coloraxis": "coloraxis",
+                "xaxis": f"x{suffix}",
+                "yaxis": f"y{suffix}",
+            }
+        )
+        layout_axes[f"xaxis{suffix}"] = {
+            "title": {"text": f"{PATTERN_TITLES[pattern]}: queue depth"},
+            "type": "category",
+            "automargin": True,
+        }
+        layout_axes[f"yaxis{suffix}"] = {"title": {"text": "Block size"}, "type": "category", "automargin": True}
+    layout = _layout(title, "", "")
+    layout.update(layout_axes)
+    layout["grid"] = {"rows": rows_n, "columns": cols_n, "pattern": "independent"}
+    layout["coloraxis"] = {"colorscale": "Viridis", "colorbar": {"title": {"text": colour_title}}}
+    layout["height"] = 330 * rows_n + 90
+    columns = ["Pattern", "Block size", *[f"QD {qd}" for qd in depths]]
+    rows = [
+        [
+            PATTERN_TITLES[p],
+            units.block_size(bs),
+            *[text(c) if (c := by_key.get((p, bs, qd))) else None for qd in depths],
+        ]
+        for p in patterns
+        for bs in sizes
+    ]
+    return Chart(key=key, title=title, figure={"data": traces, "layout": layout}, columns=columns, rows=rows, note=note)
+
+
+def bandwidth_heatmap(data: SurfaceData) -> Chart:
+    return _heatmap(
+        data,
+        key="surface-bandwidth",
+        title="Bandwidth, block size × queue depth (MB/s)",
+        value=lambda c: _round(c["bw_bytes_per_s"] / 1e6, 1),
+        text=lambda c: units.bandwidth(c["bw_bytes_per_s"]),
+        colour_title="MB/s (10⁶ bytes/s)",
+        note=f"{LABEL}. Bandwidth in the pattern's direction; colour in MB/s, decimal.",
+    )
+
+
+def iops_heatmap(data: SurfaceData) -> Chart:
+    return _heatmap(
+        data,
+        key="surface-iops",
+        title="IOPS, block size × queue depth",
+        value=lambda c: _round(math.log10(c["iops"]), 3) if c["iops"] and c["iops"] > 0 else None,
+        text=lambda c: units.iops(c["iops"]),
+        colour_title="log₁₀ IOPS",
+        note=f"{LABEL}. Coloured by log₁₀ IOPS so the small blocks do not wash out; the labels are IOPS.",
+    )
+
+
+def speedup_heatmap(data: SurfaceData) -> Chart:
+    return _heatmap(
+        data,
+        key="surface-speedup",
+        title="Parallelism speedup per block size (IOPS at QD k ÷ IOPS at QD 1)",
+        value=lambda c: _round(c["speedup"], 3),
+        text=lambda c: units.MISSING if c["speedup"] is None else f"{units.significant(c['speedup'])}×",
+        colour_title="speedup (×)",
+        note=f"{LABEL}. 1× at QD 1 by definition; empty where the QD 1 cell is missing or measured nothing.",
+    )
+
+
+def knee_chart(data: SurfaceData) -> Chart:
+    """Each pattern's bandwidth as a share of its peak against bytes in flight, the 90% line and the knee."""
+    peaks = {p["pattern"]: p for p in data.patterns}
+    patterns = _order(peaks)
+    traces = []
+    for pattern in patterns:
+        peak = peaks[pattern]["peak_bw_bytes_per_s"]
+        cells = sorted(
+            (c for c in data.cells if c["pattern"] == pattern),
+            key=lambda c: (c["block_size_bytes"] * c["iodepth"], c["iodepth"]),
+        )
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": PATTERN_TITLES[pattern],
+                "x": [c["block_size_bytes"] * c["iodepth"] for c in cells],
+                "y": [_round(100 * c["bw_bytes_per_s"] / peak, 2) if peak else None for c in cells],
+                "text": [
+                    f"{units.block_size(c['block_size_bytes'])} × QD {c['iodepth']}: {units.bandwidth(c['bw_bytes_per_s'])}"
+                    for c in cells
+                ],
+                "hovertemplate": "%{text} (%{y}% of the peak)<extra>" + PATTERN_TITLES[pattern] + "</extra>",
+                "marker": {"color": PATTERN_COLOURS[pattern], "size": 7, "opacity": 0.7},
+            }
+        )
+    knees = [peaks[p] for p in patterns if peaks[p]["knee_iodepth"]]
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "Smallest cell reaching 90%",
+            "x": [k["knee_bytes_in_flight"] for k in knees],
+            "y": [_round(100 * k["knee_bw_bytes_per_s"] / k["peak_bw_bytes_per_s"], 2) for k in knees],
+            "text": [
+                f"{PATTERN_TITLES[k['pattern']]}: {units.block_size(k['knee_block_size_bytes'])} × QD {k['knee_iodepth']}"
+                for k in knees
+            ],
+            "hovertemplate": "%{text}<extra></extra>",
+            "marker": {"symbol": "star", "size": 16, "color": "#111", "line": {"color": "#fff", "width": 1}},
+        }
+    )
+    layout = _layout(
+        "Bandwidth as a share of the pattern's peak, by bytes in flight",
+        "Bytes in flight (block size × queue depth)",
+        "% of the pattern's peak bandwidth",
+        xaxis={"type": "log", **_byte_ticks({c["block_size_bytes"] * c["iodepth"] for c in data.cells})},
+        shapes=[
+            {
+                "type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 90, "y1": 90,
+                "line": {"dash": "dash", "color": "#57606a"},
+            }
+        ],
+    )  # fmt: skip
+    rows = [
+        [
+            PATTERN_TITLES[p["pattern"]],
+            units.bandwidth(p["peak_bw_bytes_per_s"]),
+            f"{units.block_size(p['peak_block_size_bytes'])} × QD {p['peak_iodepth']}",
+            f"{units.block_size(p['knee_block_size_bytes'])} × QD {p['knee_iodepth']}"
+            if p["knee_iodepth"]
+            else p["knee_reason"],
+            units.size_binary(p["knee_bytes_in_flight"]) if p["knee_bytes_in_flight"] else None,
+            units.bandwidth(p["knee_bw_bytes_per_s"]) if p["knee_bw_bytes_per_s"] is not None else None,
+        ]
+        for p in (peaks[name] for name in patterns)
+    ]
+    return Chart(
+        key="surface-knee",
+        title="Smallest block size × queue depth reaching 90% of the peak bandwidth",
+        figure={"data": traces, "layout": layout},
+        columns=["Pattern", "Peak bandwidth", "Peak at", "90% first reached at", "Bytes in flight", "Its bandwidth"],
+        rows=rows,
+        note=f"{LABEL}. Smallest = fewest bytes in flight (block size × QD), ties broken by the lower QD; a cell at "
+        "exactly 90% counts. The dashed line is 90%; the stars are those cells.",
+    )
+
+
+def _byte_ticks(values: set[int]) -> dict:
+    """Binary byte labels (4 KiB, 64 KiB, 1 MiB...) at every fourth power of two, not plotly's decimal 10k, 100k."""
+    ticks = sorted(v for v in values if v > 0 and v & (v - 1) == 0 and (v.bit_length() - 1) % 4 == 0)
+    return {"tickvals": ticks, "ticktext": [units.size_binary(v) for v in ticks]} if ticks else {}
+
+
+def section(data: SurfaceData | None) -> dict | None:
+    """The template's context for templates/analysis/browse/tests/surface.html (None: the drive has no surface)."""
+    if data is None or not data.cells:
+        return None
+    charts = [knee_chart(data), bandwidth_heatmap(data), iops_heatmap(data), speedup_heatmap(data)]
+    notes = {p["target_note"] for p in data.patterns if p["target_note"]}
+    if any(p["queue_depth_real"] is False for p in data.patterns):
+        notes.add("The fio engine of this run does not keep the queue depth in flight: QD > 1 cells are not real.")
+    return {
+        "run": data.run,
+        "label": LABEL,
+        "how_to_read": HOW_TO_READ,
+        "html": mark_safe("".join(str(chart.html) for chart in charts)),  # noqa: S308 -- each built with format_html
+        "notes": sorted(notes),
+        "claim_differs": any(p["claim_differs"] for p in data.patterns),
+    }

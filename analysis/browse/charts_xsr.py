@@ -1,0 +1,72 @@
+"""The drive page's XSR section: per-interval throughput across the access groups, the transitions marked, and the
+time each group took to settle. Self-contained: its own loader (three bounded queries) and figure."""
+
+from __future__ import annotations
+
+from analysis.browse.charts import PALETTE, Chart, _layout
+from analysis.browse.charts_hir import latest_run, points_of
+from analysis.models import RecoveryPoint, XsrGroup
+
+GROUP_NAMES = {1: "SEQ 1024 KiB (before)", 2: "RND 8 KiB", 3: "SEQ 1024 KiB (after)"}
+
+
+def xsr_section(drive_id: int, submission_id=None) -> dict | None:
+    run = latest_run(drive_id, "xsr", submission_id)
+    if run is None:
+        return None
+    groups = list(XsrGroup.objects.filter(test_run=run).order_by("index"))
+    if not groups:
+        return None
+    return {"run": run, "groups": groups, "charts": [throughput_over_time(groups, points_of(run))]}
+
+
+def throughput_over_time(groups: list[XsrGroup], points: list[RecoveryPoint]) -> Chart:
+    traces, shapes, annotations = [], [], []
+    for number, group in enumerate(groups):
+        chosen = [p for p in points if p.stage == group.index and p.kind == "tp"]
+        if not chosen:
+            continue
+        color = PALETTE[number % len(PALETTE)]
+        traces.append({"type": "scatter", "mode": "lines", "name": GROUP_NAMES.get(group.index, str(group.index)),
+                       "x": [round(p.t_s, 3) for p in chosen], "y": [round(p.value / 1e6, 2) for p in chosen],
+                       "line": {"color": color}})  # fmt: skip
+        start = chosen[0].t_s
+        if number:
+            shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": start, "x1": start, "y0": 0, "y1": 1,
+                           "line": {"color": "#57606a", "dash": "dot"}})  # fmt: skip
+        text = f"settled after {group.recover_s:g} s" if group.recover_s is not None else "never settled"
+        annotations.append({"x": start, "y": 1, "yref": "paper", "xanchor": "left", "showarrow": False,
+                            "text": text, "font": {"size": 11, "color": color}})  # fmt: skip
+        if group.recover_s is not None and group.recover_s > 0:
+            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": start, "x1": start + group.recover_s,
+                           "y0": 0, "y1": 1, "fillcolor": color, "opacity": 0.1, "line": {"width": 0}})  # fmt: skip
+    return Chart(
+        key="xsr-throughput",
+        title="Cross stimulus recovery: throughput over time",
+        figure={
+            "data": traces,
+            "layout": _layout(
+                "Write throughput per interval",
+                "Time (s)",
+                "MB/s (10⁶ bytes/s)",
+                shapes=shapes,
+                annotations=annotations,
+            ),
+        },  # fmt: skip
+        columns=["Group", "Time (s)", "MB/s"],
+        rows=[[p.stage, round(p.t_s, 3), round(p.value / 1e6, 2)] for p in points if p.kind == "tp"],
+        summary_columns=["Group", "Pattern", "Block (bytes)", "Mean MB/s", "Settled MB/s", "Time to settle (s)"],
+        summary_rows=[
+            [
+                GROUP_NAMES.get(g.index, str(g.index)),
+                g.pattern,
+                g.block_size_bytes,
+                None if g.mean_bytes_per_s is None else round(g.mean_bytes_per_s / 1e6, 2),
+                None if g.final_bytes_per_s is None else round(g.final_bytes_per_s / 1e6, 2),
+                g.recover_s,
+            ]
+            for g in groups
+        ],  # fmt: skip
+        note="Dotted: the switch to the next access group. Shaded: the time until five intervals in a row stay "
+        "within 20 % of the group's settled level (the mean of its last fifth).",
+    )

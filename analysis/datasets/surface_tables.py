@@ -1,0 +1,102 @@
+"""The export tables of the queue-depth x block-size surface (an nvmedb extension, not a PTS test): one row per cell,
+one row per access pattern. Registered in analysis.datasets.tables.TABLES."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from analysis.datasets.tables import Column, Table, _c, _drive_columns, _run_columns
+from analysis.models import SurfaceCell, SurfacePattern
+from analysis.selectors import public_runs_q
+
+EXTENSION = "nvmedb extension, not a test of the SNIA PTS, never PTS-compliant"
+
+_PATTERN = (
+    _c("pattern", "string", "fio access pattern: read, randread, write or randwrite."),
+    _c("access", "string", "sequential or random."),
+    _c("direction", "string", "read or write."),
+)
+
+SURFACE_COLUMNS: tuple[Column, ...] = (
+    _c("surface_cell_id", "integer", "This row's stable id.", "pk"),
+    _c("run_id", "integer", "The surface run (see the runs table, test = surface).", "test_run_id"),
+    _c("submission_id", "string", "The submission (bundle) the row came from (UUID).", "test_run__submission_id"),
+    *_drive_columns("drive_model__"),
+    *_run_columns("test_run__"),
+    _c("target_kind", "string", "device, or file (then the surface measures the file system path, not a drive).",
+       "test_run__target_kind"),
+    _c("ioengine", "string", "fio I/O engine (libaio or io_uring keep the queue depth in flight).",
+       "test_run__ioengine"),
+    *_PATTERN,
+    _c("block_size_bytes", "integer", "I/O block size.", unit="bytes"),
+    _c("iodepth", "integer", "Queue depth: I/Os in flight, one job."),
+    _c("bytes_in_flight", "integer", "block_size_bytes × iodepth.", unit="bytes"),
+    _c("bw_bytes_per_s", "number", "Bandwidth in the pattern's direction (decimal: 1 MB/s = 10^6 bytes/s).",
+       unit="bytes/s"),
+    _c("iops", "number", "I/O operations per second in the pattern's direction.", unit="IOPS"),
+    _c("speedup", "number", "Parallelism speedup: iops ÷ iops of the QD 1 cell of the same pattern and block size; "
+       "empty when that cell is missing or measured zero (see speedup_reason)."),
+    _c("speedup_reason", "string", "Why speedup is empty."),
+    _c("reaches_90pct_of_peak", "boolean", "bw_bytes_per_s is at least 90 % of the pattern's peak bandwidth."),
+    _c("knee", "boolean", "The smallest cell reaching 90 % of the peak: fewest bytes in flight, ties to the lower QD."),
+    _c("lat_mean_ns", "number", "Mean total latency of the cell.", "measurement__lat_mean_ns", "ns"),
+    _c("runtime_s", "number", "Measured run time of the cell.", "measurement__runtime_s", "s"),
+    _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle.", "measurement__raw_file"),
+)  # fmt: skip
+
+SURFACE_PATTERN_COLUMNS: tuple[Column, ...] = (
+    _c("surface_pattern_id", "integer", "This row's stable id.", "pk"),
+    _c("run_id", "integer", "The surface run (see the runs table, test = surface).", "test_run_id"),
+    _c("submission_id", "string", "The submission (bundle) the row came from (UUID).", "test_run__submission_id"),
+    *_drive_columns("test_run__drive_model__"),
+    _c("firmware", "string", "Firmware revision during the run.", "test_run__firmware__revision"),
+    _c("profile", "string", "pts or quick (a short grid for trying the tool).", "test_run__profile"),
+    _c("target_kind", "string", "device or file.", "test_run__target_kind"),
+    _c("ioengine", "string", "fio I/O engine.", "test_run__ioengine"),
+    *_PATTERN,
+    _c("cells_measured", "integer", "Cells of this pattern with a figure."),
+    _c("peak_bw_bytes_per_s", "number", "Highest bandwidth of any cell of the pattern.", unit="bytes/s"),
+    _c("peak_block_size_bytes", "integer", "Block size of the peak cell.", unit="bytes"),
+    _c("peak_iodepth", "integer", "Queue depth of the peak cell."),
+    _c("knee_block_size_bytes", "integer", "Block size of the smallest cell reaching 90 % of the peak bandwidth "
+       "(fewest bytes in flight, ties to the lower QD).", unit="bytes"),
+    _c("knee_iodepth", "integer", "Queue depth of that cell."),
+    _c("knee_bytes_in_flight", "integer", "Its block size × queue depth.", unit="bytes"),
+    _c("knee_bw_bytes_per_s", "number", "Its bandwidth.", unit="bytes/s"),
+    _c("knee_reason", "string", "Why there is no knee (every cell measured zero bandwidth)."),
+    _c("queue_depth_real", "boolean", "The fio engine kept the queue depth in flight (libaio, io_uring)."),
+    _c("target_note", "string", "What a file target measures."),
+    _c("claim_differs", "boolean", "The client's own figures for this pattern differ from nvmedb's re-derivation."),
+    _c("note", "string", "How the claim differs, when it does."),
+)  # fmt: skip
+
+
+def _cells(*, trials_of: int | None = None) -> QuerySet[SurfaceCell]:
+    return SurfaceCell.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
+
+
+def _patterns(*, trials_of: int | None = None) -> QuerySet[SurfacePattern]:
+    return SurfacePattern.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
+
+
+SURFACE_TABLES = (
+    Table(
+        "surface",
+        "Surface (nvmedb extension)",
+        f"One row per cell (access pattern × block size × queue depth) of every public surface run: its bandwidth, "
+        f"IOPS and parallelism speedup ({EXTENSION}).",
+        SURFACE_COLUMNS,
+        _cells,
+        run_prefix="test_run__",
+        cell_filters=frozenset({"block_size_bytes"}),
+    ),
+    Table(
+        "surface_patterns",
+        "Surface peaks and knees (nvmedb extension)",
+        f"One row per access pattern of every public surface run: the peak bandwidth and the smallest cell reaching "
+        f"90 % of it ({EXTENSION}).",
+        SURFACE_PATTERN_COLUMNS,
+        _patterns,
+        run_prefix="test_run__",
+    ),
+)

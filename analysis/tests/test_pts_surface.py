@@ -1,0 +1,135 @@
+"""The surface (nvmedb extension) end to end: a real quick run with the real fio, ingested; the server re-derives the
+figures from the raw fio outputs, keeps the client's as its claim, and never counts the surface as PTS compliance."""
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from analysis.ingest import ingest_submission
+from analysis.models import Flag, Measurement, SurfaceCell, SurfacePattern, TestRun
+from nvmedb_client import signing
+from nvmedb_client.bundle import verify_bundle, write_bundle
+from nvmedb_client.fio_output import parse_fio_output, summarize
+
+pytestmark = pytest.mark.fio
+
+
+@pytest.fixture(scope="module")
+def surface_bundle_file(tmp_path_factory):
+    base = tmp_path_factory.mktemp("surface-run")
+    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config")}
+    result = subprocess.run(
+        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
+         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--tests", "wsat,surface",
+         "--surface-cell-s", "0.5", "--surface-max-bs", "64KiB", "--surface-max-qd", "4", "--surface-qd-step", "4", "--out", str(base / "out"),
+         "--json"],
+        env={**env, "NVMEDB_QUICK_CELL_S": "0.5"}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return Path(json.loads(result.stdout)["bundle"])
+
+
+@pytest.fixture(scope="module")
+def surface_bundle(surface_bundle_file, tmp_path_factory):
+    return verify_bundle(surface_bundle_file, extract_to=tmp_path_factory.mktemp("extracted"))
+
+
+def forged(bundle_file: Path, tmp_path: Path, change) -> object:
+    """The same bundle, its manifest changed by `change(manifest)` and signed again."""
+    with tarfile.open(bundle_file) as archive:
+        archive.extractall(tmp_path / "x", filter="data")
+    manifest = json.loads((tmp_path / "x" / "manifest.json").read_text())
+    change(manifest)
+    out = write_bundle(
+        run_dir=tmp_path / "x" / "files",
+        manifest={k: v for k, v in manifest.items() if k != "files"},
+        files=[entry["path"] for entry in manifest["files"]],
+        signing_key=signing.create_signing_key(tmp_path / "key"),
+        out_path=tmp_path / "forged.nvmedb.tar.gz",
+    )
+    return verify_bundle(out, extract_to=tmp_path / "verified")
+
+
+def test_the_server_re_derives_every_cell_from_the_raw_fio_outputs_and_agrees_with_the_client(
+    submission, surface_bundle
+):
+    outcome = ingest_submission(submission=submission, bundle=surface_bundle)
+    assert outcome.status == "published", outcome.reasons
+    run = TestRun.objects.get(submission=submission, test="surface")
+    claimed = surface_bundle.manifest["surface"]
+    cells = {(c.pattern, c.block_size_bytes, c.iodepth): c for c in SurfaceCell.objects.filter(test_run=run)}
+    assert len(cells) == len(claimed["cells"]) == 4 * 2 * 2
+    for claim in claimed["cells"]:
+        cell = cells[(claim["pattern"], claim["block_size_bytes"], claim["iodepth"])]
+        assert cell.measurement.run_key == claim["run_id"] and cell.measurement.pattern == claim["pattern"]
+        summary = summarize(parse_fio_output(surface_bundle.read_bytes(cell.measurement.raw_file)))
+        direction = "read" if claim["pattern"] in ("read", "randread") else "write"
+        assert cell.bw_bytes_per_s == getattr(summary, f"{direction}_bw_bytes_per_s") == claim["bw_bytes_per_s"]
+        assert cell.iops == getattr(summary, f"{direction}_iops") == claim["iops"]
+        assert cell.speedup == claim["speedup"] and cell.knee == claim["knee"]
+        assert cell.access == ("random" if claim["pattern"].startswith("rand") else "sequential")
+    patterns = SurfacePattern.objects.filter(test_run=run)
+    assert sorted(p.pattern for p in patterns) == ["randread", "randwrite", "read", "write"]
+    for pattern in patterns:
+        assert not pattern.claim_differs and pattern.claimed["pattern"] == pattern.pattern
+        assert (pattern.knee_block_size_bytes, pattern.knee_iodepth) == (
+            pattern.claimed["knee"]["block_size_bytes"],
+            pattern.claimed["knee"]["iodepth"],
+        )
+        assert pattern.queue_depth_real is True and "file system path" in pattern.target_note
+    assert not Flag.objects.filter(submission=submission, kind="surface_claim_differs").exists()
+
+
+def test_the_surface_run_is_never_pts_compliant_and_the_pts_tests_are_not_mixed_with_it(submission, surface_bundle):
+    ingest_submission(submission=submission, bundle=surface_bundle)
+    surface_run = TestRun.objects.get(submission=submission, test="surface")
+    assert surface_run.compliant is False
+    assert any("nvmedb extension" in reason for reason in surface_run.compliance_reasons)
+    assert surface_run.headline == {}
+    assert surface_run.iodepth is None and "varies the queue depth" in surface_run.missing["iodepth"]
+    wsat = TestRun.objects.get(submission=submission, test="wsat")
+    assert not any("nvmedb extension" in reason for reason in wsat.compliance_reasons)
+    assert not Measurement.objects.filter(test_run=wsat, run_key__startswith="surface").exists()
+    assert not SurfaceCell.objects.filter(test_run=wsat).exists()
+
+
+def test_a_claimed_knee_the_raw_data_does_not_give_is_flagged_and_the_server_s_figure_stands(
+    submission, surface_bundle_file, tmp_path
+):
+    def change(manifest):
+        read = next(p for p in manifest["surface"]["patterns"] if p["pattern"] == "read")
+        read["knee"]["iodepth"] = 4 if read["knee"]["iodepth"] == 1 else 1
+        read["peak_bw_bytes_per_s"] *= 2
+
+    bundle = forged(surface_bundle_file, tmp_path, change)
+    outcome = ingest_submission(submission=submission, bundle=bundle)
+    assert outcome.status == "published", outcome.reasons
+    read = SurfacePattern.objects.get(test_run__submission=submission, pattern="read")
+    assert read.claim_differs and "90% knee" in read.note and "peak" in read.note
+    cells = SurfaceCell.objects.filter(test_run__submission=submission, pattern="read")
+    knee = cells.get(knee=True)
+    assert (knee.block_size_bytes, knee.iodepth) == (read.knee_block_size_bytes, read.knee_iodepth)
+    assert read.peak_bw_bytes_per_s == max(c.bw_bytes_per_s for c in cells)
+    assert (
+        not SurfacePattern.objects.filter(test_run__submission=submission, claim_differs=True)
+        .exclude(pattern="read")
+        .exists()
+    )
+    flags = Flag.objects.filter(submission=submission, kind="surface_claim_differs")
+    assert flags.count() == 2 and all("the server's figure stands" in f.reason for f in flags)
+
+
+def test_a_bundle_without_the_client_s_surface_figures_is_flagged_and_still_derived(
+    submission, surface_bundle_file, tmp_path
+):
+    bundle = forged(surface_bundle_file, tmp_path, lambda manifest: manifest.pop("surface"))
+    ingest_submission(submission=submission, bundle=bundle)
+    patterns = SurfacePattern.objects.filter(test_run__submission=submission)
+    assert [p.claimed for p in patterns] == [None] * 4 and all(p.knee_iodepth for p in patterns)
+    (flag,) = Flag.objects.filter(submission=submission, kind="surface_claim_differs")
+    assert "no surface figures" in flag.reason

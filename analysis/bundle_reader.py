@@ -183,9 +183,8 @@ def _parse_runs(
     for run in runs:
         run_id, path = str(run.get("id")), run.get("output_file")
         try:
-            data = bundle.read_bytes(path)
             with reading(f"run {run_id}: {path}", expected=(FioOutputError,)):
-                doc = parse_fio_output(data)
+                doc = bundle.parsed(path, parse_fio_output)
                 summaries[run_id] = summarize(doc)
             documents[run_id] = doc
         except (FioOutputError, KeyError) as exc:
@@ -463,6 +462,9 @@ def _unwritten(runs, summaries, record: SubmissionRecord) -> None:
                 write_bytes=(summary.write_bytes or 0) if summary else 0,
             )
         )
+    tests = {}
+    for run in runs:
+        tests.setdefault(str(run.get("id")), str(run.get("test")))
     for key, coverage in unwritten.unwritten_reads(ios, active_range_bytes=record.active_range_bytes).items():
-        test = next((str(r.get("test")) for r in runs if str(r.get("id")) == key), None)
+        test = tests.get(key)
         record.flags.append(FlagRecord("unwritten_data", unwritten.reason(coverage), run_key=key, test=test))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.pcie import LinkEnd, assess_link
@@ -29,18 +28,19 @@ MAX_FACTS_BYTES = 16 * 1024 * 1024
 
 
 class ListedFiles:
-    """The bundle's files by manifest path. VerifiedBundle.read_bytes rebuilds the set of listed paths on every call,
-    which costs ~20 ms over the 435 outputs of a full PTS bundle; this builds it once. Only listed paths are read,
-    and verify_bundle already proved each of them safe and intact."""
+    """The bundle's files by manifest path, wherever verification keeps them (in memory or extracted). Only listed
+    paths are read, and verification already proved each of them safe and intact."""
 
     def __init__(self, bundle: VerifiedBundle):
-        self.directory = Path(bundle.root) / "files"
-        self.listed = {entry["path"] for entry in bundle.manifest.get("files", []) if isinstance(entry, Mapping)}
+        self.bundle = bundle
+        self.listed = bundle.listed
 
     def read_bytes(self, path: str) -> bytes:
-        if path not in self.listed:
-            raise KeyError(f"{path!r} is not listed in the bundle manifest")
-        return (self.directory / path).read_bytes()
+        return self.bundle.read_bytes(path)
+
+    def parsed(self, path: str, parse):
+        """`parse` of the file's bytes, once per bundle (VerifiedBundle.parsed): do not change the result."""
+        return self.bundle.parsed(path, parse)
 
 
 def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRecord) -> None:

@@ -71,6 +71,16 @@ def _field(model: type[models.Model], name: str) -> models.Field:
     return model._meta.get_field(name)
 
 
+@cache
+def _kind(model: type[models.Model], name: str) -> tuple[models.Field, type | None]:
+    """The field, and FloatField when it is a plain float column (checked once per column, not once per value)."""
+    field = _field(model, name)
+    plain_float = isinstance(field, models.FloatField) and not isinstance(
+        field, (models.JSONField, models.CharField, models.TextField, models.BooleanField, models.IntegerField)
+    )
+    return field, models.FloatField if plain_float else None
+
+
 def max_length(model: type[models.Model], name: str) -> int:
     """The length limit of a text column, from its model field (the one place the limit is written down)."""
     return _field(model, name).max_length
@@ -80,7 +90,9 @@ def problem(model: type[models.Model], name: str, value: object, what: str) -> s
     """Why `value` cannot be stored in `model.name`, or None when it fits. `what` names the value for the reason."""
     if value is None:
         return None
-    field = _field(model, name)
+    field, kind = _kind(model, name)
+    if kind is models.FloatField and type(value) is float and math.isfinite(value):
+        return None  # the usual case, decided without the checks below
     column = f"{model.__name__}.{name}"
     if isinstance(field, models.JSONField):
         return _json_problem(value, what, column)

@@ -20,6 +20,11 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 
+try:
+    import orjson
+except ImportError:  # the server has it; the standard library gives the same identifiers, slower
+    orjson = None
+
 SCRUBBED = "[scrubbed]"
 RULES_VERSION = 1  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
 MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
@@ -123,8 +128,22 @@ JSON_STRING_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)"((?:[^"\\\n]|\\.){0,512
 JSON_NUMBER_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)(\d{4,40})(?![\d.eE])')
 
 
+_SEPARATORS = re.compile(r"[\s_\-]")
+
+
 def _key(name: str) -> str:
-    return re.sub(r"[\s_\-]", "", name).lower()
+    return _SEPARATORS.sub("", name).lower()
+
+
+# A key can name an identifier only when it starts with a letter some identifying key starts with, or with a
+# separator `_key` drops; the walk tests that first, so the thousands of numeric keys of a fio json+ histogram cost
+# one set lookup each instead of a regular expression.
+_KEY_STARTS = frozenset({k[0] for k in IDENTIFYING_KEYS} | {k[0].upper() for k in IDENTIFYING_KEYS} | {"_", "-"})
+
+
+def _identifying_key(key: str) -> bool:
+    first = key[:1]
+    return (first in _KEY_STARTS or first.isspace()) and _key(key) in IDENTIFYING_KEYS
 
 
 def _usable(value: str) -> bool:
@@ -197,13 +216,16 @@ def identifiers_in_json(document) -> set[str]:
         if isinstance(node, dict):
             if node.get("class") == "system" and isinstance(node.get("id"), str):
                 found.add(node["id"])
+            if "".join(node).isdigit():  # a histogram's bins (fio json+): no key names anything, few values nest
+                stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+                continue
             for key, value in node.items():
-                if _key(str(key)) in IDENTIFYING_KEYS and isinstance(value, (str, int)) and not isinstance(value, bool):
-                    found.add(str(value).strip())
-                else:
+                if isinstance(value, (dict, list)):
                     stack.append(value)
+                elif isinstance(value, (str, int)) and not isinstance(value, bool) and _identifying_key(str(key)):
+                    found.add(str(value).strip())
         elif isinstance(node, list):
-            stack.extend(node)
+            stack.extend(item for item in node if isinstance(item, (dict, list)))
     return found
 
 
@@ -213,8 +235,21 @@ def identifiers_in_file(name: str, data: bytes) -> set[str]:
     if len(data) <= MAX_PARSED_BYTES and text.lstrip()[:1] in ("{", "["):
         # not one JSON document, or deeper than the parser goes: the text patterns above still ran
         with contextlib.suppress(ValueError, RecursionError):
-            found |= identifiers_in_json(json.loads(text))
+            found |= identifiers_in_json(_loads(data, text))
     return found
+
+
+_LONG_INTEGER = re.compile(rb"\d{20}")
+
+
+def _loads(data: bytes, text: str):
+    """orjson when it reads the document (strict, fast), else the standard library, which also reads NaN and the
+    like, so a file only it can read is still walked for identifiers. orjson reads an integer beyond 64 bits as a
+    double, which would spell a long numeric serial wrongly: such documents go to the standard library too."""
+    if orjson is not None and not _LONG_INTEGER.search(data):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(data)
+    return json.loads(text)
 
 
 def identifiers_in_chunks(chunks: Iterable[str], *, overlap: int = 4096) -> set[str]:

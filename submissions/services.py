@@ -3,7 +3,6 @@
 import hashlib
 import logging
 import secrets
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from submissions.models import (
 )
 from submissions.review import review_reason
 from submissions.rules import rule_sentence
-from submissions.storage import bundle_name, copy_bundle_to
+from submissions.storage import bundle_name, open_bundle
 from submissions.upload import HashingReader
 
 logger = logging.getLogger(__name__)
@@ -50,6 +49,8 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError, IntegrityError, OSError)
 TOKEN_PREFIX = "nvmedb_"
 TOKEN_DISPLAY_CHARS = 12
 GZIP_MAGIC = b"\x1f\x8b"
+# the temporary directory of a bundle too large to hold in memory (the rest of its files wait there)
+SPILL_PREFIX = "nvmedb-validate-"
 
 
 class NotGzip(Exception):
@@ -422,9 +423,18 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
         return submission
 
 
-def _local_copy(storage: Storage, name: str, directory: Path) -> Path:
-    """verify_bundle reads a path: the stored bundle (in a bucket or a directory) copied into `directory`."""
-    return copy_bundle_to(name, directory, storage=storage)
+def verify_stored_bundle(*, submission: Submission, storage: Storage | None = None):
+    """Verifies the stored bundle of `submission` in one read of its stream (submissions.storage.open_bundle, a
+    directory or a bucket alike), keeping its files in memory within the site's limits
+    (settings.NVMEDB_BUNDLE_LIMITS); nothing is copied to disk first. Raises BundleError; close the result (or use
+    `with`)."""
+    from nvmedb_client.bundle import BundleLimits, verify_bundle_stream
+
+    limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
+    with open_bundle(submission, storage=storage) as stream:
+        return verify_bundle_stream(
+            stream, limits=limits, trusted_keys=None, name=Path(submission.storage_name).name, spill_prefix=SPILL_PREFIX
+        )
 
 
 def _ingest_function():
@@ -462,20 +472,16 @@ def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = N
 
 
 def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
-    from nvmedb_client.bundle import BundleError, BundleLimits, verify_bundle
+    from nvmedb_client.bundle import BundleError
 
     submission_id = submission.pk
+    try:
+        bundle = verify_stored_bundle(submission=submission, storage=storage)
+    except BundleError as exc:
+        report = _report(outcome="rejected", rule=exc.code, detail=exc.message)
+        return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
 
-    with tempfile.TemporaryDirectory(prefix="nvmedb-validate-") as tmp:
-        workdir = Path(tmp)
-        path = _local_copy(storage, submission.storage_name, workdir)
-        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
-        try:
-            bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
-        except BundleError as exc:
-            report = _report(outcome="rejected", rule=exc.code, detail=exc.message)
-            return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
-
+    with bundle:
         check = check_signing_key(
             uploader_id=submission.uploader_id, public_key=bytes(bundle.public_key), fingerprint=bundle.fingerprint
         )
@@ -578,14 +584,7 @@ def submission_fingerprint_stored(*, submission: Submission, storage: Storage | 
     """Records the fio-output digests of a stored submission validated before digests existed, so content it
     published is protected too. Returns how many digests it has; raises BundleError when its bundle no longer
     verifies."""
-    from nvmedb_client.bundle import BundleLimits, verify_bundle
-
-    storage = storage or default_storage
-    with tempfile.TemporaryDirectory(prefix="nvmedb-fingerprint-") as tmp:
-        workdir = Path(tmp)
-        path = _local_copy(storage, submission.storage_name, workdir)
-        limits = BundleLimits(**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}))
-        bundle = verify_bundle(path, extract_to=workdir / "extracted", limits=limits, trusted_keys=None)
+    with verify_stored_bundle(submission=submission, storage=storage) as bundle:
         record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))
     return submission.fio_fingerprints.count()
 

@@ -184,17 +184,6 @@ def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> 
     return found
 
 
-def warm_identifiers(*, storage_name: str, bundle) -> None:
-    """Collect a just-verified bundle's identifiers from its extracted files (ingest calls this in the worker), so
-    the first visitor of a raw file does not wait for the whole bundle to be read."""
-    found = _manifest_identifiers(bundle.manifest)
-    for entry in bundle.manifest.get("files", []):
-        path = bundle.root / "files" / entry["path"]
-        with open(path, "rb") as stream:
-            found |= _identifiers_of(entry["path"], path.stat().st_size, stream)
-    _remember(storage_name, found)
-
-
 class ScrubbedFile:
     """One listed file of a bundle, scrubbed as it is read: iterate `chunks()` once, or `close()` it."""
 

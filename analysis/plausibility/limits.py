@@ -56,6 +56,8 @@ class LinkBounds:
 
 
 def finite(value) -> bool:
+    if type(value) is float:  # the usual case first: called for every figure of every measurement
+        return math.isfinite(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
     try:

@@ -470,3 +470,47 @@ def test_a_withdrawn_submission_leaves_its_models_aggregates(submission, tmp_pat
     submission_withdraw(submission=submission, by=submission.uploader)
 
     assert not DriveModelAggregate.objects.filter(drive_model=run.drive_model).exists()
+
+
+def test_the_raw_file_warm_up_is_queued_once_the_rows_are_committed(
+    submission, make_verified, monkeypatch, django_capture_on_commit_callbacks
+):
+    import analysis.ingest
+
+    queued = []
+    monkeypatch.setattr(analysis.ingest, "queue_raw_file_warm_up", queued.append)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        outcome = ingest_submission(submission=submission, bundle=make_verified())
+    assert outcome.status in ("published", "held"), outcome.reasons
+    assert queued == [], "nothing runs before the rows are committed"
+    for callback in callbacks:
+        callback()
+    assert queued == [submission.storage_name]
+
+
+def test_a_rejected_bundle_queues_no_warm_up(
+    submission, make_verified, monkeypatch, django_capture_on_commit_callbacks
+):
+    import analysis.ingest
+
+    queued = []
+    monkeypatch.setattr(analysis.ingest, "queue_raw_file_warm_up", queued.append)
+
+    def inflate_iops(run_dir, manifest, files):
+        _edit_fio(run_dir, manifest, lambda job: job["read"].update(iops=job["read"]["iops"] * 2))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=inflate_iops))
+    assert outcome.status == "rejected"
+    assert queued == []
+
+
+def test_a_broker_outage_does_not_fail_the_ingest(monkeypatch):
+    import analysis.ingest
+    from analysis.tasks import warm_raw_file_identifiers
+
+    def down(*args):
+        raise ConnectionRefusedError("the broker is away")
+
+    monkeypatch.setattr(warm_raw_file_identifiers, "delay", down)
+    analysis.ingest.queue_raw_file_warm_up("bundles/any.nvmedb.tar.gz")  # logs, does not raise

@@ -4,6 +4,7 @@ nothing; pages keep serving while Redis is away; a full disk in the worker ends 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
 import socket
@@ -180,24 +181,28 @@ def test_an_upload_to_full_storage_answers_503_json_and_keeps_nothing(
 
 
 @pytest.mark.django_db
-def test_a_full_disk_during_extraction_ends_the_attempt_cleanly_and_a_retry_finishes_it(
-    owner_api, signed_bundle, monkeypatch, django_capture_on_commit_callbacks
+def test_a_full_disk_while_a_large_bundle_spills_to_disk_ends_the_attempt_cleanly_and_a_retry_finishes_it(
+    owner_api, signed_bundle, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
     from nvmedb_client import bundle as bundle_module
 
-    real_extract = bundle_module._extract_member
+    # files beyond the memory budget wait in a temporary directory: with no budget, every file goes there
+    settings.NVMEDB_BUNDLE_LIMITS = {**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}), "max_memory_bytes": 0}
+    real_spill = bundle_module._HeldFiles._spill
     calls = {"n": 0}
 
-    def extract_until_the_disk_is_full(archive, member, target):
+    def spill_until_the_disk_is_full(self, source, relative):
         calls["n"] += 1
-        if calls["n"] == 2:  # the second member of the first attempt hits a full disk half-way
-            with target.open("xb") as handle:
-                handle.write(archive.extractfile(member).read(10))
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target))
-        return real_extract(archive, member, target)
+        if calls["n"] == 2:  # the second file of the first attempt hits a full disk half-way
+            real_spill(self, io.BytesIO(source.read(10)), relative)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), relative)
+        return real_spill(self, source, relative)
 
-    monkeypatch.setattr(bundle_module, "_extract_member", extract_until_the_disk_is_full)
-    temp_before = set(Path(tempfile.gettempdir()).glob("nvmedb-validate-*"))
+    monkeypatch.setattr(bundle_module._HeldFiles, "_spill", spill_until_the_disk_is_full)
+    # a prefix of this test's own: other processes on the machine may validate bundles at the same time
+    prefix = f"nvmedb-validate-{os.getpid()}-{time.monotonic_ns()}-"
+    monkeypatch.setattr(services, "SPILL_PREFIX", prefix)
+    temp_before = set(Path(tempfile.gettempdir()).glob(f"{prefix}*"))
     with django_capture_on_commit_callbacks(execute=False):
         response = upload(owner_api, signed_bundle.read_bytes())
     assert response.status_code == 202
@@ -209,7 +214,8 @@ def test_a_full_disk_during_extraction_ends_the_attempt_cleanly_and_a_retry_fini
     assert statuses[:3] == ["received", "validating", "validating"], "the second attempt came from the retry"
     assert submission.attempts == 2
     assert submission.status != SubmissionStatus.REJECTED, submission.report
-    assert set(Path(tempfile.gettempdir()).glob("nvmedb-validate-*")) == temp_before, "no extraction left behind"
+    assert calls["n"] > 2, "the files went to disk"
+    assert set(Path(tempfile.gettempdir()).glob(f"{prefix}*")) == temp_before, "no spilled file left behind"
 
 
 # --- Redis ---------------------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def test_a_storage_fault_is_retried_not_rejected(stored, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("nvmedb_client.bundle.verify_bundle", full)
+    monkeypatch.setattr(services, "open_bundle", full)
     with pytest.raises(OSError, match="No space left"):
         services.submission_validate(submission_id=stored.pk)
     assert Submission.objects.get(pk=stored.pk).status == SubmissionStatus.VALIDATING

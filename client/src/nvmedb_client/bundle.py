@@ -1,8 +1,11 @@
 """Write and verify nvmedb result bundles (docs/bundle-format.md).
 
-Verification treats the bundle as hostile: the archive is read as a stream, never with `extractall`; every member's
-name and type is checked before a byte of it is written; sizes, counts and the compression ratio are enforced while
-decompressing, so a bomb is stopped before it fills the disk.
+Verification treats the bundle as hostile: the archive is read once, as a stream, never with `extractall`; every
+member's name and type is checked before a byte of it is kept; each member is hashed as it is read; sizes, counts and
+the compression ratio are enforced while decompressing, so a bomb is stopped before it fills memory or the disk.
+`verify_bundle_stream` keeps the files in memory (up to `BundleLimits.max_memory_bytes`, the rest in a private
+temporary directory under numbered names) and reads from any binary file object, such as a file opened from Django's
+storage, local or remote; `verify_bundle` extracts a bundle file on disk into a directory.
 """
 
 from __future__ import annotations
@@ -14,16 +17,18 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import fastjsonschema
 import jsonschema
@@ -47,6 +52,7 @@ MAX_NAME_BYTES = 255
 _GIB = 1024**3
 _MIB = 1024**2
 _CHUNK = 1024 * 1024
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 class BundleError(Exception):
@@ -65,23 +71,67 @@ class BundleLimits:
     max_files: int = 20000
     max_compression_ratio: float = 200
     max_manifest_bytes: int = 16 * _MIB
+    # verify_bundle_stream holds up to this many bytes of files in memory; the rest go to a temporary directory
+    max_memory_bytes: int = 128 * _MIB
     # tiny bundles compress far better than large ones (tar padding is all zeros); judge the ratio only beyond this
     ratio_check_after_bytes: int = 1 * _MIB
 
 
 @dataclass
 class VerifiedBundle:
+    """A bundle whose signature, manifest and every file's size and SHA-256 were checked. Its files are read by
+    manifest path; `close()` (or a `with` block) frees what `verify_bundle_stream` holds."""
+
     manifest: dict
     public_key: bytes
     fingerprint: str
-    root: Path
+    root: Path | None  # the extraction directory of verify_bundle; None when the files are held (verify_bundle_stream)
     manifest_bytes: bytes = field(default=b"", repr=False)
+    files: _ExtractedFiles | _HeldFiles | None = field(default=None, repr=False)
+    _listed: frozenset[str] | None = field(default=None, repr=False)
+    _parsed: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.files is None and self.root is not None:
+            self.files = _ExtractedFiles(Path(self.root))
+
+    @property
+    def listed(self) -> frozenset[str]:
+        """The paths the manifest lists (relative to files/)."""
+        if self._listed is None:
+            self._listed = frozenset(entry["path"] for entry in self.manifest["files"])
+        return self._listed
 
     def read_bytes(self, path: str) -> bytes:
         """The bytes of a file the manifest lists (path relative to files/)."""
-        if path not in {entry["path"] for entry in self.manifest["files"]}:
+        if path not in self.listed:
             raise KeyError(f"{path!r} is not listed in the bundle manifest")
-        return (self.root / FILES_DIR / path).read_bytes()
+        return self.files.read_bytes(path)
+
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
+        and its ingest both read every fio output. Callers must not change what it returns."""
+        key = (path, parse)
+        if key not in self._parsed:
+            self._parsed[key] = parse(self.read_bytes(path))
+        return self._parsed[key]
+
+    def open(self, path: str) -> BinaryIO:
+        """A binary stream of a file the manifest lists, for files too large to read at once."""
+        if path not in self.listed:
+            raise KeyError(f"{path!r} is not listed in the bundle manifest")
+        return self.files.open(path)
+
+    def close(self) -> None:
+        self._parsed = {}
+        if self.files is not None:
+            self.files.close()
+
+    def __enter__(self) -> VerifiedBundle:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 @lru_cache(maxsize=1)
@@ -267,7 +317,8 @@ def verify_bundle(
     if any(root.iterdir()):
         raise ValueError(f"extract_to {root} must be an empty directory")
     try:
-        return _verify(path, root, limits, trusted_keys)
+        with path.open("rb") as raw:
+            return _verify(raw, _ExtractedFiles(root), limits, trusted_keys, path.name, root=root)
     except BaseException:
         for child in root.iterdir():
             if child.is_dir() and not child.is_symlink():
@@ -277,18 +328,53 @@ def verify_bundle(
         raise
 
 
-def _verify(path: Path, root: Path, limits: BundleLimits, trusted_keys: Collection[bytes] | None) -> VerifiedBundle:
-    with path.open("rb") as raw:
-        if raw.read(2) != b"\x1f\x8b":
-            raise BundleError("not_an_archive", f"{path.name} is not a gzip-compressed tar archive")
-        raw.seek(0)
-        compressed_size = os.fstat(raw.fileno()).st_size
-        stream = _LimitedStream(gzip.GzipFile(fileobj=raw, mode="rb"), compressed_size, limits)
-        try:
-            manifest_bytes, signature_bytes, extracted = _read_members(stream, root, limits)
-        except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, ValueError) as exc:
-            # tarfile raises ValueError (and UnicodeError, a ValueError) on some malformed headers
-            raise BundleError("not_an_archive", f"{path.name} is not a readable tar.gz archive ({exc})") from exc
+def verify_bundle_stream(
+    stream: BinaryIO,
+    *,
+    limits: BundleLimits = BundleLimits(),
+    trusted_keys: Collection[bytes] | None = None,
+    compressed_size: int | None = None,
+    name: str = "the bundle",
+    spill_prefix: str = "nvmedb-bundle-",
+) -> VerifiedBundle:
+    """Check the bundle read from `stream` (a binary file object, read once from its current position) completely,
+    keeping its files in memory; raises BundleError on any problem. Nothing is written to disk unless the files add
+    up to more than `limits.max_memory_bytes` (then the rest go to a temporary directory named `spill_prefix`...,
+    removed by `close()`).
+
+    `compressed_size` (the stream's length) sets the compression-ratio limit; when None it is taken from the stream
+    (its file's size, or its end) or, for a stream that cannot tell, counted as it is read. `name` names the bundle
+    in messages. Close the result (or use it in a `with` block) when done."""
+    held = _HeldFiles(limits.max_memory_bytes, spill_prefix)
+    try:
+        return _verify(stream, held, limits, trusted_keys, name, root=None, compressed_size=compressed_size)
+    except BaseException:
+        held.close()
+        raise
+
+
+def _verify(
+    raw: BinaryIO,
+    files: _ExtractedFiles | _HeldFiles,
+    limits: BundleLimits,
+    trusted_keys: Collection[bytes] | None,
+    name: str,
+    *,
+    root: Path | None,
+    compressed_size: int | None = None,
+) -> VerifiedBundle:
+    magic = raw.read(2)
+    if magic != b"\x1f\x8b":
+        raise BundleError("not_an_archive", f"{name} is not a gzip-compressed tar archive")
+    counted = _CountingReader(raw, magic)
+    if compressed_size is None:
+        compressed_size = _stream_size(raw)
+    stream = _LimitedStream(gzip.GzipFile(fileobj=counted, mode="rb"), compressed_size, counted, limits)
+    try:
+        manifest_bytes, signature_bytes, extracted = _read_members(stream, files, limits)
+    except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, ValueError) as exc:
+        # tarfile raises ValueError (and UnicodeError, a ValueError) on some malformed headers
+        raise BundleError("not_an_archive", f"{name} is not a readable tar.gz archive ({exc})") from exc
 
     if manifest_bytes is None:
         raise BundleError("bad_manifest", f"the bundle has no {MANIFEST_NAME}")
@@ -308,16 +394,46 @@ def _verify(path: Path, root: Path, limits: BundleLimits, trusted_keys: Collecti
         fingerprint=signing.fingerprint(public_key),
         root=root,
         manifest_bytes=manifest_bytes,
+        files=files,
     )
 
 
-class _LimitedStream:
-    """A file-like view of the decompressed bytes that stops at the total-size and compression-ratio limits."""
+def _stream_size(raw: BinaryIO) -> int | None:
+    """The length of the file behind `raw`, when it can tell without reading it."""
+    try:
+        return os.fstat(raw.fileno()).st_size
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        pass
+    size = getattr(raw, "size", None)  # Django's File objects, including django-storages' remote files
+    return size if isinstance(size, int) and size > 0 else None
 
-    def __init__(self, source, compressed_size: int, limits: BundleLimits):
+
+class _CountingReader:
+    """The compressed stream, with the two bytes already read put back in front, counting what passes."""
+
+    def __init__(self, source: BinaryIO, head: bytes):
         self._source = source
-        self._ratio_limit = max(limits.max_compression_ratio * max(compressed_size, 1), limits.ratio_check_after_bytes)
+        self._head = head
+        self.count = len(head)
+
+    def read(self, size: int = -1) -> bytes:
+        head, self._head = self._head, b""
+        if size is not None and 0 <= size <= len(head):
+            self._head = head[size:]
+            return head[:size]
+        data = self._source.read(-1 if size is None or size < 0 else size - len(head))
+        self.count += len(data)
+        return head + data
+
+
+class _LimitedStream:
+    """A file-like view of the decompressed bytes that stops at the total-size and compression-ratio limits. The
+    ratio is judged against the stream's size, or, when it is unknown, against the compressed bytes read so far."""
+
+    def __init__(self, source, compressed_size: int | None, counted: _CountingReader, limits: BundleLimits):
+        self._source = source
         self._compressed_size = compressed_size
+        self._counted = counted
         self._limits = limits
         # tar and pax headers and block padding come on top of the files' own bytes
         self._total_limit = limits.max_total_bytes + 4096 * (limits.max_files + 16) + 20 * 512
@@ -328,11 +444,13 @@ class _LimitedStream:
             size = _CHUNK
         data = self._source.read(size)
         self.consumed += len(data)
-        if self.consumed > self._ratio_limit:
+        compressed = self._compressed_size if self._compressed_size is not None else self._counted.count
+        ratio_limit = max(self._limits.max_compression_ratio * max(compressed, 1), self._limits.ratio_check_after_bytes)
+        if self.consumed > ratio_limit:
             raise BundleError(
                 "compression_ratio",
                 f"the archive expands to more than {self._limits.max_compression_ratio:g} times its compressed size "
-                f"of {self._compressed_size} bytes (a decompression bomb?)",
+                f"of {compressed} bytes (a decompression bomb?)",
             )
         if self.consumed > self._total_limit:
             raise BundleError(
@@ -342,11 +460,12 @@ class _LimitedStream:
 
 
 def _read_members(
-    stream: _LimitedStream, root: Path, limits: BundleLimits
+    stream: _LimitedStream, files: _ExtractedFiles | _HeldFiles, limits: BundleLimits
 ) -> tuple[bytes | None, bytes | None, dict[str, tuple[int, str]]]:
     manifest_bytes = signature_bytes = None
     extracted: dict[str, tuple[int, str]] = {}  # path under files/ -> (size, sha256)
     seen: set[str] = set()
+    folders: set[str] = set()  # every folder a file of files/ sits in
     total = 0
     entries = 0
     with tarfile.open(fileobj=stream, mode="r|") as archive:
@@ -389,8 +508,18 @@ def _read_members(
                     f"{name} is {member.size} bytes, more than the per-file limit of {limits.max_file_bytes}",
                 )
             relative = name[len(FILES_DIR) + 1 :]
-            extracted[relative] = _extract_member(archive, member, root / FILES_DIR / relative)
+            _check_no_collision(relative, extracted, folders, name)
+            extracted[relative] = files.add(archive, member, relative)
     return manifest_bytes, signature_bytes, extracted
+
+
+def _check_no_collision(relative: str, extracted: dict, folders: set[str], name: str) -> None:
+    """A file may not share its path with a folder of another file (`a` and `a/b`): no directory could hold both."""
+    parts = relative.split("/")
+    parents = ["/".join(parts[:n]) for n in range(1, len(parts))]
+    if relative in folders or any(parent in extracted for parent in parents):
+        raise BundleError("unsafe_path", f"archive member {name!r} collides with another member")
+    folders.update(parents)
 
 
 def _check_member_name(name: str) -> None:
@@ -408,7 +537,7 @@ def _check_member_name(name: str) -> None:
 def _check_relative_path(path: str) -> None:
     if not path or path.startswith("/") or "\\" in path or (len(path) > 1 and path[1] == ":"):
         raise BundleError("unsafe_path", f"{path!r} is not a relative '/'-separated path")
-    if any(ord(character) < 0x20 or character == "\x7f" for character in path):
+    if _CONTROL.search(path):
         raise BundleError("unsafe_path", f"{path!r} contains a control character")
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):
@@ -438,15 +567,100 @@ def _extract_member(archive: tarfile.TarFile, member: tarfile.TarInfo, target: P
         handle = target.open("xb")
     except (FileExistsError, NotADirectoryError) as exc:
         raise BundleError("unsafe_path", f"archive member {member.name!r} collides with another member") from exc
+    with handle:
+        return _copy_hashing(archive.extractfile(member), handle)
+
+
+def _copy_hashing(source, handle) -> tuple[int, str]:
     digest = hashlib.sha256()
     size = 0
-    source = archive.extractfile(member)
-    with handle:
-        while chunk := source.read(_CHUNK):
-            digest.update(chunk)
-            handle.write(chunk)
-            size += len(chunk)
+    while chunk := source.read(_CHUNK):
+        digest.update(chunk)
+        handle.write(chunk)
+        size += len(chunk)
     return size, digest.hexdigest()
+
+
+class _ExtractedFiles:
+    """The files of a bundle extracted under `root`/files (verify_bundle)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def add(self, archive: tarfile.TarFile, member: tarfile.TarInfo, relative: str) -> tuple[int, str]:
+        return _extract_member(archive, member, self.root / FILES_DIR / relative)
+
+    def read_bytes(self, path: str) -> bytes:
+        return (self.root / FILES_DIR / path).read_bytes()
+
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
+        and its ingest both read every fio output. Callers must not change what it returns."""
+        key = (path, parse)
+        if key not in self._parsed:
+            self._parsed[key] = parse(self.read_bytes(path))
+        return self._parsed[key]
+
+    def open(self, path: str) -> BinaryIO:
+        return (self.root / FILES_DIR / path).open("rb")
+
+    def close(self) -> None:
+        pass  # the caller owns the directory
+
+
+class _HeldFiles:
+    """The files of a bundle held in memory up to `budget` bytes; beyond it, each further file goes to a private
+    temporary directory under a numbered name (never its own, so no path in a bundle ever reaches the disk)."""
+
+    def __init__(self, budget: int, spill_prefix: str):
+        self._budget = budget
+        self._spill_prefix = spill_prefix
+        self._memory: dict[str, bytes] = {}
+        self._spilled: dict[str, Path] = {}
+        self._directory: tempfile.TemporaryDirectory | None = None
+        self.held = 0
+
+    def add(self, archive: tarfile.TarFile, member: tarfile.TarInfo, relative: str) -> tuple[int, str]:
+        source = archive.extractfile(member)
+        if self.held + member.size > self._budget:
+            return self._spill(source, relative)
+        data = source.read()
+        self._memory[relative] = data
+        self.held += len(data)
+        return len(data), hashlib.sha256(data).hexdigest()
+
+    def _spill(self, source, relative: str) -> tuple[int, str]:
+        if self._directory is None:
+            self._directory = tempfile.TemporaryDirectory(prefix=self._spill_prefix)
+        target = Path(self._directory.name) / str(len(self._spilled))
+        self._spilled[relative] = target
+        with target.open("xb") as handle:
+            return _copy_hashing(source, handle)
+
+    def read_bytes(self, path: str) -> bytes:
+        if path in self._memory:
+            return self._memory[path]
+        return self._spilled[path].read_bytes()
+
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
+        and its ingest both read every fio output. Callers must not change what it returns."""
+        key = (path, parse)
+        if key not in self._parsed:
+            self._parsed[key] = parse(self.read_bytes(path))
+        return self._parsed[key]
+
+    def open(self, path: str) -> BinaryIO:
+        if path in self._memory:
+            return io.BytesIO(self._memory[path])
+        return self._spilled[path].open("rb")
+
+    def close(self) -> None:
+        self._memory = {}
+        self._spilled = {}
+        if self._directory is not None:
+            self._directory.cleanup()
+            self._directory = None
 
 
 def _load_manifest(manifest_bytes: bytes) -> dict:

@@ -86,6 +86,9 @@ def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, ma
     raw = text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogatepass")
     if not jsonload.within_depth(raw, max_depth):
         raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
+    clean = _one_clean_result(raw)
+    if clean is not None:
+        return clean
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not text.strip():
@@ -99,6 +102,20 @@ def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, ma
         first_line = text.strip().splitlines()[0][:200]
         raise FioOutputError(f"fio output contains no JSON result; it starts with: {first_line!r}")
     return results[-1]
+
+
+def _one_clean_result(raw: bytes) -> dict | None:
+    """The usual case, at the parser's own speed: the whole output is one strict UTF-8 JSON fio result. orjson
+    refuses what the slower path below would refuse (NaN, a number beyond a double, a lone surrogate escape, bytes
+    that are not UTF-8), so None sends anything else there, to be read or refused with its reason. The depth was
+    bounded by the caller."""
+    if jsonload.orjson is None or raw.lstrip()[:1] != b"{":
+        return None
+    try:
+        doc = jsonload.orjson.loads(raw)
+    except jsonload.orjson.JSONDecodeError:
+        return None
+    return doc if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc) else None
 
 
 def _json_documents(text: str, *, max_depth: int) -> list:
@@ -147,21 +164,30 @@ def _check_bounds(summary: FioSummary) -> None:
     """Every figure must be a finite number a 64-bit column can hold: a larger one is no measurement (2**63 bytes is
     8 EiB; 2**63 ns is 292 years), and the sums and squares of steady-state math stay finite below it."""
     tables = {"percentile": summary.percentiles_ns, "completion percentile": summary.clat_percentiles_ns}
-    values = [(name, getattr(summary, name)) for name in summary.__dataclass_fields__]
-    values += [
-        (f"{kind} {key} of {direction}", value)
-        for kind, by_direction in tables.items()
-        for direction, table in by_direction.items()
-        for key, value in table.items()
-    ]
-    for name, value in values:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        if isinstance(value, float) and not math.isfinite(value):
-            raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
-        if abs(value) >= MAX_VALUE:  # compared as an int when it is one: a huge int has no float form
-            shown = f"{value:.3g}" if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
-            raise FioOutputError(f"fio output gives {name} = {shown}, beyond the limit of ±2**63")
+    for name in summary.__dataclass_fields__:
+        value = getattr(summary, name)
+        if not _within(value):
+            _check_bound(name, value)
+    for kind, by_direction in tables.items():
+        for direction, table in by_direction.items():
+            for key, value in table.items():
+                if not _within(value):
+                    _check_bound(f"{kind} {key} of {direction}", value)
+
+
+def _within(value) -> bool:
+    """A plain finite number inside the bounds (the usual case, checked without naming it)."""
+    return type(value) in (int, float) and -MAX_VALUE < value < MAX_VALUE
+
+
+def _check_bound(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FioOutputError(f"fio output gives a non-finite {name} ({value})")
+    if abs(value) >= MAX_VALUE:  # compared as an int when it is one: a huge int has no float form
+        shown = f"{value:.3g}" if isinstance(value, float) else f"a {len(str(abs(value)))}-digit number"
+        raise FioOutputError(f"fio output gives {name} = {shown}, beyond the limit of ±2**63")
 
 
 def _summarize(doc: dict) -> FioSummary:

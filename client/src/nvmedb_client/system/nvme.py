@@ -47,6 +47,11 @@ def load_json(data: str | bytes | Mapping[str, Any] | list) -> Any:
         raise NvmeParseError(str(exc)) from exc
 
 
+_SENSOR_KEY = re.compile(r"temperature_sensor_\d{1,3}")
+_DECIMAL = re.compile(r"[+-]?\d+")
+_HEXADECIMAL = re.compile(r"0[xX][0-9a-fA-F]+")
+
+
 def to_number(value: Any) -> int | float | None:
     """An nvme-cli number (int, float or decimal string, commas allowed) as int when whole; None when not a number or
     not below 2**64 in size (no NVMe field nvme-cli prints is wider in practice; a 128-bit counter that large would
@@ -68,9 +73,9 @@ def _parse_text(value: str) -> int | float | None:
     text = value.strip().replace(",", "").replace("_", "")
     if len(text) > 64:  # 2**64 has 20 digits: a longer text is no number of ours, and int() of it costs time
         return None
-    if re.fullmatch(r"[+-]?\d+", text):
+    if _DECIMAL.fullmatch(text):
         return int(text)
-    if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+    if _HEXADECIMAL.fullmatch(text):
         return int(text, 16)
     try:
         return float(text)
@@ -147,7 +152,8 @@ def parse_smart_log(data: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
     f.derived("temperature_c", _celsius(kelvin), "no composite temperature reported")
     sensors = []
     for key in sorted(
-        (k for k in doc if re.fullmatch(r"temperature_sensor_\d{1,3}", k)), key=lambda k: int(k.rsplit("_", 1)[1])
+        (k for k in doc if k.startswith("temperature_sensor_") and _SENSOR_KEY.fullmatch(k)),
+        key=lambda k: int(k.rsplit("_", 1)[1]),
     ):
         sensors.append({"sensor": int(key.rsplit("_", 1)[1]), "temperature_c": _celsius(to_number(doc[key]))})
     f.out["temperature_sensors"] = sensors

@@ -1,5 +1,5 @@
 """Enterprise Composite Workload (ECW) stimulus of the SNIA PTS v2.0.2 (Enterprise): a random mix of block sizes,
-40 % reads and 60 % writes, with three LBA hot zones. See docs/methodology-parts/dirth.md for where each figure
+40 % reads and 60 % writes, with three LBA hot zones. See docs/methodology.md for where each figure
 comes from."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Host Idle Recovery (HIR): does the drive recover performance when the host gives it idle time?
 
-Plan (PTS v2.0.2 HIR as cloudharmony/block-storage implements it; see docs/methodology-parts/hirxsr.md):
+Plan (PTS v2.0.2 HIR as cloudharmony/block-storage implements it; see docs/methodology.md):
 purge; RND 4 KiB writes at the edition's TC/QD in rounds until the write IOPS are steady (the baseline); then for
 each wait state (host idle 5, 10, 15, 25 and 50 s): 360 bursts of 5 s of RND 4 KiB writes, each followed by the idle
 period, then a return to baseline of 1800 s of continuous RND 4 KiB writes.

@@ -4,7 +4,7 @@ Every cell is one timed fio run of one access pattern (sequential or random, rea
 one queue depth, with a single job, so the queue depth is the number of I/Os in flight. Block sizes and queue depths
 are powers of two; the grid and its limits are options (`SurfaceOptions`), validated by `validate`. The block runs
 after a purge and WIPC, like the PTS tests: reads first (they see the WIPC state), then sequential writes, then a
-random-write preconditioning run, then the random writes. See docs/methodology-parts/surface.md.
+random-write preconditioning run, then the random writes. See docs/methodology.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 and back.
 
 Plan (the PTS-E cross-stimulus test as the ADATA port of cloudharmony/block-storage implements it; see
-docs/methodology-parts/hirxsr.md): purge, no WIPC; access group 1: SEQ 1024 KiB writes for 8 h; group 2: RND 8 KiB
+docs/methodology.md): purge, no WIPC; access group 1: SEQ 1024 KiB writes for 8 h; group 2: RND 8 KiB
 writes for 6 h; group 3: SEQ 1024 KiB writes for 8 h; TC 1 / QD 32, back to back, throughput logged per interval.
 
 Derivation, per group: its throughput per interval (fio's bw log), its final level (the mean of its last fifth), and

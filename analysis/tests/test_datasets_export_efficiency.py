@@ -126,3 +126,16 @@ def test_the_export_query_runs_without_parallel_workers_and_the_connection_gets_
     with connection.cursor() as cursor:
         cursor.execute("SHOW max_parallel_workers_per_gather")
         assert cursor.fetchone()[0] == before
+
+
+def test_gunicorn_workers_hand_the_interpreter_lock_over_within_a_millisecond(monkeypatch):
+    import runpy
+
+    monkeypatch.delenv("GUNICORN_SWITCH_INTERVAL_MS", raising=False)
+    config = runpy.run_path(str(REPO / "gunicorn.conf.py"))
+    before = sys.getswitchinterval()
+    try:
+        config["post_fork"](None, None)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+    finally:
+        sys.setswitchinterval(before)

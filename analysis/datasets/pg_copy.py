@@ -24,11 +24,17 @@ from analysis.datasets import writers
 from analysis.datasets.filters import Filters, filtered_queryset
 from analysis.datasets.spreadsheet import SpreadsheetSafeText
 from analysis.datasets.tables import Column, Table
+from nvmedb.env import env_int
 
 BLOCK_BYTES = 128 << 10  # CSV parsed by Arrow at a time (Parquet); larger blocks cost memory, not speed
 # PostgreSQL sends one COPY message per row; passed on one by one, each became its own HTTP chunk and write call
 # (41 % of the server's time at 1 M rows). Records are gathered into writes of at least this size.
 CHUNK_BYTES = 128 << 10
+# PostgreSQL's parallel workers for one export's query (NVMEDB_EXPORT_PARALLEL_WORKERS, default 0). Each is one more
+# process that keeps a core busy for the whole download: three exports with PostgreSQL's default of 2 ran nine, on a
+# 2-core machine where pages need a core for their own queries. Several exports at once were no slower without them
+# (three 1 M-row CSVs in 22-32 s against 27-33 s with 2); one export alone on an idle machine is (about 1.2 x).
+PARALLEL_WORKERS = env_int("NVMEDB_EXPORT_PARALLEL_WORKERS", 0)
 
 
 class CsvBoolean(Func):
@@ -66,12 +72,18 @@ def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool =
     one smaller)."""
     sql, params = copy_query(table, filters, for_spreadsheets=for_spreadsheets)
     pending = bytearray()
-    with connection.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy:
-        for data in copy:
-            pending += data
-            if len(pending) >= CHUNK_BYTES:
-                yield bytes(pending)
-                pending.clear()
+    with connection.cursor() as cursor:
+        cursor.execute("SET max_parallel_workers_per_gather = %s", [PARALLEL_WORKERS])
+        try:
+            with cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy:
+                for data in copy:
+                    pending += data
+                    if len(pending) >= CHUNK_BYTES:
+                        yield bytes(pending)
+                        pending.clear()
+        finally:
+            if not connection.connection.closed:  # a cancelled COPY leaves the connection usable
+                cursor.execute("RESET max_parallel_workers_per_gather")
     if pending:
         yield bytes(pending)
 

@@ -7,7 +7,6 @@ before the database has finished the query.
 
 from __future__ import annotations
 
-import csv
 import io
 import itertools
 import uuid
@@ -75,20 +74,32 @@ def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
 
 
 def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
-    """RFC 4180 CSV with a header row. Empty cell = missing value; booleans true/false; datetimes ISO 8601 UTC;
-    formula-like text neutralised (analysis.datasets.spreadsheet)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([column.name for column in columns])
-    yield buffer.getvalue().encode()
+    """RFC 4180 CSV with a header row, spelled as PostgreSQL's `COPY … WITH (FORMAT csv)` spells it (pg_copy): a missing
+    value is an empty cell, an empty string `""`; booleans true/false; datetimes ISO 8601 UTC; formula-like text
+    neutralised (analysis.datasets.spreadsheet)."""
+    yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
     converters = _csv_converters(columns)
     for batch in batches(rows):
-        buffer.seek(0)
-        buffer.truncate()
         if converters:
             batch = [_convert_row(row, converters) for row in batch]
-        writer.writerows(batch)
-        yield buffer.getvalue().encode()
+        yield "".join(",".join(map(_csv_field, row)) + "\n" for row in batch).encode()
+
+
+QUOTED = frozenset(',"\n\r')
+
+
+def _csv_field(value) -> str:
+    """One cell. Python's csv module quotes a field holding a line break only if it is in its line terminator, so a
+    bare carriage return went out unquoted and split the record for readers; it also wrote "" and None alike."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return str(value)
+    if value == "":
+        return '""'
+    if QUOTED.isdisjoint(value):
+        return value
+    return '"' + value.replace('"', '""') + '"'
 
 
 def _convert_row(row: tuple, converters) -> list:

@@ -110,3 +110,32 @@ def test_a_runs_flags_are_its_own_and_its_submissions_but_not_its_measurements(c
     header = lines[0].split(",")
     flags = {int(line.split(",")[0]): line.split(",")[header.index("flags")] for line in lines[1:]}
     assert flags == {run.pk: "imported;thermal_throttle", other.pk: ""}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_export_query_runs_without_parallel_workers_and_the_connection_gets_its_setting_back(monkeypatch):
+    monkeypatch.setattr(
+        pg_copy, "copy_query", lambda *a, **k: ("SELECT current_setting('max_parallel_workers_per_gather')", ())
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        before = cursor.fetchone()[0]
+    assert before != str(pg_copy.PARALLEL_WORKERS), "the server's own setting differs from the export's"
+    assert b"".join(pg_copy.copy_csv_records(TABLES["measurements"], Filters())) == b"0\n"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        assert cursor.fetchone()[0] == before
+
+
+def test_gunicorn_workers_hand_the_interpreter_lock_over_within_a_millisecond(monkeypatch):
+    import runpy
+
+    monkeypatch.delenv("GUNICORN_SWITCH_INTERVAL_MS", raising=False)
+    config = runpy.run_path(str(REPO / "gunicorn.conf.py"))
+    before = sys.getswitchinterval()
+    try:
+        config["post_fork"](None, None)
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+    finally:
+        sys.setswitchinterval(before)

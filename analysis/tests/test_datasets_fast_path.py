@@ -15,6 +15,9 @@ from analysis.datasets.filters import Filters, rows_queryset
 from analysis.datasets.tables import TABLES
 from analysis.models import Measurement, Round
 from analysis.tests.factories import FlagFactory, HostFactory, SteadyStateWindowFactory, SubmissionFactory, iops_run
+from analysis.tests.factories_dirth import add_results
+from analysis.tests.recovery_rows import add_recovery_rows
+from analysis.tests.surface_factory import surface_run
 
 pytestmark = pytest.mark.postgres
 
@@ -58,6 +61,11 @@ def crafted(db):
         iops_run(**SHAPE, drive_model=plain.drive_model, target_kind="file"),
         iops_run(**SHAPE, drive_model=plain.drive_model, profile="quick", compliant=False),
     ]
+    keys = ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")
+    for run in (awkward, plain, *hidden):  # rows of the HIR/XSR, demand-intensity and surface tables too
+        add_recovery_rows(run)
+        add_results(run)
+        surface_run(**{k: getattr(run, k) for k in keys}, profile=run.profile, target_kind=run.target_kind)
     return {"awkward": awkward, "plain": plain, "hidden": hidden}
 
 

@@ -455,6 +455,11 @@ def main() -> None:
     _seed.setup_django(database_url)
     if must_seed:
         seed()
+    else:  # a database seeded by an older checkout: bring its schema and its drive summaries up to date
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        call_command("refresh_aggregates", "--missing", stdout=open(os.devnull, "w"))  # noqa: SIM115
     from analysis.datasets.filters import Filters, rows_queryset
     from analysis.datasets.tables import TABLES
 

@@ -593,14 +593,6 @@ class _ExtractedFiles:
     def read_bytes(self, path: str) -> bytes:
         return (self.root / FILES_DIR / path).read_bytes()
 
-    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
-        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
-        and its ingest both read every fio output. Callers must not change what it returns."""
-        key = (path, parse)
-        if key not in self._parsed:
-            self._parsed[key] = parse(self.read_bytes(path))
-        return self._parsed[key]
-
     def open(self, path: str) -> BinaryIO:
         return (self.root / FILES_DIR / path).open("rb")
 
@@ -641,14 +633,6 @@ class _HeldFiles:
         if path in self._memory:
             return self._memory[path]
         return self._spilled[path].read_bytes()
-
-    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
-        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
-        and its ingest both read every fio output. Callers must not change what it returns."""
-        key = (path, parse)
-        if key not in self._parsed:
-            self._parsed[key] = parse(self.read_bytes(path))
-        return self._parsed[key]
 
     def open(self, path: str) -> BinaryIO:
         if path in self._memory:

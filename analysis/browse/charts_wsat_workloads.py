@@ -299,6 +299,14 @@ def workload_chart(w: WorkloadRun) -> Chart:
         summary_rows=[
             [w.test, stimulus, w.samples, _round(level, 0), w.level_label, written, w.stop],
         ],
+        verdict=[
+            ("Stimulus", stimulus),
+            ("Samples", f"{w.samples:,}"),
+            ("Level", units.MISSING if level is None else f"{round(level):,} IOPS"),
+            ("Level read as", w.level_label),
+            ("Written", written or units.MISSING),
+            ("Stopped at", w.stop),
+        ],
         note=f"Dashed: the level ({w.level_label}). Dotted: {WSAT_CAPACITY_MULTIPLE}× the capacity, where the "
         f"test stops unless 24 h pass first.{averaged}{missing}",
     )

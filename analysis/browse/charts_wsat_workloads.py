@@ -140,6 +140,7 @@ def load(drive, submission_id=None, *, csv_link=None, visible=None) -> Section |
             window_from=Subquery(fifth_last),
         )
         .filter(n_samples__gt=0)
+        .order_by()
     )
     if not chosen:
         return None

@@ -142,10 +142,11 @@ def test_the_newest_public_run_of_each_workload_is_shown_and_a_chosen_submission
 ):
     older = make_browse_submission(drive_model=drive, firmware="FW0")
     at = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
-    workload_run(submission=older, drive_model=drive, test="ws-oltp", iops=[1.0] * 3, written_per_sample=1,
-                 finished_at=at)  # fmt: skip
+    # the newer run is stored first: finished_at, not the id, makes it the newest
     workload_run(submission=submission, drive_model=drive, test="ws-oltp", iops=[2.0] * 3, written_per_sample=1,
                  finished_at=at + dt.timedelta(days=1))  # fmt: skip
+    workload_run(submission=older, drive_model=drive, test="ws-oltp", iops=[1.0] * 3, written_per_sample=1,
+                 finished_at=at)  # fmt: skip
     workload_run(submission=older, drive_model=drive, test="ws-comp", iops=[3.0] * 3, written_per_sample=1)
     hidden = factories.SubmissionFactory(status="withdrawn")
     workload_run(submission=hidden, drive_model=drive, test="ws-vod", iops=[9.0] * 3, written_per_sample=1,

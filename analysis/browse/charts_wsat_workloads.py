@@ -196,10 +196,38 @@ def grouped_samples(chosen: list, found: dict[int, WorkloadRun]):
     )
 
 
+@dataclass
+class _Group:
+    """Sums and counts of one group of consecutive samples, divided only once every row of the group is added."""
+
+    first: int
+    last: int
+    samples: int = 0
+    iops_sum: float = 0.0
+    n_iops: int = 0
+    written_sum: float = 0.0
+    n_written: int = 0
+
+    def add(self, row: dict) -> None:
+        self.first, self.last = min(self.first, row["first"]), max(self.last, row["last"])
+        self.samples += row["n"]
+        self.iops_sum += row["iops_sum"] or 0.0
+        self.n_iops += row["n_iops"]
+        self.written_sum += float(row["written_sum"] or 0)
+        self.n_written += row["n_written"]
+
+    def point(self) -> Point:
+        return Point(
+            first=self.first, last=self.last, samples=self.samples,
+            written_bytes=self.written_sum / self.n_written if self.n_written else None,
+            iops=self.iops_sum / self.n_iops if self.n_iops else None,
+        )  # fmt: skip
+
+
 def fold(workload: WorkloadRun, rows: list[dict]) -> None:
     """Turn a run's rows of grouped_samples into its points, stimuli and level samples: a group that the level's
-    samples split into several rows is one point again (sums and counts added before dividing)."""
-    groups: dict[int, list] = {}
+    samples split into several rows is one point again."""
+    groups: dict[int, _Group] = {}
     for row in rows:
         stimulus = (row["pattern"], row["block_size_bytes"], row["read_pct"])
         if stimulus not in workload.stimuli:
@@ -211,18 +239,8 @@ def fold(workload: WorkloadRun, rows: list[dict]) -> None:
                  "round__number": row["first"], "in_steady_window": bool(row["steady"]),
                  "total_iops": row["iops_sum"] if row["n_iops"] else None}
             )  # fmt: skip
-        found = groups.setdefault(row["group"], [row["first"], row["last"], 0, 0.0, 0, 0.0, 0])
-        found[0], found[1] = min(found[0], row["first"]), max(found[1], row["last"])
-        found[2] += row["n"]
-        found[3] += row["iops_sum"] or 0.0
-        found[4] += row["n_iops"]
-        found[5] += float(row["written_sum"] or 0)
-        found[6] += row["n_written"]
-    workload.points = [
-        Point(first=first, last=last, samples=n, written_bytes=written / n_written if n_written else None,
-              iops=iops / n_iops if n_iops else None)
-        for _, (first, last, n, iops, n_iops, written, n_written) in sorted(groups.items())
-    ]  # fmt: skip
+        groups.setdefault(row["group"], _Group(first=row["first"], last=row["last"])).add(row)
+    workload.points = [group.point() for _, group in sorted(groups.items())]
 
 
 def block_size_label(size: int) -> str:
@@ -296,7 +314,7 @@ def workload_chart(w: WorkloadRun) -> Chart:
             [p.first, p.last, p.samples, round(p.written_bytes), xi, yi]
             for p, xi, yi in zip(plotted, x, y, strict=True)
         ],
-        summary_columns=["Workload", "Stimulus", "Samples", "Level IOPS", "Level is", "Written", "Stopped at"],
+        summary_columns=["Workload", "Stimulus", "Samples", "Level IOPS", "Level read as", "Written", "Stopped at"],
         summary_rows=[
             [w.test, stimulus, w.samples, _round(level, 0), w.level_label, written, w.stop],
         ],

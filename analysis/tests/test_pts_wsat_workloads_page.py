@@ -187,3 +187,13 @@ def test_a_drive_without_workload_runs_has_no_such_section(client, drive, submis
     html = client.get(f"/drives/{drive.slug}/").content.decode()
     assert 'id="test-wsat-workloads"' not in html
     assert client.get(f"/drives/{drive.slug}/charts/ws-oltp.csv").status_code == 404
+
+
+def test_a_run_whose_samples_have_no_figures_shows_no_level_and_no_point_rather_than_a_zero(drive, submission):
+    workload_run(submission=submission, drive_model=drive, test="ws-meta", iops=[None, None], written_per_sample=1)
+    (meta,) = section.load(drive).workloads
+    assert meta.level is None and meta.written_bytes is None and meta.missing_iops == 2
+    chart = section.workload_chart(meta)
+    assert chart.figure["data"][0]["y"] == [] and chart.rows == []
+    assert dict(chart.verdict)["Level"] == "—" and dict(chart.verdict)["Written"] == "—"
+    assert all(shape["line"]["dash"] != "dash" for shape in chart.figure["layout"]["shapes"])  # no level line

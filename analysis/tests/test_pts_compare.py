@@ -3,12 +3,15 @@ rows: a drive with each test beside one without, a HIR with a missing wait state
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from analysis.browse import compare_pts
 from analysis.models import SurfacePattern
+from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.compare_pts_rows import (
     IDLES,
@@ -127,3 +130,42 @@ def test_the_queries_do_not_grow_with_the_number_of_drives():
 
     drives = [drive_with_every_test(f"Drive {n}", f"drive-{n}") for n in range(4)]
     assert count(drives[:2]) == count(drives)
+
+
+def test_the_page_shows_the_pts_sections_and_the_surface_apart_with_csv_links(client):
+    first = drive_with_every_test("Acme <script>x</script>", "acme-990")
+    second = factories.DriveModelFactory(name="Bare SSD", slug="bare")
+    factories.TestRunFactory(drive_model=second)
+    for drive in (first, second):
+        refresh_aggregates(drive_model=drive)  # a public drive has a page summary
+    response = client.get("/compare/?drives=acme-990,bare")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<script>x</script>" not in html and "Acme &lt;script&gt;x&lt;/script&gt;" in html
+    pts_at, surface_at = html.index('id="compare-pts"'), html.index('id="compare-surface"')
+    assert pts_at < surface_at
+    surface = html[surface_at:]
+    assert "nvmedb extension, not part of the PTS" in surface[: surface.index("</h2>")]
+    for key in ("compare-hir", "compare-xsr", "compare-ecw", "compare-dirth", "compare-wsat-workloads"):
+        assert f'id="chart-{key}"' in html[pts_at:surface_at], key
+        assert _csv_url(html, key).startswith(f"/compare/charts/{key}.csv?drives=")
+    assert 'id="chart-compare-surface"' in surface
+    csv = client.get(_csv_url(html, "compare-surface"))
+    assert csv.status_code == 200 and csv["Content-Type"].startswith("text/csv")
+    lines = csv.content.decode().splitlines()
+    assert lines[0].startswith("Drive,Pattern,Peak MB/s") and any(line.startswith("Bare SSD,") for line in lines)
+    assert client.get(_csv_url(html, "compare-hir")).content.decode().count("Acme <script>x</script>") == len(IDLES)
+
+
+def test_a_page_without_those_tests_has_no_such_section(client):
+    for slug in ("a", "b"):
+        run = factories.TestRunFactory(drive_model=factories.DriveModelFactory(slug=slug))
+        refresh_aggregates(drive_model=run.drive_model)
+    html = client.get("/compare/?drives=a,b").content.decode()
+    assert 'id="compare-pts"' not in html and 'id="compare-surface"' not in html
+
+
+def _csv_url(html: str, key: str) -> str:
+    found = re.search(rf'id="chart-{key}".*?<a href="([^"]+)" class="csv">', html, re.S)
+    assert found, key
+    return found.group(1).replace("&amp;", "&")

@@ -153,7 +153,6 @@ def compare_chart(data) -> Chart | None:
                 continue
             verdict = "yes" if state.recovered else "no" if state.recovered is not None else "not measured"
             rows.append([drive.name, idle, state.baseline_iops, state.recovery_iops, _ratio(state), verdict])
-    missing = [d.name for d in data.drives if runs[d.pk] is None]
     threshold = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": RECOVERY_THRESHOLD, "y1": RECOVERY_THRESHOLD,
                  "line": {"dash": "dash", "color": PALETTE[7]},
                  "label": {"text": f"{RECOVERY_THRESHOLD:.2f} recovery threshold", "textposition": "end",
@@ -173,8 +172,7 @@ def compare_chart(data) -> Chart | None:
         columns=["Drive", "Idle (s)", "Baseline IOPS", "Burst IOPS", "Ratio", "Recovered"],
         rows=rows,
         note=f"Each drive's newest public HIR run. Dashed: {RECOVERY_THRESHOLD:.2f}, above which a wait state counts "
-        "as recovered; a gap is a wait state without a figure."
-        + (f" No run: {', '.join(missing)}." if missing else ""),
+        "as recovered; a gap is a wait state without a figure." + data.note("hir"),
     )
 
 

@@ -308,7 +308,6 @@ def compare_chart(data) -> Chart | None:
                 None if p["knee_bw_bytes_per_s"] is None else _round(p["knee_bw_bytes_per_s"] / 1e6, 1),
                 _round(p["peak_speedup"], 2),
             ])  # fmt: skip
-    missing = [d.name for d in data.drives if runs[d.pk] is None]
     return Chart(
         key="compare-surface",
         title="Surface: peak bandwidth and the smallest block size × queue depth reaching 90% of it",
@@ -324,8 +323,7 @@ def compare_chart(data) -> Chart | None:
         columns=["Drive", "Pattern", "Peak MB/s", "Peak at", "90% first reached at", "Its MB/s", "Speedup at peak (×)"],
         rows=rows,
         note=f"{LABEL}. Each drive's newest public surface run. Smallest = fewest bytes in flight, ties to the lower "
-        "QD. Speedup at peak: the peak cell's IOPS ÷ the QD 1 cell's at its block size."
-        + (f" No run: {', '.join(missing)}." if missing else ""),
+        "QD. Speedup at peak: the peak cell's IOPS ÷ the QD 1 cell's at its block size." + data.note("surface"),
     )
 
 

@@ -109,14 +109,12 @@ def compare_chart(data) -> Chart | None:
                             g.recover_s, "settled" if g.recover_s is not None else "never settled"])  # fmt: skip
         if not groups:
             summary.append([drive.name, None, None, None, None, "no access group stored"])
-    missing = [d.name for d in data.drives if runs[d.pk] is None]
     note = ("Each drive's newest public XSR run: SEQ 1024 KiB, then RND 8 KiB, then SEQ 1024 KiB writes; dotted, "
             "the switch to the next group. Settled: the mean of a group's last fifth; time to settle: until five "
             "intervals in a row stay within 20 % of it.")  # fmt: skip
     if thinned:
         note += f" Every k-th logged interval shown (measured values, none averaged): {', '.join(thinned)}."
-    if missing:
-        note += f" No run: {', '.join(missing)}."
+    note += data.note("xsr")
     return Chart(
         key="compare-xsr",
         title="Cross stimulus recovery: throughput over time and time to settle",

@@ -17,6 +17,7 @@ from django.db.models.functions import DenseRank, Mod, RowNumber
 
 from analysis.browse import charts_dirth, charts_hir, charts_surface, charts_xsr
 from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
+from analysis.browse.forms import MAX_COMPARED
 from analysis.models import HirWaitState, Measurement, RecoveryPoint, SurfaceCell, SurfacePattern, TestRun, XsrGroup
 from analysis.selectors import public_runs_q
 from nvmedb_client.steady_state import WINDOW_ROUNDS
@@ -46,11 +47,15 @@ class ComparePts:
         """A drive's colour: its place among the compared drives, as on the IOPS/TP/LAT charts."""
         return PALETTE[[d.pk for d in self.drives].index(drive.pk) % len(PALETTE)]
 
-    def without(self, tests) -> list[str]:
-        return [d.name for d in self.drives if not any(self.run(d, t) for t in tests)]
+    def note(self, *tests: str) -> str:
+        """The end of a chart's note: the drives without a public run of `tests`."""
+        missing = [d.name for d in self.drives if not any(self.run(d, t) for t in tests)]
+        return f" No run: {', '.join(missing)}." if missing else ""
 
 
 def load(drives: list) -> ComparePts:
+    if len(drives) > MAX_COMPARED:
+        raise ValueError(f"The compare page compares at most {MAX_COMPARED} drives (got {len(drives)}).")
     data = ComparePts(drives=list(drives))
     newest = (
         TestRun.objects.filter(public_runs_q(), drive_model_id__in=[d.pk for d in drives], test__in=TESTS)
@@ -168,13 +173,8 @@ def wsat_chart(data: ComparePts) -> Chart | None:
         columns=["Drive", "Workload", "IOPS", "MB/s (10⁶ bytes/s)", "Samples averaged"],
         rows=rows,
         note=f"Each drive's newest public run of each workload; the mean of its last {WINDOW_ROUNDS} samples (as the "
-        "WSAT level: these series are never judged for steady state)." + _no_run_note(data, WSAT_WORKLOADS),
+        "WSAT level: these series are never judged for steady state)." + data.note(*WSAT_WORKLOADS),
     )
-
-
-def _no_run_note(data: ComparePts, tests) -> str:
-    missing = data.without(tests)
-    return f" No run: {', '.join(missing)}." if missing else ""
 
 
 def pts_charts(drives: list, data: ComparePts | None = None) -> list[Chart]:

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from analysis.browse import compare_pts
+from analysis.browse.forms import MAX_COMPARED
 from analysis.models import SurfacePattern
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
@@ -169,3 +170,18 @@ def _csv_url(html: str, key: str) -> str:
     found = re.search(rf'id="chart-{key}".*?<a href="([^"]+)" class="csv">', html, re.S)
     assert found, key
     return found.group(1).replace("&amp;", "&")
+
+
+def test_more_drives_than_the_form_allows_is_refused_before_any_query():
+    drives = [factories.DriveModelFactory() for _ in range(MAX_COMPARED + 1)]
+    with CaptureQueriesContext(connection) as queries, pytest.raises(ValueError, match=f"at most {MAX_COMPARED}"):
+        compare_pts.load(drives)
+    assert not queries
+
+
+def test_a_trial_run_is_never_compared():
+    drive, other = factories.DriveModelFactory(name="Tried"), factories.DriveModelFactory(name="Measured")
+    hir_run(factories.SubmissionFactory(), drive).__class__.objects.filter(drive_model=drive).update(profile="quick")
+    hir_run(factories.SubmissionFactory(), other)
+    hir = by_key(compare_pts.sections([drive, other])["pts"])["compare-hir"]
+    assert [t["name"] for t in hir.figure["data"]] == ["Measured"] and hir.note.endswith("No run: Tried.")

@@ -5,7 +5,8 @@ For each compared drive, its newest public run of each test (the latest `finishe
 rows come in a fixed number of bounded queries whatever the number of drives (forms.MAX_COMPARED at most): the runs
 (one DISTINCT ON query), HIR wait states, XSR groups, XSR intervals (at most MAX_XSR_POINTS a run, picked in SQL), the
 WSAT workloads' last samples (WINDOW_ROUNDS a run, picked in SQL) and the surface patterns with their peak cell's
-speedup; ECW and DIRTH read their curves in charts_dirth (two queries each).
+speedup; ECW and DIRTH read their curves in charts_dirth (two queries each, only when a compared drive has the test:
+a page comparing drives without any of these tests costs the one query for the runs).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from nvmedb_client.steady_state import WINDOW_ROUNDS
 
 WSAT_WORKLOADS = {"ws-oltp": "OLTP (RND 8 KiB, 65/35)", "ws-vod": "Video on demand (SEQ 128 KiB, 90/10)",
                   "ws-meta": "Metadata (SEQ 0.5 KiB, 50/50)", "ws-comp": "Composite block size (RND mix, 40/60)"}  # fmt: skip
-TESTS = ("hir", "xsr", *WSAT_WORKLOADS, "surface")
+TESTS = ("hir", "xsr", "ecw", "dirth", *WSAT_WORKLOADS, "surface")
 MAX_XSR_POINTS = 400  # per drive's trace: a full XSR run logs 15,840 intervals
 NO_RUN = "no run"
 
@@ -46,6 +47,9 @@ class ComparePts:
     def colour(self, drive) -> str:
         """A drive's colour: its place among the compared drives, as on the IOPS/TP/LAT charts."""
         return PALETTE[[d.pk for d in self.drives].index(drive.pk) % len(PALETTE)]
+
+    def has(self, test: str) -> bool:
+        return any(t == test for _, t in self.runs)
 
     def note(self, *tests: str) -> str:
         """The end of a chart's note: the drives without a public run of `tests`."""
@@ -183,8 +187,7 @@ def pts_charts(drives: list, data: ComparePts | None = None) -> list[Chart]:
     found = [
         charts_hir.compare_chart(data),
         charts_xsr.compare_chart(data),
-        charts_dirth.compare_chart(drives, "ecw"),
-        charts_dirth.compare_chart(drives, "dirth"),
+        *[charts_dirth.compare_chart(drives, test) for test in ("ecw", "dirth") if data.has(test)],
         wsat_chart(data),
     ]
     return [chart for chart in found if chart is not None]

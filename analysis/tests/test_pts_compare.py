@@ -52,7 +52,10 @@ def test_each_test_a_compared_drive_has_gets_a_chart_and_the_drive_without_it_sa
 
 def test_no_chart_when_no_compared_drive_has_the_test():
     drives = [factories.DriveModelFactory(), factories.DriveModelFactory()]
-    assert compare_pts.sections(drives)["pts"] == [] and compare_pts.sections(drives)["surface"] == []
+    with CaptureQueriesContext(connection) as queries:
+        sections = compare_pts.sections(drives)
+    assert sections["pts"] == [] and sections["surface"] == []
+    assert len(queries) == 1  # the newest runs; nothing else is read for tests no drive has
 
 
 def test_a_missing_wait_state_is_a_gap_and_says_so():

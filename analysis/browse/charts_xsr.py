@@ -97,8 +97,9 @@ def compare_chart(data) -> Chart | None:
             x.append(round(point["t_s"], 3))
             y.append(round(point["value"] / 1e6, 2))
             rows.append([drive.name, point["stage"], round(point["t_s"], 3), round(point["value"] / 1e6, 2)])
-        traces.append({"type": "scatter", "mode": "lines", "name": plot_text(drive.name), "x": x, "y": y,
-                       "line": {"color": colour}})  # fmt: skip
+        if x:
+            traces.append({"type": "scatter", "mode": "lines", "name": plot_text(drive.name), "x": x, "y": y,
+                           "line": {"color": colour}})  # fmt: skip
         if data.xsr_logged.get(run["id"], 0) > len(points):
             thinned.append(f"{drive.name} ({len(points)} of {data.xsr_logged[run['id']]})")
         groups = data.xsr_groups.get(run["id"], [])

@@ -159,6 +159,7 @@ def test_the_page_shows_the_pts_sections_and_the_surface_apart_with_csv_links(cl
     lines = csv.content.decode().splitlines()
     assert lines[0].startswith("Drive,Pattern,Peak MB/s") and any(line.startswith("Bare SSD,") for line in lines)
     assert client.get(_csv_url(html, "compare-hir")).content.decode().count("Acme <script>x</script>") == len(IDLES)
+    assert client.get("/compare/charts/compare-nothing.csv?drives=acme-990,bare").status_code == 404
 
 
 def test_a_page_without_those_tests_has_no_such_section(client):
@@ -188,3 +189,14 @@ def test_a_trial_run_is_never_compared():
     hir_run(factories.SubmissionFactory(), other)
     hir = by_key(compare_pts.sections([drive, other])["pts"])["compare-hir"]
     assert [t["name"] for t in hir.figure["data"]] == ["Measured"] and hir.note.endswith("No run: Tried.")
+
+
+def test_an_xsr_run_without_groups_says_so():
+    drive, other = factories.DriveModelFactory(name="Empty"), factories.DriveModelFactory(name="Full")
+    factories.TestRunFactory(test="xsr", drive_model=drive)
+    xsr_run(factories.SubmissionFactory(), other)
+    xsr = by_key(compare_pts.sections([drive, other])["pts"])["compare-xsr"]
+    assert [r for r in xsr.summary_rows if r[0] == "Empty"] == [
+        ["Empty", None, None, None, None, "no access group stored"]
+    ]
+    assert [t["name"] for t in xsr.figure["data"]] == ["Full"]

@@ -24,6 +24,7 @@ from analysis.browse import (
     charts_surface,
     charts_wsat_workloads,
     charts_xsr,
+    compare_pts,
     drive_page,
     factors,
     queries,
@@ -290,12 +291,14 @@ def compare(request: HttpRequest) -> HttpResponse:
     headline_rows = [
         (h, [units.headline_cell(h, data.overall.get(d.pk, {}).get(h.key)) for d in data.drives]) for h in HEADLINES
     ]
+    pts_sections = compare_pts.sections(data.drives)
+    _with_csv_links([*pts_sections["pts"], *pts_sections["surface"]], request, "compare-chart-csv")
     context = {
         "form": form,
         "data": data,
         "headline_rows": headline_rows,
         "charts": _with_csv_links(charts.compare_charts(data), request, "compare-chart-csv"),
-        "dirth_chart": charts_dirth.compare_chart(data.drives),
+        "pts_sections": pts_sections,
         "query": request.GET.urlencode(),
     }
     return render(request, "analysis/browse/compare.html", context)
@@ -309,7 +312,9 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
             status=400,
             content_type="text/plain; charset=utf-8",
         )
-    found = next((c for c in charts.compare_charts(data) if c.key == chart), None)
+    found = next((c for c in charts.compare_charts(data) if c.key == chart), None) or compare_pts.chart(
+        data.drives, chart
+    )
     if found is None:
         raise Http404("The compare page has no chart by that name.")
     return _csv_response(found, f"compare-{found.key}.csv")

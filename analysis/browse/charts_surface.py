@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from django.db.models import F
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
@@ -45,7 +46,7 @@ def load(drive, submission_id=None) -> SurfaceData | None:
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
     run = (
-        runs.order_by("-submission__published_at", "-id")
+        runs.order_by(F("finished_at").desc(nulls_last=True), "-id")  # the newest run, as compare_pts picks it
         .values("id", "submission_id", "profile", "target_kind", "ioengine")
         .first()
     )

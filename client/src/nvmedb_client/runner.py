@@ -190,6 +190,10 @@ class Runner:
                 from nvmedb_client.pts.runs import run_segments
 
                 run_segments(self, block)
+            if block.captures:
+                from nvmedb_client.pts.dirth_capture import run_captures
+
+                run_captures(self, block)
             self._check_write_cache(block, "test end")
             done.append(block.label)
             self._position(block=block.label, stage="done")

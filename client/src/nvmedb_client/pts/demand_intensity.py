@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
-from nvmedb_client.pts import dirth, ecw
+from nvmedb_client.pts import dirth, dirth_capture, ecw
 
 TESTS = ("ecw", "dirth")
 PTS_THREADS = (32, 16, 8, 4, 2, 1)
@@ -44,7 +44,9 @@ def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_s
     threads, depths = grid(profile.name)
     cells = tuple(Cell(pattern, bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
     series = Series(test, "wdpc", cells, threads[0], depths[0], profile.cell_runtime_s, max_rounds)
-    return Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads), None
+    captures = dirth_capture.plan_captures(profile) if test == "dirth" else ()
+    block = Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads, captures=captures)
+    return block, None
 
 
 def describe_series(test: str, series: Mapping) -> list[str]:
@@ -71,8 +73,8 @@ def describe_series(test: str, series: Mapping) -> list[str]:
     lines.append(f"    stop: {series['stop_rule']}")
     if test == "dirth":
         lines.append(
-            "    then: the curve from the steady (or last) round; MaxIOPS, MidIOPS and MinIOPS (TC 1/QD 1) with "
-            "the response-time histogram of each from fio's json+ bins"
+            "    then: the curve from the steady (or last) round; MaxIOPS, MidIOPS and MinIOPS (TC 1/QD 1), each "
+            "captured again (below) for its response-time histogram from fio's json+ bins"
         )
     else:
         lines.append("    then: the demand-intensity curve from the steady (or last) round")
@@ -131,6 +133,10 @@ def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dic
     entry = {"test": test, "round": chosen, "round_basis": basis, "points": points}
     if test == "dirth":
         entry["operating_points"] = dirth.operating_points(points)
+        captures = dirth_capture.capture_runs(runs, test)
+        if captures:  # a bundle without captures (older clients) keeps the sweep cell's histogram, unlabelled
+            entry["histograms"] = dirth_capture.histograms(entry["operating_points"], captures, read, _histogram_entry)
+            return entry
         by_run = {r["id"]: r for r in measured}
         entry["histograms"] = [
             _histogram_entry(op, by_run[op["run_id"]], read) for op in entry["operating_points"] if "run_id" in op

@@ -250,6 +250,7 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
     text = CliRunner().invoke(main, ["verify", path]).output
     assert "DIRTH: demand-intensity curve re-derived from round 2 (last round: steady state not reached)" in text
     assert "4 of 4 TC x QD cells measured; operating points max TC " in text
+    assert "histograms from the captures" in text
 
 
 @pytest.mark.parametrize("claimed", [None, "x", [1, "a"], [{"test": ["dirth"]}], {"test": "dirth"}])

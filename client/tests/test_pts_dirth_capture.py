@@ -3,14 +3,18 @@ and only from a capture that ran at the point the sweep gives (crafted fio outpu
 runner's hook runs one capture per point the sweep can give."""
 
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from test_pts_dirth import _fio_doc, _runs_and_files
 
-from nvmedb_client import resume
+from nvmedb_client import bundle as bundle_module
+from nvmedb_client import resume, runner
 from nvmedb_client.cli import main
 from nvmedb_client.plan import build_plan, plan_to_dict, quick_profile
+from nvmedb_client.progress import Reporter
 from nvmedb_client.pts import demand_intensity, dirth_capture
 
 GIB = 1024**3
@@ -147,3 +151,49 @@ def test_an_interruption_during_the_captures_keeps_the_sweep():
     assert gap["action"] == "continued" and "the sweep and the finished captures are kept" in gap["reason"]
     block = build_plan(tests=["dirth"], capacity_bytes=GIB).blocks[0]
     assert {"dirth-capture-max", "dirth-capture-mid", "dirth-capture-min"} <= resume.block_run_ids(block)
+
+
+# -- a real run interrupted during its captures --------------------------------------------------------------------
+
+
+class _InterruptAt(Reporter):
+    """Asks the runner to stop while fio runs `cell`, as SIGINT would (the run then ends at that fio run)."""
+
+    def __init__(self, cell: str):
+        self.cell, self.runner = cell, None
+
+    def update(self, status, event):
+        if event == "cell-started" and status.cell == self.cell:
+            self.runner.interrupted = "SIGINT"
+
+
+@pytest.mark.fio
+def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    config = runner.RunConfig(
+        target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=64 * 1024**2, tests=["dirth"],
+        edition="enterprise", profile="quick", cell_runtime_s=0.5,
+    )  # fmt: skip
+    run_dir = runner.create_run_dir(config=config, out_dir=tmp_path)
+    reporter = _InterruptAt("dirth-capture-mid")
+    first = runner.Runner(run_dir=run_dir, reporter=reporter)
+    reporter.runner = first
+    with pytest.raises(runner.RunInterrupted):
+        first.execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
+    before = {run["id"]: run["started_at"] for run in runner.load_state(run_dir)["runs"]}
+    assert "dirth-capture-max" in before and "dirth-capture-mid" not in before
+
+    path = runner.Runner(run_dir=run_dir).execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
+    manifest = bundle_module.verify_bundle(path, extract_to=tmp_path / "x").manifest
+    (gap,) = manifest["interruptions"]
+    assert gap["action"] == "continued" and gap["stage"] == "captures"
+    assert not json.loads((run_dir / "state.json").read_text()).get("superseded_runs")
+    after = {run["id"]: run["started_at"] for run in manifest["runs"]}
+    assert {k: after[k] for k in before} == before  # the sweep and the first capture were not run again
+    assert [r for r in after if r.startswith("dirth-capture")] == [
+        "dirth-capture-max", "dirth-capture-mid", "dirth-capture-min"
+    ]  # fmt: skip
+    (claim,) = manifest["demand_intensity"]
+    assert [h.get("source") for h in claim["histograms"]] == ["capture"] * 3
+    assert all(h["total_ios"] > 0 for h in claim["histograms"])

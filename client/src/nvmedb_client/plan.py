@@ -596,14 +596,8 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         else "each series runs its rounds to its own stop",
         "series": [_series_to_dict(plan, series) for series in block.series],
         **({"segments": [segment_to_dict(s) for s in block.segments]} if block.segments else {}),
-        **({"captures": [capture_to_dict(c) for c in block.captures]} if block.captures else {}),
+        **({"captures": [c.to_dict() for c in block.captures]} if block.captures else {}),
     }
-
-
-def capture_to_dict(capture) -> dict:
-    from nvmedb_client.pts.dirth_capture import capture_to_dict as to_dict
-
-    return to_dict(capture)
 
 
 def segment_to_dict(segment) -> dict:

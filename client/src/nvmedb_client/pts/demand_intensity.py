@@ -246,7 +246,12 @@ def summary_lines(derived: Iterable[dict]) -> list[str]:
             for op in entry.get("operating_points", [])
             if "threads" in op
         ]
-        lines.append(line + (f"; operating points {', '.join(chosen)}" if chosen else ""))
+        line += f"; operating points {', '.join(chosen)}" if chosen else ""
+        histograms = entry.get("histograms", [])
+        if histograms:
+            line += "; histograms from " + ("the captures" if "source" in histograms[0] else "the sweep cells")
+        line += "".join(f"; {h['point']}: {h['missing']}" for h in histograms if h.get("flag"))
+        lines.append(line)
     return lines
 
 

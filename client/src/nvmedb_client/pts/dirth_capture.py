@@ -31,6 +31,9 @@ class Capture:
     point: str  # max | mid | min
     runtime_s: float
 
+    def to_dict(self) -> dict:
+        return capture_to_dict(self)
+
 
 def run_id(point: str) -> str:
     return f"dirth-capture-{point}"

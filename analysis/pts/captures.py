@@ -1,0 +1,47 @@
+"""The server's check that a DIRTH capture run is one the plan declares (crosscheck.check_run_against_plan). Its TC
+and QD are decided after the sweep, so here they need only be a cell of the sweep; whether they are the operating
+point's is the derivation's check (analysis.pts.demand_intensity), which flags a mismatch rather than rejecting."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from nvmedb_client.pts import dirth, dirth_capture
+
+RUNTIME_TOLERANCE_S = 0.5
+
+
+def capture_of(run: Mapping, blocks: list[Mapping]) -> tuple[Mapping, Mapping] | None:
+    """(the planned capture, its block) whose run id is the run's, or None when the run is no capture."""
+    for block in blocks:
+        for capture in block.get("captures") or []:
+            if isinstance(capture, Mapping) and capture.get("run_id") == run.get("id"):
+                return capture, block
+    return None
+
+
+def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str]:
+    """What differs between the run entry and its planned capture (empty when nothing does)."""
+    expected = {"phase": dirth_capture.PHASE, "pattern": "randwrite", "block_size_bytes": dirth.BLOCK_SIZE,
+                "read_pct": dirth.READ_PCT}  # fmt: skip
+    problems = [
+        f"{key} {str(run.get(key))[:40]} where a DIRTH capture has {value}"
+        for key, value in expected.items()
+        if run.get(key) != value
+    ]
+    cells = [
+        (cell.get("threads"), cell.get("iodepth"))
+        for series in block.get("series") or []
+        if isinstance(series, Mapping)
+        for cell in series.get("cells") or []
+        if isinstance(cell, Mapping)
+    ]
+    if (run.get("threads"), run.get("iodepth")) not in cells:
+        problems.append(
+            f"TC {str(run.get('threads'))[:20]}/QD {str(run.get('iodepth'))[:20]} is no cell of the plan's sweep"
+        )
+    declared, planned = run.get("runtime_s"), capture.get("runtime_s")
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (declared, planned))
+    if not numbers or abs(float(declared) - float(planned)) > RUNTIME_TOLERANCE_S:
+        problems.append(f"runtime {str(declared)[:20]} s where the plan says {str(planned)[:20]} s")
+    return problems

@@ -181,13 +181,17 @@ def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep
     reporter.runner = first
     with pytest.raises(runner.RunInterrupted):
         first.execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
-    before = {run["id"]: run["started_at"] for run in runner.load_state(run_dir)["runs"]}
+    state = runner.load_state(run_dir)
+    before = {run["id"]: run["started_at"] for run in state["runs"]}
     assert "dirth-capture-max" in before and "dirth-capture-mid" not in before
+    state["saved_at"] = "2026-01-01T00:00:00.000000Z"  # the interruption lasted long: the drive could idle
+    runner.write_json_atomic(run_dir / "state.json", state)
 
     path = runner.Runner(run_dir=run_dir).execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
     manifest = bundle_module.verify_bundle(path, extract_to=tmp_path / "x").manifest
     (gap,) = manifest["interruptions"]
     assert gap["action"] == "continued" and gap["stage"] == "captures"
+    assert any("during the operating-point captures" in r for r in manifest["compliance"]["reasons"])
     assert not json.loads((run_dir / "state.json").read_text()).get("superseded_runs")
     after = {run["id"]: run["started_at"] for run in manifest["runs"]}
     assert {k: after[k] for k in before} == before  # the sweep and the first capture were not run again

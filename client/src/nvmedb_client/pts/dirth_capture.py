@@ -81,6 +81,7 @@ def run_captures(runner, block) -> None:
     from nvmedb_client.pts import demand_intensity
 
     entry = demand_intensity.derive(block.test, runner.state["runs"], lambda rel: (runner.files / rel).read_bytes())
+    _note_long_gaps(runner, block)
     points = {op["name"]: op for op in (entry or {}).get("operating_points", [])}
     engine = runner.state["ioengine"]
     for number, capture in enumerate(block.captures, start=1):
@@ -119,6 +120,19 @@ def run_captures(runner, block) -> None:
             runtime_s=capture.runtime_s,
             job_text=job,
         )
+
+
+def _note_long_gaps(runner, block) -> None:
+    """A capture after a long interruption follows idle time the PTS does not allow: the test is not compliant."""
+    from nvmedb_client.resume import ALLOWED_GAP_S
+
+    for gap in runner.state.get("interruptions") or []:
+        if gap.get("block") == block.label and gap.get("stage") == "captures" and gap["length_s"] > ALLOWED_GAP_S:
+            runner._test_non_compliant(
+                block.label,
+                f"interrupted for {gap['length_s']:g} s during the operating-point captures: the captures after "
+                f"the gap follow more than {ALLOWED_GAP_S:g} s of idle time",
+            )
 
 
 # -- the histograms from the captures -------------------------------------------------------------------------------

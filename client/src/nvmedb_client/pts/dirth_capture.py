@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from nvmedb_client.pts import dirth
 
 PHASE = "capture"
-# The PTS-E DIRTH text was not at hand (see the methodology): 10 minutes per operating point is our reading.
+# 10 minutes per operating point, MaxIOPS then MidIOPS then MinIOPS: the ADATA/CloudHarmony PTS 2.x port's DIRTH
+# ("Test Flow 6"); the PTS-E text itself was not at hand (see the methodology part for the source and differences).
 CAPTURE_S = 600
 # quick profile: a capture lasts a few sweep cells, so every quick test still fits in a few minutes
 QUICK_CAPTURE_CELLS = 3

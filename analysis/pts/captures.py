@@ -14,7 +14,7 @@ RUNTIME_TOLERANCE_S = 0.5
 def capture_of(run: Mapping, blocks: list[Mapping]) -> tuple[Mapping, Mapping] | None:
     """(the planned capture, its block) whose run id is the run's, or None when the run is no capture."""
     for block in blocks:
-        for capture in block.get("captures") or []:
+        for capture in _list(block.get("captures")):
             if isinstance(capture, Mapping) and capture.get("run_id") == run.get("id"):
                 return capture, block
     return None
@@ -31,9 +31,9 @@ def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str
     ]
     cells = [
         (cell.get("threads"), cell.get("iodepth"))
-        for series in block.get("series") or []
+        for series in _list(block.get("series"))
         if isinstance(series, Mapping)
-        for cell in series.get("cells") or []
+        for cell in _list(series.get("cells"))
         if isinstance(cell, Mapping)
     ]
     if (run.get("threads"), run.get("iodepth")) not in cells:
@@ -45,3 +45,8 @@ def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str
     if not numbers or abs(float(declared) - float(planned)) > RUNTIME_TOLERANCE_S:
         problems.append(f"runtime {str(declared)[:20]} s where the plan says {str(planned)[:20]} s")
     return problems
+
+
+def _list(value) -> list:
+    """A list from the bundle's plan, or nothing: the plan is the client's word and may have any shape."""
+    return value if isinstance(value, list) else []

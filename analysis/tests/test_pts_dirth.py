@@ -208,3 +208,7 @@ def test_a_capture_run_must_be_one_the_plan_declares_at_a_cell_of_its_sweep():
     assert "TC 8/QD 1 is no cell of the plan's sweep" in failure.reason and "runtime 60 s" in failure.reason
     (failure,) = check_run_against_plan(run={**run, "id": "dirth-capture-extra"}, plan=plan)
     assert "not in the plan's capture series" in failure.reason
+    for hostile in (5, "dirth-capture-mid", [5, None], {"run_id": "dirth-capture-mid"}):
+        blocks = [{**plan["blocks"][0], "captures": hostile, "series": hostile}]
+        (failure,) = check_run_against_plan(run=run, plan={**plan, "blocks": blocks})
+        assert failure.reason.startswith("run dirth-capture-mid: ")

@@ -22,6 +22,7 @@ from analysis.browse import (
     charts_dirth,
     charts_hir,
     charts_surface,
+    charts_wsat_workloads,
     charts_xsr,
     drive_page,
     factors,
@@ -118,6 +119,11 @@ def _render_drive(
         "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
         "dirth_section": charts_dirth.load(data.drive, data.chosen_submission)
         if {"ecw", "dirth"} & set(data.summary.tests)
+        else None,
+        "wsat_workloads": charts_wsat_workloads.load(
+            data.drive, data.chosen_submission, csv_link=lambda key: _chart_csv_link(data, key)
+        )
+        if set(charts_wsat_workloads.TESTS) & set(data.summary.tests)
         else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
@@ -227,7 +233,11 @@ def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse
     data, error = _drive_and_data(request, slug)
     if data is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    found = next((c for c in charts.drive_charts(data) if c.key == chart), None)
+    if chart in charts_wsat_workloads.TESTS:
+        section = charts_wsat_workloads.load(data.drive, data.chosen_submission)
+        found = next((c for c in section.charts if c.key == chart), None) if section else None
+    else:
+        found = next((c for c in charts.drive_charts(data) if c.key == chart), None)
     if found is None:
         raise Http404("This drive page has no chart by that name.")
     return _csv_response(found, f"{data.drive.slug}-{found.key}.csv")

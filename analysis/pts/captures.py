@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from nvmedb_client.pts import dirth, dirth_capture
+from nvmedb_client.pts import dirth_capture
 
 RUNTIME_TOLERANCE_S = 0.5
 
@@ -21,25 +21,20 @@ def capture_of(run: Mapping, blocks: list[Mapping]) -> tuple[Mapping, Mapping] |
 
 
 def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str]:
-    """What differs between the run entry and its planned capture (empty when nothing does)."""
-    expected = {"phase": dirth_capture.PHASE, "pattern": "randwrite", "block_size_bytes": dirth.BLOCK_SIZE,
-                "read_pct": dirth.READ_PCT}  # fmt: skip
-    problems = [
-        f"{key} {str(run.get(key))[:40]} where a DIRTH capture has {value}"
-        for key, value in expected.items()
-        if run.get(key) != value
-    ]
+    """What differs between the run entry and its planned capture (empty when nothing does): it must issue the
+    stimulus of one of the sweep's cells, at that cell's TC/QD, for the planned length."""
+    problems = [] if run.get("phase") == dirth_capture.PHASE else [f"phase {str(run.get('phase'))[:40]} is no capture"]
+    keys = ("pattern", "block_size_bytes", "read_pct", "threads", "iodepth")
     cells = [
-        (cell.get("threads"), cell.get("iodepth"))
+        tuple(cell.get(key) for key in keys)
         for series in _list(block.get("series"))
         if isinstance(series, Mapping)
         for cell in _list(series.get("cells"))
         if isinstance(cell, Mapping)
     ]
-    if (run.get("threads"), run.get("iodepth")) not in cells:
-        problems.append(
-            f"TC {str(run.get('threads'))[:20]}/QD {str(run.get('iodepth'))[:20]} is no cell of the plan's sweep"
-        )
+    if tuple(run.get(key) for key in keys) not in cells:
+        shown = ", ".join(f"{key} {str(run.get(key))[:20]}" for key in keys)
+        problems.append(f"{shown} is no cell of the plan's sweep")
     declared, planned = run.get("runtime_s"), capture.get("runtime_s")
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (declared, planned))
     if not numbers or abs(float(declared) - float(planned)) > RUNTIME_TOLERANCE_S:

@@ -12,7 +12,7 @@ from analysis.models import DemandIntensityCurve, DemandIntensityPoint, Histogra
 from analysis.records import FlagRecord, SubmissionRecord
 from nvmedb_client.pts import demand_intensity, dirth, dirth_capture
 
-MAX_CLAIM_BYTES = 256 * 1024  # a real claim is a few KiB (36 cells, 3 histograms of at most 91 buckets)
+MAX_CLAIM_BYTES = 256 * 1024  # a real claim is a few KiB (49 cells, 3 histograms of at most 91 buckets)
 MAX_BUCKETS = len(dirth.HISTOGRAM_EDGES_NS) + 1
 CAPTURE_FLAGS = (dirth_capture.MISMATCH_FLAG, dirth_capture.MISSING_FLAG)
 

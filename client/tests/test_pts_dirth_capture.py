@@ -23,7 +23,7 @@ SWEEP = {(4, 4): 1000.0, (2, 4): 400.0, (4, 1): 600.0, (1, 1): 0.0}  # max TC 4/
 
 def _capture_doc(tc: int, qd: int, bins: dict) -> dict:
     doc = _fio_doc(500.0, bins)
-    doc["global options"] = {"rw": "randwrite", "bs": "4096", "iodepth": str(qd)}
+    doc["global options"] = {"rw": "randrw", "bs": "8192", "rwmixread": "65", "iodepth": str(qd)}
     doc["jobs"][0]["job options"] = {"numjobs": str(tc)}
     return doc
 
@@ -35,8 +35,8 @@ def _with_captures(sweep: dict, captures: dict[str, tuple[int, int, dict]]):
     for point, (tc, qd, doc) in captures.items():
         run_id = dirth_capture.run_id(point)
         files[f"fio/{run_id}.json"] = json.dumps(doc).encode()
-        runs.append({"id": run_id, "test": "dirth", "phase": "capture", "round": 1, "block_size_bytes": 4096,
-                     "read_pct": 0, "threads": tc, "iodepth": qd, "output_file": f"fio/{run_id}.json"})  # fmt: skip
+        runs.append({"id": run_id, "test": "dirth", "phase": "capture", "round": 1, "block_size_bytes": 8192,
+                     "read_pct": 65, "threads": tc, "iodepth": qd, "output_file": f"fio/{run_id}.json"})  # fmt: skip
     return runs, lambda rel: files[rel] if rel in files else read(rel)
 
 
@@ -52,8 +52,8 @@ def test_the_plan_declares_one_capture_per_operating_point_after_the_sweep():
     (captures,) = [b["captures"] for b in data["blocks"]]
     assert [c["run_id"] for c in captures] == ["dirth-capture-max", "dirth-capture-mid", "dirth-capture-min"]
     assert all(c["threads"] is None and "decided after the sweep" in c["decided"] for c in captures)
-    # 1 WIPC + 36 cells x 5 to 25 rounds + 3 captures; 3 x 600 s more than the sweep alone
-    assert data["estimate"]["fio_runs"] == {"min": 1 + 36 * 5 + 3, "max": 1 + 36 * 25 + 3}
+    # 1 WIPC + 49 cells x 5 to 25 rounds + 3 captures
+    assert data["estimate"]["fio_runs"] == {"min": 1 + 49 * 5 + 3, "max": 1 + 49 * 25 + 3}
     ecw = plan_to_dict(build_plan(tests=["ecw"], capacity_bytes=GIB))
     assert "captures" not in ecw["blocks"][0]
 

@@ -14,8 +14,8 @@ from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentil
 from nvmedb_client.pts import dirth, dirth_capture, ecw
 
 TESTS = ("ecw", "dirth")
-PTS_THREADS = (32, 16, 8, 4, 2, 1)
-PTS_DEPTHS = (32, 16, 8, 4, 2, 1)
+PTS_THREADS = (32, 16, 8, 6, 4, 2, 1)
+PTS_DEPTHS = (32, 16, 8, 6, 4, 2, 1)
 QUICK_THREADS = (2, 1)
 QUICK_DEPTHS = (4, 1)
 FIVE_NINES = 99.999
@@ -39,10 +39,9 @@ def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_s
             f"issue on a namespace of {lba_size_bytes}-byte LBAs"
         )
     bs, read_pct = TRACKED_CELL[test]
-    pattern = "randrw" if test == "ecw" else "randwrite"
     workload = "ecw" if test == "ecw" else None
     threads, depths = grid(profile.name)
-    cells = tuple(Cell(pattern, bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
+    cells = tuple(Cell("randrw", bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
     series = Series(test, "wdpc", cells, threads[0], depths[0], profile.cell_runtime_s, max_rounds)
     captures = dirth_capture.plan_captures(profile) if test == "dirth" else ()
     block = Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads, captures=captures)
@@ -61,7 +60,8 @@ def describe_series(test: str, series: Mapping) -> list[str]:
         stimulus = [f"    stimulus: random, {first['read_pct']}/{100 - first['read_pct']} R/W, blocks {sizes}",
                     f"    hot zones: {zones}"]  # fmt: skip
     else:
-        stimulus = [f"    stimulus: {first['pattern']}, {first['block_size_bytes'] / 1024:g} KiB blocks"]
+        stimulus = [f"    stimulus: random, {first['read_pct']}/{100 - first['read_pct']} R/W, "
+                    f"{first['block_size_bytes'] / 1024:g} KiB blocks"]  # fmt: skip
     lines = [
         f"  {series['phase']}: TC x QD sweep, {series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round",
         f"    thread counts (outer loop, high to low): {threads}",
@@ -73,8 +73,9 @@ def describe_series(test: str, series: Mapping) -> list[str]:
     lines.append(f"    stop: {series['stop_rule']}")
     if test == "dirth":
         lines.append(
-            "    then: the curve from the steady (or last) round; MaxIOPS, MidIOPS and MinIOPS (TC 1/QD 1), each "
-            "captured again (below) for its response-time histogram from fio's json+ bins"
+            "    then: the curve from the steady (or last) round; MaxIOPS and MidIOPS among the cells whose mean "
+            f"response time is below {dirth.RESPONSE_TIME_CEILING_NS / 1e6:g} ms, MinIOPS (TC 1/QD 1), each captured "
+            "again (below) for its response-time histogram from fio's json+ bins"
         )
     else:
         lines.append("    then: the demand-intensity curve from the steady (or last) round")

@@ -78,7 +78,6 @@ def run_captures(runner, block) -> None:
     """The runner's hook: derive the operating points from the sweep's outputs, then run each point's capture.
     A point the sweep cannot give (no TC 1/QD 1 measurement) gets no capture; the derivation records why."""
     from nvmedb_client import fio_jobs
-    from nvmedb_client.plan import Cell
     from nvmedb_client.pts import demand_intensity
 
     entry = demand_intensity.derive(block.test, runner.state["runs"], lambda rel: (runner.files / rel).read_bytes())
@@ -95,7 +94,7 @@ def run_captures(runner, block) -> None:
             runner._message(f"no {capture.point} capture: {point.get('missing')}")
             continue
         threads, iodepth = point["threads"], point["iodepth"]
-        cell = Cell("randwrite", dirth.BLOCK_SIZE, dirth.READ_PCT, threads, iodepth)
+        cell = _sweep_cell(block, threads, iodepth)
         runner._update(test=capture.test, phase=PHASE, round=number, max_rounds=len(block.captures),
                        cell=capture.run_id, cell_index=1, cells=1)  # fmt: skip
         job = fio_jobs.render_cell(
@@ -121,6 +120,11 @@ def run_captures(runner, block) -> None:
             runtime_s=capture.runtime_s,
             job_text=job,
         )
+
+
+def _sweep_cell(block, threads: int, iodepth: int):
+    """The sweep's own cell at this TC/QD: the capture issues exactly the stimulus the point was measured with."""
+    return next(c for series in block.series for c in series.cells if (c.threads, c.iodepth) == (threads, iodepth))
 
 
 def _note_long_gaps(runner, block) -> None:

@@ -281,6 +281,10 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
         run = captures[histogram["run_id"]]
         assert histogram["source"] == "capture" and run["output_file"] in files
         assert (run["threads"], run["iodepth"], run["runtime_s"]) == (op["threads"], op["iodepth"], 3)
+        sweep = next(r for r in manifest["runs"] if r["test"] == "dirth" and r["phase"] == "wdpc")
+        assert [run[k] for k in ("pattern", "block_size_bytes", "read_pct")] == [
+            sweep[k] for k in ("pattern", "block_size_bytes", "read_pct")
+        ]  # fmt: skip
     assert demand_intensity.rederive(verified) == manifest["demand_intensity"]
     result = CliRunner().invoke(main, ["verify", path, "--json"])
     assert result.exit_code == 0, result.output

@@ -16,6 +16,7 @@ from nvmedb_client.cli import main
 from nvmedb_client.plan import build_plan, plan_to_dict, quick_profile
 from nvmedb_client.progress import Reporter
 from nvmedb_client.pts import demand_intensity, dirth_capture
+from nvmedb_client.runner import _Context
 
 GIB = 1024**3
 SWEEP = {(4, 4): 1000.0, (2, 4): 400.0, (4, 1): 600.0, (1, 1): 0.0}  # max TC 4/QD 4, min TC 1/QD 1
@@ -201,3 +202,47 @@ def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep
     (claim,) = manifest["demand_intensity"]
     assert [h.get("source") for h in claim["histograms"]] == ["capture"] * 3
     assert all(h["total_ios"] > 0 for h in claim["histograms"])
+
+
+class _Recorder:
+    """The runner methods run_captures calls, recording what it asks for (the fio runs themselves are tested with
+    real fio above; this pins which points get a capture when the sweep cannot give them all)."""
+
+    def __init__(self, files, runs):
+        self.files, self.state, self.completed = (
+            files,
+            {"runs": runs, "ioengine": {"engine": "psync", "note": None}},
+            {},
+        )
+        self.context, self.recorded_target, self.messages, self.fio_runs = _Context(), "t.img", [], []
+        self.plan = build_plan(tests=["dirth"], capacity_bytes=GIB, target_kind="file", profile=quick_profile(1))
+
+    def _position(self, **where):
+        pass
+
+    def _update(self, **where):
+        pass
+
+    def _message(self, text):
+        self.messages.append(text)
+
+    def _run_fio(self, **run):
+        self.fio_runs.append(run)
+
+
+def test_without_a_tc1_qd1_measurement_only_maxiops_is_run_and_the_others_say_why(tmp_path):
+    sweep = {(2, 4): 1000.0, (2, 1): 400.0, (1, 4): 600.0}  # no TC 1/QD 1 cell
+    runs, read = _runs_and_files({(1, tc, qd): _fio_doc(v, {1000: 1}) for (tc, qd), v in sweep.items()})
+    for run in runs:
+        (tmp_path / run["output_file"]).parent.mkdir(exist_ok=True)
+        (tmp_path / run["output_file"]).write_bytes(read(run["output_file"]))
+    recorder = _Recorder(tmp_path, runs)
+    block = recorder.plan.blocks[0]
+    dirth_capture.run_captures(recorder, block)
+    (run,) = recorder.fio_runs
+    sweep_cell = next(c for c in block.series[0].cells if (c.threads, c.iodepth) == (2, 4))
+    assert (run["run_id"], run["cell"], run["runtime_s"]) == ("dirth-capture-max", sweep_cell, 3)
+    assert "rw=randrw" in run["job_text"] and "iodepth=4" in run["job_text"] and "numjobs=2" in run["job_text"]
+    assert recorder.messages == [
+        f"no {p} capture: the TC 1/QD 1 cell (MinIOPS) has no measurement" for p in ("mid", "min")
+    ]

@@ -16,6 +16,7 @@ from analysis.selectors import public_test_runs
 
 TESTS = {"ecw": "Enterprise composite workload (ECW)", "dirth": "DIRTH (random 4 KiB writes)"}
 POINT_LABELS = {"max": "MaxIOPS", "mid": "MidIOPS", "min": "MinIOPS"}
+SOURCES = {"capture": "its capture run", "sweep cell": "its sweep cell"}
 MAX_CURVES = 20  # the newest curves looked at to find the newest of each test
 
 
@@ -120,7 +121,8 @@ def histogram_chart(histograms: list) -> Chart:
         traces.append(
             {"type": "bar", "name": plot_text(name), "x": labels, "y": shares, "marker": {"color": PALETTE[i]}}
         )
-        rows += [[name, labels[j], counts.get(e), shares[j]] for j, e in enumerate(edges) if e in counts]
+        source = SOURCES.get(point.histogram_source, "—")
+        rows += [[name, source, labels[j], counts.get(e), shares[j]] for j, e in enumerate(edges) if e in counts]
     return Chart(
         key="dirth-histograms",
         title="Response-time histograms at the DIRTH operating points",
@@ -134,10 +136,12 @@ def histogram_chart(histograms: list) -> Chart:
                 yaxis={"type": "log", "rangemode": "normal"},
             ),
         },
-        columns=["Operating point", "Response time", "I/Os", "Share (%)"],
+        columns=["Operating point", "Histogram from", "Response time", "I/Os", "Share (%)"],
         rows=rows,
         note="MaxIOPS: the highest IOPS; MinIOPS: TC 1 × QD 1; MidIOPS: the cell nearest the middle of the two. "
-        "Total latency from fio's json+ bins; buckets holding no I/O are left out.",
+        "Total latency from fio's json+ bins; buckets holding no I/O are left out. Each histogram is read from the "
+        "point's own capture run after the sweep, or, in bundles of clients without captures, from its cell of the "
+        "sweep round (the shorter sample), as the table says.",
     )
 
 

@@ -94,7 +94,7 @@ def test_the_quick_sweep_is_a_two_by_two_grid_of_short_cells_and_few_rounds():
         assert [(c.threads, c.iodepth) for c in series.cells] == [(2, 4), (2, 1), (1, 4), (1, 1)]
         assert series.runtime_s == 1 and series.max_rounds == 2
     estimate = plan_to_dict(plan)["estimate"]
-    assert estimate["fio_runs"] == {"min": 18, "max": 18}  # 2 WIPC + 2 tests x 2 rounds x 4 cells
+    assert estimate["fio_runs"] == {"min": 21, "max": 21}  # 2 WIPC + 2 tests x 2 rounds x 4 cells + 3 captures
     assert estimate_duration(plan).max_s < 60
 
 
@@ -274,6 +274,17 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
     histograms = claims["dirth"]["histograms"]
     assert [h["point"] for h in histograms] == ["max", "mid", "min"]
     assert all(sum(b[2] for b in h["buckets"]) == h["total_ios"] > 0 for h in histograms)
+    # each histogram is its point's capture, run after the sweep at the TC/QD the sweep gives the point
+    captures = {r["id"]: r for r in manifest["runs"] if r["phase"] == "capture"}
+    assert list(captures) == ["dirth-capture-max", "dirth-capture-mid", "dirth-capture-min"]
+    for op, histogram in zip(claims["dirth"]["operating_points"], histograms, strict=True):
+        run = captures[histogram["run_id"]]
+        assert histogram["source"] == "capture" and run["output_file"] in files
+        assert (run["threads"], run["iodepth"], run["runtime_s"]) == (op["threads"], op["iodepth"], 3)
+        sweep = next(r for r in manifest["runs"] if r["test"] == "dirth" and r["phase"] == "wdpc")
+        assert [run[k] for k in ("pattern", "block_size_bytes", "read_pct")] == [
+            sweep[k] for k in ("pattern", "block_size_bytes", "read_pct")
+        ]  # fmt: skip
     assert demand_intensity.rederive(verified) == manifest["demand_intensity"]
     result = CliRunner().invoke(main, ["verify", path, "--json"])
     assert result.exit_code == 0, result.output
@@ -281,6 +292,7 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
     text = CliRunner().invoke(main, ["verify", path]).output
     assert "DIRTH: demand-intensity curve re-derived from round 2 (last round: steady state not reached)" in text
     assert "4 of 4 TC x QD cells measured; operating points max TC " in text
+    assert "histograms from the captures" in text
 
 
 @pytest.mark.parametrize("claimed", [None, "x", [1, "a"], [{"test": ["dirth"]}], {"test": "dirth"}])
@@ -317,8 +329,8 @@ def test_plan_prints_the_sweep_the_stimulus_and_an_estimate_for_any_subset_of_te
     assert "estimated duration" in out and "estimated bundle size" in out
     data = json.loads(CliRunner().invoke(main, ["plan", "--tests", "dirth", "--size", "1TB", "--json"]).output)
     assert data["tests"] == ["dirth"]
-    # 1 WIPC + 49 cells x 5 to 25 rounds
-    assert data["estimate"]["fio_runs"] == {"min": 1 + 49 * 5, "max": 1 + 49 * 25}
+    # 1 WIPC + 49 cells x 5 to 25 rounds + 3 captures
+    assert data["estimate"]["fio_runs"] == {"min": 1 + 49 * 5 + 3, "max": 1 + 49 * 25 + 3}
 
 
 def test_the_client_edition_leaves_ecw_and_dirth_out_unless_asked_and_then_says_so():

@@ -119,6 +119,7 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
             "report",
             "hidden",
             "moderation_reason",
+            "last_error",
             "explanation",
         ]
 

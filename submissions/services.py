@@ -27,6 +27,7 @@ from submissions.content import (
     lock_fingerprints,
     record_fingerprints,
 )
+from submissions.faults import fault_summary
 from submissions.models import (
     ApiToken,
     DataLicenseAcceptance,
@@ -397,8 +398,12 @@ def _claim(submission_id: uuid.UUID) -> Submission | None:
             return None
         if submission.attempts >= settings.NVMEDB_MAX_VALIDATION_ATTEMPTS:
             _transition(submission, SubmissionStatus.HELD, note="too many failed attempts")
+            last = submission.last_error or (
+                "none was recorded (the worker was stopped, or the database was unreachable when it failed)"
+            )
             submission.report = _report(
                 outcome="held",
+                detail=f"The last error: {last}",
                 reasons=[f"Validation failed {submission.attempts} times without an answer; staff will look at it."],
             )
             submission.finished_at = timezone.now()
@@ -463,12 +468,26 @@ def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = N
     try:
         return _validate_claimed(submission, storage)
     except Exception as exc:
+        if isinstance(exc, TRANSIENT_ERRORS):
+            _note_fault(submission, exc)
         if isinstance(exc, (*TRANSIENT_ERRORS, SoftTimeLimitExceeded)):
             raise
         logger.exception("submission %s: the pipeline could not read it; rejected", submission_id)
         detail = f"The site could not read this bundle ({type(exc).__name__}: {str(exc)[:300]})."
         report = _report(outcome="rejected", rule="unreadable", detail=detail)
         return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
+
+
+def _note_fault(submission: Submission, exc: BaseException) -> None:
+    """Keeps the fault that ended this attempt for the contributor and staff. With the database itself down this
+    cannot be written: the held report then says none was recorded."""
+    try:
+        with transaction.atomic():
+            Submission.objects.filter(pk=submission.pk).update(
+                last_error=fault_summary(exc, attempt=submission.attempts)
+            )
+    except DatabaseError:
+        logger.warning("submission %s: its last error could not be recorded", submission.pk, exc_info=True)
 
 
 def _validate_claimed(submission: Submission, storage: Storage) -> Submission:

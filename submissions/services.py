@@ -150,10 +150,7 @@ def public_key_fingerprint(public_key: bytes) -> str:
     return fingerprint(public_key)
 
 
-@transaction.atomic
-def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str = "") -> tuple[SigningKey, bool]:
-    """Registers an Ed25519 public key for `user`; returns (key, created). A public key stays bound to the first
-    account that registered it, revoked or not, so a signature always points at exactly one contributor."""
+def check_public_key(public_key: bytes) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     if len(public_key) != 32:
@@ -162,6 +159,15 @@ def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str
         Ed25519PublicKey.from_public_bytes(public_key)
     except ValueError as exc:
         raise InvalidPublicKey(f"Not an Ed25519 public key: {exc}") from None
+
+
+@transaction.atomic
+def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str = "") -> tuple[SigningKey, bool]:
+    """Registers an Ed25519 public key for `user`; returns (key, created). A public key stays bound to the first
+    account that registered it, revoked or not, so a signature always points at exactly one contributor. Callers on
+    a contributor's behalf (the API, the profile page) go through submissions.key_registration, which first checks
+    that the contributor holds the private key."""
+    check_public_key(public_key)
     fp = public_key_fingerprint(public_key)
     existing = SigningKey.objects.select_for_update().filter(fingerprint=fp).first()
     if existing is None:

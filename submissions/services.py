@@ -492,7 +492,7 @@ def _note_fault(submission: Submission, exc: BaseException) -> None:
             Submission.objects.filter(pk=submission.pk).update(
                 last_error=fault_summary(exc, attempt=submission.attempts)
             )
-    except DatabaseError:
+    except (DatabaseError, transaction.TransactionManagementError):
         logger.warning("submission %s: its last error could not be recorded", submission.pk, exc_info=True)
 
 

@@ -37,5 +37,6 @@ def purge_method_problem(methods: list[str]) -> str | None:
 
 
 def bounded(text: str, limit: int) -> str:
-    """`text` if it fits `limit`, else its start marked as cut: a shortened explanation never passes for whole."""
-    return text if len(text) <= limit else f"{text[:limit]}… (cut: {len(text)} characters in the bundle)"
+    """`text` if it fits `limit`, else its start marked as cut: a shortened explanation never passes for whole
+    (the whole text stays in the stored bundle or the imported folder)."""
+    return text if len(text) <= limit else f"{text[:limit]}… (cut: {len(text)} characters in all)"

@@ -33,7 +33,7 @@ from analysis.importers.common import (
 )
 from analysis.importers.ssspt_readme import ReadmeFacts, parse_readme
 from analysis.importers.ssspt_roles import DIRECTORY_TESTS, RULE, TESTS, SssptTest, detect_test, ssspt_rule
-from analysis.limits import METADATA_CHARS
+from analysis.limits import METADATA_CHARS, bounded
 from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRecord, WindowRecord
 from analysis.steady import judge_series
 
@@ -421,7 +421,7 @@ def _host(facts: ReadmeFacts, metadata: ImportMetadata) -> HostRecord:
 
 def _note_skipped(record: SubmissionRecord, skipped: list[str]) -> None:
     if skipped:
-        record.missing["skipped_files"] = (f"not imported ({len(skipped)}): " + "; ".join(skipped))[:1000]
+        record.missing["skipped_files"] = bounded(f"not imported ({len(skipped)}): " + "; ".join(skipped), 1000)
 
 
 def _identity(table: dict, metadata: ImportMetadata) -> DriveIdentity:

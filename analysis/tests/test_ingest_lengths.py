@@ -72,3 +72,19 @@ def test_columns_holding_run_ids_and_patterns_take_every_value_the_manifest_sche
     for model in (Measurement, DemandIntensityPoint, OperatingPoint):
         assert model._meta.get_field("run_key").max_length >= longest_id, model
     assert Measurement._meta.get_field("pattern").max_length >= run["pattern"]["maxLength"]
+
+
+def test_an_imported_runs_source_reference_too_long_for_its_column_is_refused_with_the_limit_not_cut(
+    db, tmp_path, shared_samples, capsys
+):
+    import shutil
+
+    from django.core.management import call_command
+
+    root = tmp_path / "platforms"
+    shutil.copytree(shared_samples / "ssspt-more/hp/lat/3", root / "hp/lat/3")
+    base = "https://example.org/" + "a" * 490 + "/"
+    call_command("import_tree", str(root), "--json", "--source-base", base)
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert run["status"] == "rejected" and "source_reference" in run["reason"] and "500" in run["reason"], run
+    assert not TestRun.objects.exists()

@@ -389,14 +389,14 @@ class SigningKeyChallengeApi(IntakeApi):
     permission_classes = [IsAuthenticated]
     throttle_classes = [AuthUserThrottle, AuthAddressThrottle]
 
-    class OutputSerializer(serializers.Serializer):
+    class ChallengeOutputSerializer(serializers.Serializer):
         challenge = serializers.CharField()
         account = serializers.CharField(help_text="The user name the registration statement names.")
         expires_in_s = serializers.IntegerField()
 
-    @extend_schema(operation_id="keys_challenge", responses=OutputSerializer)
+    @extend_schema(operation_id="keys_challenge", responses=ChallengeOutputSerializer)
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer(key_registration.challenge_issue(user=request.user)).data)
+        return Response(self.ChallengeOutputSerializer(key_registration.challenge_issue(user=request.user)).data)
 
 
 class SigningKeyRevokeApi(IntakeApi):

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from analysis.limits import WRITE_CACHE_STATES, bounded, purge_method_problem
 from analysis.pcie import LinkEnd, assess_link
 from analysis.poison import reading
 from analysis.records import HostRecord, SubmissionRecord
@@ -49,9 +50,13 @@ def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRec
     recorded = read_json(bundle, run_json, {}, "run.json", rejects=record.reject_reasons) or {}
     purges = recorded.get("purges") if isinstance(recorded.get("purges"), list) else []
     methods = sorted({str(p.get("method")) for p in purges if isinstance(p, Mapping) and p.get("method")})
-    record.purge_method = ", ".join(methods)[:32]  # the client names methods in full (e.g. 39 characters)
-    if not record.purge_method:
-        reasons = {str(p.get("reason"))[:200] for p in purges if isinstance(p, Mapping) and p.get("reason")}
+    problem = purge_method_problem(methods)
+    if problem:
+        record.reject_reasons.append(problem)
+    else:
+        record.purge_method = ", ".join(methods)
+    if not methods:
+        reasons = {bounded(str(p.get("reason")), 200) for p in purges if isinstance(p, Mapping) and p.get("reason")}
         record.missing["purge_method"] = (
             "; ".join(sorted(reasons)) or "the bundle does not say how the drive was purged"
         )
@@ -60,8 +65,12 @@ def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRec
         cache = recorded.get("write_cache")
     if isinstance(cache, Mapping) and isinstance(cache.get("enabled"), bool):
         record.write_cache = "enabled" if cache["enabled"] else "disabled"
+    elif isinstance(cache, str) and cache in WRITE_CACHE_STATES:
+        record.write_cache = cache
     elif isinstance(cache, str) and cache:
-        record.write_cache = cache[:16]
+        record.missing["write_cache"] = (
+            f"run.json names the write cache state {cache[:40]!r}: neither of {WRITE_CACHE_STATES}"
+        )
     else:
         record.missing["write_cache"] = "neither the system facts nor run.json report the volatile write cache state"
 

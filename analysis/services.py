@@ -260,7 +260,7 @@ def _measurement_row(m, test_run: TestRun, round_row: Round, usable, cumulative_
         run_key=m.run_key,
         block_size_bytes=m.block_size_bytes,
         read_pct=m.read_pct,
-        pattern=m.pattern[:16],
+        pattern=m.pattern,
         threads=m.threads,
         iodepth=m.iodepth,
         read_iops=s.read_iops if s else None,

@@ -90,7 +90,7 @@ class AwaitingReviewFilter(admin.SimpleListFilter):
 
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
-    list_display = ["id", "uploader", "status", "hidden", "created", "size"]
+    list_display = ["id", "uploader", "status", "hidden", "created", "size", "attempts", "last_error"]
     list_filter = [AwaitingReviewFilter, "status", "hidden"]
     search_fields = ["id", "sha256", "uploader__username"]
     actions = [approve_submissions, hide_submissions, reject_submissions]

@@ -16,7 +16,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from nvmedb_client import data_license
-from submissions import selectors, services
+from submissions import key_registration, selectors, services
 from submissions.authentication import HashedTokenAuthentication
 from submissions.explanations import explanation_of
 from submissions.models import DataLicenseAcceptance, SigningKey, Submission
@@ -119,6 +119,7 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
             "report",
             "hidden",
             "moderation_reason",
+            "last_error",
             "explanation",
         ]
 
@@ -320,6 +321,17 @@ class SigningKeyListCreateApi(IntakeApi):
     class InputSerializer(serializers.Serializer):
         public_key = serializers.CharField(help_text="The raw 32-byte Ed25519 public key, base64.")
         name = serializers.CharField(required=False, allow_blank=True, max_length=100, default="")
+        challenge = serializers.CharField(
+            required=False, allow_blank=True, max_length=500, default="", help_text="From GET /api/v1/keys/challenge/."
+        )
+        signature = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=200,
+            default="",
+            help_text="Base64 Ed25519 signature, by the key's private half, of the registration statement "
+            "(nvmedb_client.signing.registration_statement: account, public key, challenge).",
+        )
 
     @extend_schema(operation_id="keys_list", responses=SigningKeyOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -343,20 +355,48 @@ class SigningKeyListCreateApi(IntakeApi):
             )
         serializer = self.InputSerializer(data=request.data)
         if not serializer.is_valid():
-            return error(400, "invalid", "Send {'public_key': <base64 of 32 bytes>, 'name': <optional>}.")
+            return error(
+                400,
+                "invalid",
+                "Send {'public_key': <base64 of 32 bytes>, 'name': <optional>, 'challenge': ..., 'signature': ...}.",
+            )
         try:
             public_key = base64.b64decode(serializer.validated_data["public_key"], validate=True)
         except (binascii.Error, ValueError):
             return error(400, "invalid_public_key", "public_key is not valid base64.")
         try:
-            key, created = services.signing_key_register(
-                user=request.user, public_key=public_key, name=serializer.validated_data["name"]
+            data = serializer.validated_data
+            key, created = key_registration.signing_key_register_proven(
+                user=request.user,
+                public_key=public_key,
+                name=data["name"],
+                challenge=data["challenge"],
+                signature=data["signature"],
             )
         except services.InvalidPublicKey as exc:
             return error(400, "invalid_public_key", str(exc))
+        except key_registration.InvalidProof as exc:
+            return error(400, exc.code, str(exc))
         except services.KeyOfAnotherAccount as exc:
             return error(409, "key_of_another_account", str(exc))
         return Response(SigningKeyOutputSerializer(key).data, status=201 if created else 200)
+
+
+class SigningKeyChallengeApi(IntakeApi):
+    """A challenge to sign when registering a key (proof that the client holds its private half)."""
+
+    authentication_classes = [HashedTokenAuthentication]
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [AuthUserThrottle, AuthAddressThrottle]
+
+    class ChallengeOutputSerializer(serializers.Serializer):
+        challenge = serializers.CharField()
+        account = serializers.CharField(help_text="The user name the registration statement names.")
+        expires_in_s = serializers.IntegerField()
+
+    @extend_schema(operation_id="keys_challenge", responses=ChallengeOutputSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(self.ChallengeOutputSerializer(key_registration.challenge_issue(user=request.user)).data)
 
 
 class SigningKeyRevokeApi(IntakeApi):

@@ -35,6 +35,13 @@ class SigningKeyForm(forms.Form):
         help_text="The base64 public key that `nvmedb-client keygen` prints (32 bytes of Ed25519).",
     )
     name = forms.CharField(max_length=100, required=False)
+    challenge = forms.CharField(max_length=500, widget=forms.HiddenInput)
+    signature = forms.CharField(
+        max_length=200,
+        label="Registration signature",
+        help_text="What `nvmedb-client keygen --account … --challenge …` (the command above) prints: the proof that "
+        "you hold the key's private half.",
+    )
 
     def clean_public_key(self) -> bytes:
         text = self.cleaned_data["public_key"].strip()

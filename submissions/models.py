@@ -5,6 +5,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from submissions.faults import LAST_ERROR_CHARS
+
 
 class ApiToken(models.Model):
     """A bearer token for the API. Only its SHA-256 is stored; the token itself is shown once, at creation."""
@@ -87,6 +89,12 @@ class Submission(models.Model):
     withdrawn_at = models.DateTimeField(null=True, blank=True)
     hidden = models.BooleanField(default=False, help_text="Hidden by staff: not shown to anyone but its owner.")
     moderation_reason = models.TextField(blank=True)
+    last_error = models.CharField(
+        max_length=LAST_ERROR_CHARS,
+        blank=True,
+        help_text="The machine fault (type and message, without the server's paths or hosts) that stopped its latest "
+        "failed validation attempt; kept when it is held after too many attempts.",
+    )
 
     class Meta:
         ordering = ["-created"]

@@ -27,6 +27,7 @@ from submissions.content import (
     lock_fingerprints,
     record_fingerprints,
 )
+from submissions.faults import fault_summary
 from submissions.models import (
     ApiToken,
     DataLicenseAcceptance,
@@ -149,10 +150,7 @@ def public_key_fingerprint(public_key: bytes) -> str:
     return fingerprint(public_key)
 
 
-@transaction.atomic
-def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str = "") -> tuple[SigningKey, bool]:
-    """Registers an Ed25519 public key for `user`; returns (key, created). A public key stays bound to the first
-    account that registered it, revoked or not, so a signature always points at exactly one contributor."""
+def check_public_key(public_key: bytes) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     if len(public_key) != 32:
@@ -161,6 +159,15 @@ def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str
         Ed25519PublicKey.from_public_bytes(public_key)
     except ValueError as exc:
         raise InvalidPublicKey(f"Not an Ed25519 public key: {exc}") from None
+
+
+@transaction.atomic
+def signing_key_register(*, user: AbstractBaseUser, public_key: bytes, name: str = "") -> tuple[SigningKey, bool]:
+    """Registers an Ed25519 public key for `user`; returns (key, created). A public key stays bound to the first
+    account that registered it, revoked or not, so a signature always points at exactly one contributor. Callers on
+    a contributor's behalf (the API, the profile page) go through submissions.key_registration, which first checks
+    that the contributor holds the private key."""
+    check_public_key(public_key)
     fp = public_key_fingerprint(public_key)
     existing = SigningKey.objects.select_for_update().filter(fingerprint=fp).first()
     if existing is None:
@@ -397,8 +404,12 @@ def _claim(submission_id: uuid.UUID) -> Submission | None:
             return None
         if submission.attempts >= settings.NVMEDB_MAX_VALIDATION_ATTEMPTS:
             _transition(submission, SubmissionStatus.HELD, note="too many failed attempts")
+            last = submission.last_error or (
+                "none was recorded (the worker was stopped, or the database was unreachable when it failed)"
+            )
             submission.report = _report(
                 outcome="held",
+                detail=f"The last error: {last}",
                 reasons=[f"Validation failed {submission.attempts} times without an answer; staff will look at it."],
             )
             submission.finished_at = timezone.now()
@@ -463,12 +474,26 @@ def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = N
     try:
         return _validate_claimed(submission, storage)
     except Exception as exc:
+        if isinstance(exc, TRANSIENT_ERRORS):
+            _note_fault(submission, exc)
         if isinstance(exc, (*TRANSIENT_ERRORS, SoftTimeLimitExceeded)):
             raise
         logger.exception("submission %s: the pipeline could not read it; rejected", submission_id)
         detail = f"The site could not read this bundle ({type(exc).__name__}: {str(exc)[:300]})."
         report = _report(outcome="rejected", rule="unreadable", detail=detail)
         return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report)
+
+
+def _note_fault(submission: Submission, exc: BaseException) -> None:
+    """Keeps the fault that ended this attempt for the contributor and staff. With the database itself down this
+    cannot be written: the held report then says none was recorded."""
+    try:
+        with transaction.atomic():
+            Submission.objects.filter(pk=submission.pk).update(
+                last_error=fault_summary(exc, attempt=submission.attempts)
+            )
+    except (DatabaseError, transaction.TransactionManagementError):
+        logger.warning("submission %s: its last error could not be recorded", submission.pk, exc_info=True)
 
 
 def _validate_claimed(submission: Submission, storage: Storage) -> Submission:

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from analysis.browse.queries import submission_dataset
 from nvmedb_client import units
-from submissions import selectors, services
+from submissions import key_registration, selectors, services
 from submissions.explanations import explanation_of
 from submissions.forms import SigningKeyForm, SignupForm, TokenCreateForm, TokenUpdateForm, UploadForm
 from submissions.models import SubmissionStatus
@@ -58,13 +58,22 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 def _profile(request: HttpRequest, *, new_token: str = "", status: int = 200, **forms) -> HttpResponse:
+    # a fresh challenge on every render: one the contributor let expire is replaced by reloading the page
+    challenge = key_registration.challenge_issue(user=request.user)["challenge"]
+    key_form = forms.get("key_form")
+    if key_form is None or not key_form.is_bound:
+        key_form = SigningKeyForm(initial={"challenge": challenge})
+    else:
+        key_form.data = key_form.data.copy()
+        key_form.data["challenge"] = challenge
     context = {
         "tokens": selectors.api_tokens_of(request.user),
         "keys": selectors.signing_keys_of(request.user),
         "submissions": selectors.submissions_of(request.user)[:100],
         "new_token": new_token,
         "token_form": forms.get("token_form") or TokenCreateForm(),
-        "key_form": forms.get("key_form") or SigningKeyForm(),
+        "key_form": key_form,
+        "key_challenge": challenge,
         "server_url": request.build_absolute_uri("/"),
     }
     response = render(request, "submissions/profile.html", context, status=status)
@@ -111,11 +120,11 @@ def key_add(request: HttpRequest) -> HttpResponse:
     form = SigningKeyForm(request.POST)
     if form.is_valid():
         try:
-            key, created = services.signing_key_register(
-                user=request.user, public_key=form.cleaned_data["public_key"], name=form.cleaned_data["name"]
-            )
+            key, created = key_registration.signing_key_register_proven(user=request.user, **form.cleaned_data)
         except (services.InvalidPublicKey, services.KeyOfAnotherAccount) as exc:
             form.add_error("public_key", str(exc))
+        except key_registration.InvalidProof as exc:
+            form.add_error("signature", str(exc))
         else:
             messages.success(request, f"Signing key {key.fingerprint} {'added' if created else 'was already here'}.")
             return redirect("submissions:profile")

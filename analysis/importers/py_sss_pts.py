@@ -30,6 +30,7 @@ from analysis.importers.common import (
     read_fio,
     read_limited,
 )
+from analysis.limits import SCHEDULER_CHARS
 from analysis.overprovisioning import overprovisioning
 from analysis.pcie import assess_link
 from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRecord, WindowRecord
@@ -128,7 +129,11 @@ def read_py_sss_pts(root: Path, metadata: ImportMetadata | None = None) -> tuple
         try:
             scheduler = json.loads(queue).get("scheduler", "")
             active = re.search(r"\[([^\]]+)\]", scheduler)
-            record.scheduler = (active.group(1) if active else scheduler)[:32]
+            name = active.group(1) if active else scheduler
+            if len(name) <= SCHEDULER_CHARS:
+                record.scheduler = name
+            else:
+                missing["scheduler"] = f"settings/queue/data.json names a scheduler of {len(name)} characters"
         except (ValueError, AttributeError):
             missing["scheduler"] = "settings/queue/data.json is not the expected JSON"
 

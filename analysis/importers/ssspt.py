@@ -33,6 +33,7 @@ from analysis.importers.common import (
 )
 from analysis.importers.ssspt_readme import ReadmeFacts, parse_readme
 from analysis.importers.ssspt_roles import DIRECTORY_TESTS, RULE, TESTS, SssptTest, detect_test, ssspt_rule
+from analysis.limits import METADATA_CHARS, bounded
 from analysis.records import FlagRecord, HostRecord, SubmissionRecord, TestRunRecord, WindowRecord
 from analysis.steady import judge_series
 
@@ -81,8 +82,13 @@ def read_ssspt(root: Path, metadata: ImportMetadata | None = None) -> tuple[Subm
     record.missing["pcie_link"] = "SSSPT does not record the PCIe link (lspci)"
     record.missing["write_cache"] = "the folder records no write cache state"
     record.compliance_reasons.append("the write cache state is not recorded")
-    if facts.table.get("NAND Type"):
-        record.drive_metadata["nand_type"] = facts.table["NAND Type"][:100]
+    nand = facts.table.get("NAND Type")
+    if nand and len(nand) <= METADATA_CHARS:
+        record.drive_metadata["nand_type"] = nand
+    elif nand:
+        record.missing["nand_type"] = (
+            f"the README's NAND Type is {len(nand)} characters, more than a drive's {METADATA_CHARS}"
+        )
 
     skipped: list[str] = []
     wipc, cells = _read_outputs(root, files, readme_path, record, skipped)
@@ -415,7 +421,7 @@ def _host(facts: ReadmeFacts, metadata: ImportMetadata) -> HostRecord:
 
 def _note_skipped(record: SubmissionRecord, skipped: list[str]) -> None:
     if skipped:
-        record.missing["skipped_files"] = (f"not imported ({len(skipped)}): " + "; ".join(skipped))[:1000]
+        record.missing["skipped_files"] = bounded(f"not imported ({len(skipped)}): " + "; ".join(skipped), 1000)
 
 
 def _identity(table: dict, metadata: ImportMetadata) -> DriveIdentity:

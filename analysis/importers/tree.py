@@ -106,7 +106,7 @@ def import_tree(
     for directory, fmt in runs:
         relative = _relative(directory, root)
         reference = f"{source_base.rstrip('/')}/{relative}" if source_base else REFERENCES[fmt]
-        metadata = ImportMetadata(license=license, source_reference=reference[:500])
+        metadata = ImportMetadata(license=license, source_reference=reference)
         summary.runs.append(import_run(directory, fmt, name=relative, metadata=metadata, uploader=uploader))
         if on_run:
             on_run(relative)

@@ -4,6 +4,7 @@ fio outputs (the client's own derivation is kept verbatim as its claim)."""
 
 from django.db import models
 
+from analysis.limits import RUN_KEY_CHARS
 from analysis.models.results import TestRun
 
 
@@ -28,7 +29,7 @@ class DemandIntensityPoint(models.Model):
     threads = models.PositiveIntegerField()
     iodepth = models.PositiveIntegerField()
     outstanding_ios = models.PositiveIntegerField(help_text="TC x QD.")
-    run_key = models.CharField(max_length=128, blank=True)
+    run_key = models.CharField(max_length=RUN_KEY_CHARS, blank=True)
     total_iops = models.FloatField(null=True, blank=True)
     lat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean total latency (response time).")
     lat_p99999_ns = models.FloatField(null=True, blank=True, help_text="99.999th percentile total latency.")
@@ -56,7 +57,7 @@ class OperatingPoint(models.Model):
     threads = models.PositiveIntegerField(null=True, blank=True)
     iodepth = models.PositiveIntegerField(null=True, blank=True)
     total_iops = models.FloatField(null=True, blank=True)
-    run_key = models.CharField(max_length=128, blank=True)
+    run_key = models.CharField(max_length=RUN_KEY_CHARS, blank=True)
     latency_kind = models.CharField(max_length=8, blank=True, help_text="lat (total) or clat (completion).")
     total_ios = models.BigIntegerField(null=True, blank=True, help_text="I/Os in the histogram.")
     histogram_source = models.CharField(

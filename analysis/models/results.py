@@ -2,6 +2,7 @@
 
 from django.db import models
 
+from analysis.limits import PATTERN_CHARS, PURGE_METHOD_CHARS, RUN_KEY_CHARS, SCHEDULER_CHARS
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit
 
 
@@ -52,10 +53,10 @@ class TestRun(models.Model):
     namespace_size_bytes = models.BigIntegerField(null=True, blank=True)
     overprovisioning = models.FloatField(null=True, blank=True, help_text="Share of raw capacity not exposed, 0..1.")
     write_cache = models.CharField(max_length=16, blank=True, help_text="enabled, disabled, or blank if unknown.")
-    purge_method = models.CharField(max_length=32, blank=True)
+    purge_method = models.CharField(max_length=PURGE_METHOD_CHARS, blank=True)
     fio_version = models.CharField(max_length=64, blank=True)
     ioengine = models.CharField(max_length=32, blank=True)
-    scheduler = models.CharField(max_length=32, blank=True)
+    scheduler = models.CharField(max_length=SCHEDULER_CHARS, blank=True)
     tool_versions = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CLIENT)
     source_license = models.CharField(max_length=64, blank=True, help_text="License of imported results.")
@@ -115,11 +116,15 @@ class Measurement(models.Model):
     round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="measurements")
     test_run = models.ForeignKey(TestRun, on_delete=models.CASCADE, related_name="measurements")
     drive_model = models.ForeignKey(DriveModel, on_delete=models.PROTECT, related_name="measurements")
-    run_key = models.CharField(max_length=128, help_text="The run's id in the bundle (or imported file name).")
+    run_key = models.CharField(
+        max_length=RUN_KEY_CHARS, help_text="The run's id in the bundle (or imported file name)."
+    )
     block_size_bytes = models.PositiveIntegerField()
     read_pct = models.PositiveSmallIntegerField(help_text="Read share of the R/W mix, 0..100.")
     pattern = models.CharField(
-        max_length=16, blank=True, help_text="fio rw= of the run (randrw, read, randread, write...); empty if unknown."
+        max_length=PATTERN_CHARS,
+        blank=True,
+        help_text="fio rw= of the run (randrw, read, randread, write...); empty if unknown.",
     )
     threads = models.PositiveIntegerField(null=True, blank=True)
     iodepth = models.PositiveIntegerField(null=True, blank=True)

@@ -50,10 +50,20 @@ def _deep_id_ctrl(run_dir, manifest, files):
     (run_dir / "system" / "nvme-id-ctrl.json").write_text('{"mn": "x", "psds": ' + DEEP + "}")
 
 
-def _long_run_id(run_dir, manifest, files):
+def _long_run_id(manifest: dict) -> tuple[dict, Callable[[bytes], bytes]]:
+    """Run ids of 201 characters, one more than the manifest schema allows (written at 200, then lengthened)."""
+    ids = []
     for run in manifest["runs"]:
-        run["id"] = (run["id"] + "-" + "x" * 150)[:150]
+        run["id"] = (run["id"] + "-" + "x" * 200)[:200]
+        ids.append(run["id"])
     manifest["steady_state"] = []
+
+    def lengthen(data: bytes) -> bytes:
+        for run_id in ids:
+            data = data.replace(f'"{run_id}"'.encode(), f'"{run_id}y"'.encode())
+        return data
+
+    return manifest, lengthen
 
 
 def _long_model(run_dir, manifest, files):
@@ -109,7 +119,7 @@ HOSTILE: dict[str, tuple[Callable, tuple[str, str]]] = {
     "deep_facts": (_deep_facts, ("rejected", "system/facts.json is nested deeper than 64 levels")),
     "deep_run_json": (_deep_run_json, ("rejected", "run.json is nested deeper than 64 levels")),
     "deep_id_ctrl": (_deep_id_ctrl, ("rejected", "nvme-id-ctrl.json: nvme-cli output is nested deeper")),
-    "long_run_id": (_long_run_id, ("rejected", "characters long, more than the 128 of Measurement.run_key")),
+    "long_run_id": (_long_run_id, ("bundle", "bad_manifest")),
     "long_model": (_long_model, ("rejected", "is 150 characters long, more than the 100 of DriveModel.model_number")),
     "iops_beyond_bigint": (_iops_beyond_bigint, ("rejected", "beyond the limit of ±2**63")),
     "job_options_list": (_job_options_list, ("rejected", "['job options'] is a list, not an object of options")),
@@ -120,7 +130,7 @@ HOSTILE: dict[str, tuple[Callable, tuple[str, str]]] = {
     "huge_size": (_huge_size, ("bundle", "bad_manifest")),
     "non_utf8_member_name": (None, ("bundle", "unsafe_path")),
 }
-MANIFEST_BYTE_EDITS = {"nan_in_claimed_window", "huge_size"}
+MANIFEST_BYTE_EDITS = {"nan_in_claimed_window", "huge_size", "long_run_id"}
 
 
 def hostile_bundle(kind: str, work: Path, samples: Path, key: Ed25519PrivateKey) -> Path:

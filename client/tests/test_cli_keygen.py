@@ -49,3 +49,23 @@ def test_keygen_refuses_a_key_others_can_read(tmp_path):
     result = _keygen(tmp_path)
     assert result.exit_code == 1
     assert "readable by other users" in result.output
+
+
+def test_keygen_signs_a_registration_challenge_with_the_key_it_shows(tmp_path):
+    from nvmedb_client.signing import registration_statement, verify_signature
+
+    result = json.loads(_keygen(tmp_path, "--json", "--account", "alice", "--challenge", "abc:123").output)
+    public = base64.b64decode(result["public_key"])
+    statement = registration_statement(account="alice", public_key=public, challenge="abc:123")
+    signature = base64.b64decode(result["registration_signature"])
+    assert verify_signature(public, signature, statement)
+    assert not verify_signature(
+        public, signature, registration_statement(account="bob", public_key=public, challenge="abc:123")
+    )
+    shown = _keygen(tmp_path, "--account", "alice", "--challenge", "abc:123")
+    assert f"Registration signature: {result['registration_signature']}" in shown.output
+
+
+def test_keygen_wants_the_account_and_the_challenge_together(tmp_path):
+    result = _keygen(tmp_path, "--challenge", "abc:123")
+    assert result.exit_code != 0 and "--account and --challenge go together" in result.output

@@ -5,11 +5,13 @@ validation pipeline (tasks run in-process)."""
 import base64
 import json
 
-from submissions import content, services
+from nvmedb_client.signing import registration_proof
+from submissions import content, key_registration, services
 from submissions.models import FioOutputFingerprint, SigningKey, Submission
 from submissions.rules import RULES
 from submissions.tests.bundles import bundle_factory
 from submissions.tests.conftest import register_key
+from submissions.tests.test_keys_api import proven
 
 
 def scrubbed_copies_of_the_public_raw_files(client, published: dict, target_dir):
@@ -115,8 +117,8 @@ def test_a_revoked_key_stays_bound_so_another_account_cannot_take_it_over(
     owner_key = SigningKey.objects.get(user=owner)
     owner_api.delete(f"/api/v1/keys/{owner_key.pk}/")
 
-    public = base64.b64encode(bytes(owner_key.public_key)).decode()
-    response = stranger_api.post("/api/v1/keys/", {"public_key": public}, format="json")
+    # the stranger even holds the private key (a shared machine): the key stays the owner's
+    response = stranger_api.post("/api/v1/keys/", proven(stranger_api, key), format="json")
     assert response.status_code == 409
     assert response.json()["code"] == "key_of_another_account"
     assert "first account that registered it, even after it is revoked" in response.json()["detail"]
@@ -136,7 +138,10 @@ def test_the_profile_page_refuses_another_accounts_key_too(owner, stranger):
     client = Client()
     client.force_login(stranger)
     public = base64.b64encode(bundle_factory.public_key_bytes(key)).decode()
-    response = client.post("/profile/keys/", {"public_key": public, "name": "mine now"})
+    challenge = key_registration.challenge_issue(user=stranger)["challenge"]
+    signature = registration_proof(key, account=stranger.get_username(), challenge=challenge)
+    form = {"public_key": public, "name": "mine now", "challenge": challenge, "signature": signature}
+    response = client.post("/profile/keys/", form)
     assert response.status_code == 400
     assert "bound to another account" in response.content.decode()
     assert not stranger.signing_keys.exists()

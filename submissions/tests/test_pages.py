@@ -89,11 +89,22 @@ def test_signing_keys_are_added_and_revoked_from_the_profile(owner):
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from nvmedb_client.signing import fingerprint, public_key_bytes
+    from nvmedb_client.signing import fingerprint, public_key_bytes, registration_proof
 
-    public = public_key_bytes(Ed25519PrivateKey.generate())
+    private = Ed25519PrivateKey.generate()
+    public = public_key_bytes(private)
     client = logged_in(owner)
-    response = client.post("/profile/keys/", {"public_key": base64.b64encode(public).decode(), "name": "desk"})
+    page = client.get("/profile/").content.decode()
+    challenge = re.search(r'name="challenge" value="([^"]+)"', page)[1]
+    assert f"--account owner --challenge {challenge}" in page
+    signature = registration_proof(private, account="owner", challenge=challenge)
+    form = {"public_key": base64.b64encode(public).decode(), "name": "desk", "challenge": challenge}
+    unproven = client.post("/profile/keys/", {**form, "signature": ""})
+    assert unproven.status_code == 400 and not SigningKey.objects.filter(user=owner).exists()
+    wrong = registration_proof(Ed25519PrivateKey.generate(), account="owner", challenge=challenge)
+    refused = client.post("/profile/keys/", {**form, "signature": wrong})
+    assert refused.status_code == 400 and "does not verify with this public key" in refused.content.decode()
+    response = client.post("/profile/keys/", {**form, "signature": signature})
     assert response.status_code == 302
     key = SigningKey.objects.get(user=owner)
     assert fingerprint(public) in client.get("/profile/").content.decode()

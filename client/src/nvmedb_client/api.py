@@ -10,10 +10,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from nvmedb_client import __version__, units
 from nvmedb_client.cli import exit_codes
 from nvmedb_client.config import ClientConfig, ConfigError, load_config, normalize_server
+from nvmedb_client.signing import public_key_bytes, registration_proof
 
 FINAL_STATUSES = frozenset({"published", "held", "rejected", "withdrawn"})
 CHUNK_BYTES = 1024 * 1024
@@ -117,8 +119,16 @@ class NvmedbApi:
     def accept_data_license(self, license: str) -> dict:
         return self._json(self._request("POST", "/api/v1/me/data-license/", json={"license": license}), ok=(201,))
 
-    def register_key(self, public_key: bytes, *, name: str = "") -> dict:
-        body = {"public_key": base64.b64encode(public_key).decode(), "name": name}
+    def register_key(self, key: Ed25519PrivateKey, *, account: str, name: str = "") -> dict:
+        """Registers the public half of `key`, with the proof that this client holds the private half: the site's
+        challenge and the account, signed by `key` (nvmedb_client.signing.registration_statement)."""
+        challenge = self._json(self._request("GET", "/api/v1/keys/challenge/"))["challenge"]
+        body = {
+            "public_key": base64.b64encode(public_key_bytes(key)).decode(),
+            "name": name,
+            "challenge": challenge,
+            "signature": registration_proof(key, account=account, challenge=challenge),
+        }
         return self._json(self._request("POST", "/api/v1/keys/", json=body), ok=(200, 201))
 
     def upload(self, bundle_path: Path) -> tuple[dict, bool]:

@@ -104,3 +104,24 @@ def verify_signature(public_key: bytes, signature: bytes, data: bytes) -> bool:
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+REGISTRATION_STATEMENT = "nvmedb signing key registration v1"
+
+
+def registration_statement(*, account: str, public_key: bytes, challenge: str) -> bytes:
+    """What a client signs to prove to the site that it holds the private half of the key it registers: the
+    account the key is for, the key, and the site's one-time challenge, one per line."""
+    lines = [
+        REGISTRATION_STATEMENT,
+        f"account: {account}",
+        f"public key: {base64.b64encode(public_key).decode('ascii')}",
+        f"challenge: {challenge}",
+    ]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def registration_proof(key: Ed25519PrivateKey, *, account: str, challenge: str) -> str:
+    """The base64 signature of the registration statement by `key`."""
+    statement = registration_statement(account=account, public_key=public_key_bytes(key), challenge=challenge)
+    return base64.b64encode(key.sign(statement)).decode("ascii")

@@ -14,13 +14,16 @@ from nvmedb_client.signing import (
     key_path,
     load_signing_key,
     public_key_bytes,
+    registration_proof,
 )
 
 
 @click.command()
 @click.option("--force", is_flag=True, help="Replace an existing key (bundles signed with the old key stay valid).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def keygen(force: bool, as_json: bool) -> None:
+@click.option("--account", help="Your user name on the site, to sign a registration challenge (with --challenge).")
+@click.option("--challenge", help="The challenge the site's profile page shows when you add a key by hand.")
+def keygen(force: bool, as_json: bool, account: str | None, challenge: str | None) -> None:
     """Create the Ed25519 key that signs your result bundles, and show its public half.
 
     The key is stored as signing_key.pem (mode 0600) in the config directory: $NVMEDB_CONFIG_DIR, else
@@ -28,10 +31,19 @@ def keygen(force: bool, as_json: bool) -> None:
     `nvmedb-client run` creates the key on first use, so you rarely need this command.
 
     \b
+    To add the key on the site's profile page instead of with `nvmedb-client login`, pass your user name and the
+    challenge the page shows: the printed registration signature proves to the site that you hold the private key.
+
+    \b
     Example:
       nvmedb-client keygen
       NVMEDB_CONFIG_DIR=/etc/nvmedb nvmedb-client keygen --json
+      nvmedb-client keygen --account alice --challenge 'eyJ1Ijo...'
     """
+    if (account is None) != (challenge is None):
+        raise click.ClickException(
+            "--account and --challenge go together: the signature answers one account's challenge"
+        )
     path = key_path()
     try:
         if path.exists() and not force:
@@ -52,9 +64,13 @@ def keygen(force: bool, as_json: bool) -> None:
         "public_key": base64.b64encode(public).decode("ascii"),
         "fingerprint": fingerprint(public),
     }
+    if account is not None and challenge is not None:
+        result["registration_signature"] = registration_proof(key, account=account, challenge=challenge.strip())
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
     click.echo(("Created a new signing key" if created else "Using the existing signing key") + f" at {path}")
     click.echo(f"Public key:  {result['public_key']}")
     click.echo(f"Fingerprint: {result['fingerprint']}")
+    if "registration_signature" in result:
+        click.echo(f"Registration signature: {result['registration_signature']}")

@@ -51,7 +51,7 @@ def login(server: str, token: str | None, key_name: str | None, accept_license: 
         with NvmedbApi(server, token) as api:
             me = api.me()
             accepted = api.accept_data_license(data_license.SPDX)
-            api.register_key(public_key, name=key_name or platform.node() or "nvmedb-client")
+            api.register_key(key, account=me["username"], name=key_name or platform.node() or "nvmedb-client")
     except ApiError as exc:
         if exc.status_code == 401:
             raise click.ClickException(f"The site refused the token: {exc.message}") from None

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analysis', '0011_pages_drive_page_summary'),
+        ('analysis', '0012_dirthcap_histogram_source'),
     ]
 
     operations = [

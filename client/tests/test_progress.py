@@ -79,3 +79,24 @@ def test_the_live_panel_shows_test_round_cell_eta_and_the_tracking_table():
         "5.0% (limit 10%)",
     ):
         assert needle in text
+
+
+def test_the_remaining_time_counts_the_timed_runs_still_to_come_hir_segments_and_dirth_captures(tmp_path):
+    from nvmedb_client import runner
+    from nvmedb_client.run_state import RunConfig, create_run_dir
+
+    config = RunConfig(target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=256 * 1024**2,
+                       tests=["hir", "dirth"], edition="enterprise", profile="quick", cell_runtime_s=1.0)  # fmt: skip
+    run = runner.Runner(run_dir=create_run_dir(config=config, out_dir=tmp_path / "runs"))
+    timed = [r for block in run.plan.blocks for r in (*block.segments, *block.captures)]
+    assert {r.run_id.split("-")[0] for r in timed} == {"hir", "dirth"} and all(r.runtime_s > 0 for r in timed)
+    timed_s = sum(r.runtime_s for r in timed)
+    low, high = run._remaining()
+    series_only = sum(
+        min(5, s.max_rounds) * len(s.cells) * s.runtime_s for block in run.plan.blocks for s in block.series
+    )
+    assert low >= timed_s + series_only
+    # once a timed run is done it no longer counts
+    first = timed[0]
+    run.completed[first.run_id] = {"id": first.run_id}
+    assert run._remaining()[0] <= low - first.runtime_s + 1e-6

@@ -615,6 +615,9 @@ class Runner:
                 minimum = 1 if series.phase == "wsat" else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
                 low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
                 high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
+            timed = (*block.segments, *block.captures)  # HIR/XSR segments, DIRTH captures: fixed lengths
+            left = sum(run.runtime_s + overhead for run in timed if run.run_id not in self.completed)
+            low, high = low + left, high + left
         return low, high
 
     def _non_compliant(self, reason: str) -> None:

@@ -171,9 +171,9 @@ def test_a_surface_run_s_headline_never_enters_the_aggregates(mixed):
 def test_surface_runs_neither_vote_nor_are_voted_on_as_outliers(settings):
     settings.NVMEDB_REVIEW_FIRST_N = 0
     drive = DriveModelFactory()
-    for _ in range(6):  # six established contributors, each with a surface run carrying a headline
+    for value in (690_000.0, 695_000.0, 700_000.0, 700_000.0, 705_000.0, 710_000.0):  # six contributors' surface
         surface_run(drive_model=drive, submission=SubmissionFactory(uploader=UserFactory()),
-                    unit=PhysicalUnitFactory(drive_model=drive), headline={"iops_4k_read": 700_000.0})  # fmt: skip
+                    unit=PhysicalUnitFactory(drive_model=drive), headline={"iops_4k_read": value})  # fmt: skip
     candidate = surface_run(
         drive_model=drive,
         submission=SubmissionFactory(uploader=UserFactory(), status="ingesting", published_at=None),
@@ -188,3 +188,19 @@ def test_a_unit_with_only_a_surface_run_is_no_peer_in_the_explanation(mixed):
     surface_run(drive_model=drive, unit=other_unit, headline={"iops_4k_read": 1.0})
     peers = explain._peers([mixed["pts"][0]])
     assert other_unit.pk not in peers
+
+
+def test_a_release_keeps_the_surface_out_of_runs_and_measurements(mixed, releases_dir):
+    from analysis.datasets.releases import build_release
+
+    release = build_release()
+
+    def rows(table: str) -> list[dict]:
+        with open(releases_dir / str(release.number) / f"{table}.csv", newline="") as handle:
+            return list(csv.DictReader(handle))
+
+    pts_ids, surface_id = {run.id for run in mixed["pts"]}, mixed["surface"].id
+    assert run_ids(rows("runs")) == pts_ids and run_ids(rows("measurements")) == pts_ids
+    assert run_ids(rows("surface_runs")) == run_ids(rows("surface")) == {surface_id}
+    package = json.loads((releases_dir / str(release.number) / "datapackage.json").read_text())
+    assert {"surface_runs.csv", "surface_runs.parquet"} <= {resource["path"] for resource in package["resources"]}

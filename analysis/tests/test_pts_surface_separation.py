@@ -204,3 +204,13 @@ def test_a_release_keeps_the_surface_out_of_runs_and_measurements(mixed, release
     assert run_ids(rows("surface_runs")) == run_ids(rows("surface")) == {surface_id}
     package = json.loads((releases_dir / str(release.number) / "datapackage.json").read_text())
     assert {"surface_runs.csv", "surface_runs.parquet"} <= {resource["path"] for resource in package["resources"]}
+
+
+def test_the_test_filter_finds_the_surface_s_drives_and_submissions_but_no_pts_row(client, surface_only, mixed):
+    surface_ids = {surface_only.id, mixed["surface"].id}
+    assert run_ids(export(client, "surface_runs", "json", test="surface")) == surface_ids
+    drives = export(client, "drives", "json", test="surface")
+    assert {row["drive_slug"] for row in drives} == {"lone-surface-2tb", "acme-990-1tb"}
+    assert [row["drive_slug"] for row in export(client, "drives", "json", test="iops")] == ["acme-990-1tb"]
+    submissions = {row["submission_id"] for row in export(client, "submissions", "json", test="surface")}
+    assert submissions == {str(surface_only.submission_id), str(mixed["surface"].submission_id)}

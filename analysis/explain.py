@@ -19,7 +19,7 @@ from django.db.models import Max
 from analysis import pcie
 from analysis.headline import HEADLINES
 from analysis.models import Flag, Measurement, TestRun
-from analysis.selectors import public_pts_runs
+from analysis.selectors import extension_q, pts_q, public_pts_runs
 from nvmedb_client import units
 
 MIN_UNITS = 5
@@ -277,16 +277,19 @@ def host_cpu_factor(run: TestRun, peers: dict[object, _Peer]) -> Factor | None:
 
 
 def explain_submission(submission) -> dict | None:
-    """The summary for a submission's page and API, or None when it holds no test run."""
+    """The summary for a submission's page and API, or None when it holds no PTS test run (the surface, an nvmedb
+    extension, has no headline to place and its fio runs explain no PTS figure)."""
     runs = list(
-        TestRun.objects.filter(submission=submission)
+        TestRun.objects.filter(pts_q(), submission=submission)
         .select_related("drive_model", "firmware", "host", "pcie_link")
         .order_by("test")
     )
     if not runs:
         return None
     peers = _peers(runs)
-    flags = list(Flag.objects.filter(submission=submission).select_related("measurement"))
+    flags = list(
+        Flag.objects.filter(submission=submission).exclude(extension_q("test_run__")).select_related("measurement")
+    )
     main = runs[0]
     factors = [
         link_factor(runs, peers),

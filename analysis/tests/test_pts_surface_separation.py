@@ -13,7 +13,7 @@ import pytest
 from analysis import explain
 from analysis.browse import queries
 from analysis.datasets import parquet
-from analysis.models import DriveModelAggregate, DrivePageSummary, SurfaceCell
+from analysis.models import DriveModelAggregate, DrivePageSummary, Flag, SurfaceCell
 from analysis.pts.surface import NOT_PTS
 from analysis.services import _outliers, refresh_aggregates
 from analysis.tests.conftest import make_browse_submission
@@ -214,3 +214,20 @@ def test_the_test_filter_finds_the_surface_s_drives_and_submissions_but_no_pts_r
     assert [row["drive_slug"] for row in export(client, "drives", "json", test="iops")] == ["acme-990-1tb"]
     submissions = {row["submission_id"] for row in export(client, "submissions", "json", test="surface")}
     assert submissions == {str(surface_only.submission_id), str(mixed["surface"].submission_id)}
+
+
+def test_the_submission_explanation_reads_no_surface_run_flag_or_fio_run(surface_only, mixed):
+    assert explain.explain_submission(surface_only.submission) is None, "a surface run has no figure to place"
+    link = mixed["pts"][0].pcie_link
+    link.below_capability = True
+    link.save(update_fields=["below_capability"])
+    mixed["measurement"].link_utilization = 0.987  # the surface cell moved more than any PTS cell
+    mixed["measurement"].save(update_fields=["link_utilization"])
+    Flag.objects.create(submission=mixed["surface"].submission, test_run=mixed["surface"],
+                        measurement=mixed["measurement"], kind="bus_bound", reason="surface cell")  # fmt: skip
+    found = explain.explain_submission(mixed["surface"].submission)
+    (link_factor,) = [f for f in found["factors"] if f["kind"] == "link_below_capability"]
+    assert "98.7" not in link_factor["reason"] and link_factor["evidence"]["link_utilization"] != "98.7 %"
+    pts_bound = Flag.objects.filter(kind="bus_bound", test_run__in=mixed["pts"]).count()
+    (bound,) = [f for f in found["factors"] if f["kind"] == "bus_bound"]
+    assert bound["evidence"]["bus_bound_fio_runs"] == str(pts_bound)

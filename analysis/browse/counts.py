@@ -13,6 +13,11 @@ def pts_runs(runs: QuerySet) -> QuerySet:
     return runs.filter(pts_q())
 
 
+def pts_flags(flags: QuerySet) -> QuerySet:
+    """Flags on a PTS run, its measurements or a whole submission: not those on a surface run or its cells."""
+    return flags.filter(pts_q("test_run__"))
+
+
 def run_counts(runs: list[dict]) -> dict[str, int]:
     """n_runs, n_submissions and n_units over the PTS runs of `runs` (rows with test, submission_id and unit_id);
     n_surface_runs over the others."""

@@ -20,7 +20,7 @@ from django.db.models.functions import Cast
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
-from analysis.browse.counts import pts_runs, run_counts
+from analysis.browse.counts import pts_flags, pts_runs, run_counts
 from analysis.headline import HEADLINES
 from analysis.models import (
     DriveModel,
@@ -413,7 +413,7 @@ def compute_summaries(
     counted: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in missing}
     # flags about a whole submission (its link, its source) carry no run: they reach the drive through its runs
     for drive_field, flags in (
-        ("test_run__drive_model_id", flags_of.filter(test_run__drive_model_id__in=missing)),
+        ("test_run__drive_model_id", pts_flags(flags_of).filter(test_run__drive_model_id__in=missing)),
         (
             "submission__test_runs__drive_model_id",
             flags_of.filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
@@ -485,12 +485,12 @@ def drive_data_of(
     selected = {test: full[run_id] for test in TEST_ORDER if (run_id := chosen.get(test)) in full}
     submission_ids = list(dict.fromkeys(run["submission_id"] for run in selected.values()))
     flags = list(
-        Flag.objects.filter(submission_id__in=submission_ids)
+        pts_flags(Flag.objects.filter(submission_id__in=submission_ids))
         .filter(measurement__isnull=True)
         .order_by("kind", "id")[:200]
     )
     measurement_flags = list(
-        Flag.objects.filter(submission_id__in=submission_ids, measurement__isnull=False)
+        pts_flags(Flag.objects.filter(submission_id__in=submission_ids, measurement__isnull=False))
         .values("kind", "test_run_id")
         .annotate(n=Count("id"))
         .order_by("kind")

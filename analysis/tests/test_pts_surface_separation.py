@@ -231,3 +231,18 @@ def test_the_submission_explanation_reads_no_surface_run_flag_or_fio_run(surface
     pts_bound = Flag.objects.filter(kind="bus_bound", test_run__in=mixed["pts"]).count()
     (bound,) = [f for f in found["factors"] if f["kind"] == "bus_bound"]
     assert bound["evidence"]["bus_bound_fio_runs"] == str(pts_bound)
+
+
+def test_the_drive_page_counts_and_lists_no_flag_of_the_surface_run(client, mixed):
+    surface = mixed["surface"]
+    Flag.objects.create(submission=surface.submission, test_run=surface, kind="surface_claim_differs", reason="x")
+    Flag.objects.create(submission=surface.submission, test_run=surface, measurement=mixed["measurement"],
+                        kind="thermal_throttle", reason="a surface cell ran hot")  # fmt: skip
+    refresh_aggregates(drive_model=mixed["drive"])
+    kinds = {row["kind"] for row in DrivePageSummary.objects.get(drive_model=mixed["drive"]).summary["flag_counts"]}
+    assert kinds and not kinds & {"surface_claim_differs", "thermal_throttle"}
+    page = client.get(f"/drives/{mixed['drive'].slug}/").content.decode()
+    assert "Surface figures claim differs" not in page
+    assert not re.search(r'class="flag flag-thermal_throttle"', page), "the surface cell's flag is not listed"
+    computed, _ = queries.compute_summaries([mixed["drive"].pk], {mixed["drive"].pk: []})
+    assert not {row["kind"] for row in computed[mixed["drive"].pk].flag_counts} & {"surface_claim_differs"}

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from analysis.pts import captures as pts_captures
 from analysis.pts import segments as pts_segments
 from analysis.wear import DATA_UNIT_BYTES
 
@@ -416,6 +417,10 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
         if not any(b.get("wipc") for b in blocks):
             return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no preconditioning for it")]
         return []
+    captured = pts_captures.capture_of(run, blocks)  # a DIRTH capture: its TC/QD is decided after the sweep
+    if captured is not None:
+        problems = pts_captures.capture_problems(run, *captured)
+        return [CheckFailure("plan", REJECT, f"run {run.get('id')}: " + "; ".join(problems))] if problems else []
     segment = pts_segments.segment_of(run, blocks)  # a HIR/XSR timed run, not a round of a series
     if segment is not None:
         problems = pts_segments.segment_problems(run, segment)

@@ -9,7 +9,8 @@ Query parameters (all optional; names are stable, the API documents them):
     interface         nvme, sata, sas, unknown
     form_factor       exact form factor, e.g. "M.2 2280"
     pcie_generation   1..7: has a public run on a link negotiated at this generation
-    compliance        pts (a PTS-compliant run), quick (a quick-profile run), imported (an imported run)
+    compliance        pts (a PTS-compliant run), imported (an imported run); quick-profile runs are trials, never
+                      public, so the drive list and the read API offer no choice for them
     sort              name, -name, or a headline metric key (ascending) / -key (descending), e.g. -iops_4k_read
 
 Only drive models with at least one public run (published, not hidden submission) are listed, and only public runs
@@ -30,7 +31,6 @@ from analysis.selectors import pts_q, public_test_runs
 GB = 10**9
 COMPLIANCE_CHOICES = (
     ("pts", "PTS-compliant"),
-    ("quick", "Quick profile"),
     ("imported", "Imported"),
 )
 SORT_CHOICES = (
@@ -50,7 +50,6 @@ COMPLIANCE_RUNS = {
     # compliant is set only when every plausibility gate and evidence check passed (analysis.plausibility);
     # a file target is never a PTS result, whatever an older row says
     "pts": Q(profile="pts", compliant=True, target_kind="device"),
-    "quick": Q(profile="quick"),
     "imported": ~Q(source="client"),
 }
 

@@ -12,8 +12,8 @@ The functions take the model classes as arguments so the data migration can pass
 from __future__ import annotations
 
 import logging
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from analysis.headline import worst_percentile
@@ -75,21 +75,25 @@ def latency_missing(summary: FioSummary | None) -> dict[str, str]:
 # -- re-derivation of stored rows -------------------------------------------------------------------------------
 
 
-def stored_bundle_reader(storage, name: str, workdir: Path) -> Callable[[str], bytes] | None:
-    """A reader of files/<path> from the stored bundle `name`, verified again (hashes, signature); None when the
-    bundle is gone or no longer verifies."""
-    from nvmedb_client.bundle import BundleError, verify_bundle
-    from submissions.storage import copy_bundle_to
+@contextmanager
+def stored_bundle_reader(storage, name: str) -> Iterator[Callable[[str], bytes] | None]:
+    """A reader of files/<path> from the stored bundle `name`, verified again (hashes, signature) in one read of its
+    stream, the way the worker verifies an upload (nothing is copied to disk first); None when the bundle is gone or
+    no longer verifies."""
+    from nvmedb_client.bundle import BundleError, verify_bundle_stream
+    from submissions.storage import open_bundle
 
     try:
-        path = copy_bundle_to(name, workdir, storage=storage)
-        bundle = verify_bundle(path, extract_to=workdir / "extracted")
+        with open_bundle(name, storage=storage) as stream:
+            bundle = verify_bundle_stream(stream, name=Path(name).name, spill_prefix="nvmedb-rederive-")
     except StorageUnavailable:
         raise  # storage is away, not the bundle: stop rather than record every row as unreadable
     except (BundleError, OSError) as exc:
         logger.warning("stored bundle %s cannot be re-read: %s", name, exc)
-        return None
-    return bundle.read_bytes
+        yield None
+        return
+    with bundle:
+        yield bundle.read_bytes
 
 
 def rederive_latency(*, models: dict, storage) -> dict[str, int]:
@@ -99,10 +103,8 @@ def rederive_latency(*, models: dict, storage) -> dict[str, int]:
     counts = {"reread": 0, "unreadable": 0, "rejudged": 0}
     Submission, TestRun = models["Submission"], models["TestRun"]
     for submission in Submission.objects.filter(test_runs__isnull=False).distinct().iterator():
-        with tempfile.TemporaryDirectory(prefix="nvmedb-rederive-") as tmp:
-            reader = (
-                stored_bundle_reader(storage, submission.storage_name, Path(tmp)) if submission.storage_name else None
-            )
+        name = submission.storage_name
+        with stored_bundle_reader(storage, name) if name else nullcontext() as reader:
             for test_run in TestRun.objects.filter(submission=submission):
                 reread, unreadable = _rederive_test_run(test_run, reader, models)
                 counts["reread"] += reread

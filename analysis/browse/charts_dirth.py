@@ -16,6 +16,7 @@ from analysis.selectors import public_test_runs
 
 TESTS = {"ecw": "Enterprise composite workload (ECW)", "dirth": "DIRTH (random 4 KiB writes)"}
 POINT_LABELS = {"max": "MaxIOPS", "mid": "MidIOPS", "min": "MinIOPS"}
+SOURCES = {"capture": "its capture run", "sweep cell": "its sweep cell"}
 MAX_CURVES = 20  # the newest curves looked at to find the newest of each test
 
 
@@ -120,7 +121,8 @@ def histogram_chart(histograms: list) -> Chart:
         traces.append(
             {"type": "bar", "name": plot_text(name), "x": labels, "y": shares, "marker": {"color": PALETTE[i]}}
         )
-        rows += [[name, labels[j], counts.get(e), shares[j]] for j, e in enumerate(edges) if e in counts]
+        source = SOURCES.get(point.histogram_source, "—")
+        rows += [[name, source, labels[j], counts.get(e), shares[j]] for j, e in enumerate(edges) if e in counts]
     return Chart(
         key="dirth-histograms",
         title="Response-time histograms at the DIRTH operating points",
@@ -134,10 +136,12 @@ def histogram_chart(histograms: list) -> Chart:
                 yaxis={"type": "log", "rangemode": "normal"},
             ),
         },
-        columns=["Operating point", "Response time", "I/Os", "Share (%)"],
+        columns=["Operating point", "Histogram from", "Response time", "I/Os", "Share (%)"],
         rows=rows,
         note="MaxIOPS: the highest IOPS; MinIOPS: TC 1 × QD 1; MidIOPS: the cell nearest the middle of the two. "
-        "Total latency from fio's json+ bins; buckets holding no I/O are left out.",
+        "Total latency from fio's json+ bins; buckets holding no I/O are left out. Each histogram is read from the "
+        "point's own capture run after the sweep, or, in bundles of clients without captures, from its cell of the "
+        "sweep round (the shorter sample), as the table says.",
     )
 
 
@@ -158,10 +162,10 @@ def _duration(ns: int) -> str:
     return f"{ns} ns"
 
 
-def compare_chart(drives) -> Chart | None:
-    """The compare page's DIRTH chart: each drive's newest public DIRTH curve (mean response time against IOPS),
-    in two bounded queries; None when no compared drive has one."""
-    runs = public_test_runs().filter(drive_model__in=list(drives), test="dirth")
+def compare_chart(drives, test: str = "dirth") -> Chart | None:
+    """The compare page's ECW or DIRTH chart: each drive's newest public curve of `test` (mean response time against
+    IOPS), in two bounded queries; None when no compared drive has one."""
+    runs = public_test_runs().filter(drive_model__in=list(drives), test=test)
     newest: dict[int, DemandIntensityCurve] = {}
     curves = DemandIntensityCurve.objects.filter(test_run__in=runs).select_related("test_run").order_by("-id")
     for curve in curves[: MAX_CURVES * len(drives)]:
@@ -173,7 +177,10 @@ def compare_chart(drives) -> Chart | None:
         if point.total_iops is not None:
             points[point.curve_id].append(point)
     traces, rows, plotted = [], [], []
-    for i, drive in enumerate(d for d in drives if d.pk in newest):
+    for i, drive in enumerate(drives):
+        if drive.pk not in newest:
+            rows.append([drive.name, "no run", None, None])
+            continue
         measured = points[newest[drive.pk].id]
         labels = [f"TC {p.threads} × QD {p.iodepth}" for p in measured]
         traces.append(
@@ -192,8 +199,8 @@ def compare_chart(drives) -> Chart | None:
         rows += [[drive.name, label, _round(p.total_iops, 0), _round(_us(p.lat_mean_ns), 1)]
                  for label, p in zip(labels, measured, strict=True)]  # fmt: skip
     return Chart(
-        key="compare-dirth",
-        title="Demand intensity (DIRTH, random 4 KiB writes)",
+        key=f"compare-{test}",
+        title=f"Demand intensity: {TESTS[test]}",
         figure={
             "data": traces,
             "layout": _layout(
@@ -205,5 +212,6 @@ def compare_chart(drives) -> Chart | None:
         },
         columns=["Drive", "TC × QD", "IOPS", "Mean (µs)"],
         rows=rows,
-        note="Each drive's newest public DIRTH run; the curve from its steady (or last) round.",
+        note=f"Each drive's newest public {test.upper()} run; the curve from its steady (or last) round."
+        + (f" No run: {', '.join(missing)}." if (missing := [d.name for d in drives if d.pk not in newest]) else ""),
     )

@@ -4,6 +4,8 @@ Self-contained: its own loader (three bounded queries: the run, its wait states,
 
 from __future__ import annotations
 
+from django.db.models import F
+
 from analysis.browse.charts import PALETTE, Chart, _layout, plot_text
 from analysis.models import HirWaitState, RecoveryPoint, TestRun
 from analysis.selectors import public_runs_q
@@ -16,7 +18,7 @@ def latest_run(drive_id: int, test: str, submission_id=None) -> TestRun | None:
     runs = TestRun.objects.filter(public_runs_q(), drive_model_id=drive_id, test=test)
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
-    return runs.order_by("-finished_at", "-pk").first()
+    return runs.order_by(F("finished_at").desc(nulls_last=True), "-pk").first()  # as compare_pts and the WSAT ones
 
 
 def points_of(run: TestRun) -> list[RecoveryPoint]:
@@ -124,3 +126,57 @@ def recovery_by_idle(states: list[HirWaitState]) -> Chart:
         ],  # fmt: skip
         note="Green: more than 20 % above the baseline (a steady window may already vary by 20 %).",
     )
+
+
+def compare_chart(data) -> Chart | None:
+    """The compare page's HIR chart: each drive's recovery ratio by idle length (its newest public HIR run), the
+    recovery threshold drawn; None when no compared drive has a HIR run. `data`: compare_pts.ComparePts."""
+    runs = {d.pk: data.run(d, "hir") for d in data.drives}
+    if not any(runs.values()):
+        return None
+    states = {pk: {s.idle_s: s for s in data.hir.get(run["id"], [])} for pk, run in runs.items() if run}
+    idles = sorted({idle for by_idle in states.values() for idle in by_idle})
+    labels = [f"{idle:g} s" for idle in idles]
+    traces, rows = [], []
+    for drive in data.drives:
+        if runs[drive.pk] is None:
+            rows.append([drive.name, None, None, None, None, "no run"])
+            continue
+        by_idle = states[drive.pk]
+        ratios = [_ratio(by_idle.get(idle)) for idle in idles]
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": plot_text(drive.name), "x": labels,
+                       "y": ratios, "connectgaps": False, "marker": {"color": data.colour(drive), "size": 8},
+                       "line": {"color": data.colour(drive)},
+                       "hovertemplate": "%{x} idle: %{y:.3f}× the baseline<extra>%{fullData.name}</extra>"})  # fmt: skip
+        for idle in idles or [None]:
+            state = by_idle.get(idle)
+            if state is None:
+                rows.append([drive.name, idle, None, None, None, "no wait state stored"])
+                continue
+            verdict = "yes" if state.recovered else "no" if state.recovered is not None else "not measured"
+            rows.append([drive.name, idle, state.baseline_iops, state.recovery_iops, _ratio(state), verdict])
+    threshold = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": RECOVERY_THRESHOLD, "y1": RECOVERY_THRESHOLD,
+                 "line": {"dash": "dash", "color": PALETTE[7]},
+                 "label": {"text": f"{RECOVERY_THRESHOLD:.2f} recovery threshold", "textposition": "end",
+                           "font": {"size": 11}}}  # fmt: skip
+    return Chart(
+        key="compare-hir",
+        title="Host idle recovery: burst IOPS ÷ baseline, per idle length",
+        figure={
+            "data": traces,
+            "layout": _layout(
+                "Recovery ratio by host idle length",
+                "Host idle between bursts",
+                "Burst IOPS ÷ baseline IOPS (ratio)",
+                shapes=[threshold],
+            ),
+        },  # fmt: skip
+        columns=["Drive", "Idle (s)", "Baseline IOPS", "Burst IOPS", "Ratio", "Recovered"],
+        rows=rows,
+        note=f"Each drive's newest public HIR run. Dashed: {RECOVERY_THRESHOLD:.2f}, above which a wait state counts "
+        "as recovered; a gap is a wait state without a figure." + data.note("hir"),
+    )
+
+
+def _ratio(state: HirWaitState | None) -> float | None:
+    return None if state is None or state.recovery_ratio is None else round(state.recovery_ratio, 3)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from django.db.models import F
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
-from analysis.browse.charts import Chart, _layout, _round
+from analysis.browse.charts import Chart, _layout, _round, plot_text
 from analysis.models import SurfaceCell, SurfacePattern
 from analysis.selectors import public_test_runs
 
@@ -45,7 +46,7 @@ def load(drive, submission_id=None) -> SurfaceData | None:
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
     run = (
-        runs.order_by("-submission__published_at", "-id")
+        runs.order_by(F("finished_at").desc(nulls_last=True), "-id")  # the newest run, as compare_pts picks it
         .values("id", "submission_id", "profile", "target_kind", "ioengine")
         .first()
     )
@@ -264,3 +265,70 @@ def section(data: SurfaceData | None) -> dict | None:
         "notes": sorted(notes),
         "claim_differs": any(p["claim_differs"] for p in data.patterns),
     }
+
+
+def compare_chart(data) -> Chart | None:
+    """The compare page's surface chart (nvmedb extension): per drive and access pattern of its newest public surface
+    run, the peak bandwidth, the smallest (block size, QD) reaching 90% of it and the parallelism speedup of the peak
+    cell; None when no compared drive has a surface run. `data`: compare_pts.ComparePts."""
+    runs = {d.pk: data.run(d, "surface") for d in data.drives}
+    if not any(runs.values()):
+        return None
+    by_drive = {pk: {p["pattern"]: p for p in data.surface.get(run["id"], [])} for pk, run in runs.items() if run}
+    patterns = _order({name for found in by_drive.values() for name in found})
+    traces, rows = [], []
+    for drive in data.drives:
+        if runs[drive.pk] is None:
+            rows.append([drive.name, None, None, None, "no run", None, None])
+            continue
+        found = by_drive[drive.pk]
+        shown = [found.get(name) for name in patterns]
+        traces.append(
+            {
+                "type": "bar",
+                "name": plot_text(drive.name),
+                "x": [PATTERN_TITLES[name] for name in patterns],
+                "y": [_round(p["peak_bw_bytes_per_s"] / 1e6, 1) if p and p["peak_bw_bytes_per_s"] is not None
+                      else None for p in shown],
+                "text": [plot_text(_knee_text(p)) if p else units.MISSING for p in shown],
+                "hovertemplate": "%{x}: peak %{y:,.1f} MB/s; 90% at %{text}<extra>%{fullData.name}</extra>",
+                "textposition": "none",
+                "marker": {"color": data.colour(drive)},
+            }
+        )  # fmt: skip
+        for name in patterns:
+            p = found.get(name)
+            if p is None:
+                rows.append([drive.name, PATTERN_TITLES[name], None, None, "pattern not measured", None, None])
+                continue
+            rows.append([
+                drive.name, PATTERN_TITLES[name],
+                None if p["peak_bw_bytes_per_s"] is None else _round(p["peak_bw_bytes_per_s"] / 1e6, 1),
+                f"{units.block_size(p['peak_block_size_bytes'])} × QD {p['peak_iodepth']}" if p["peak_iodepth"] else None,
+                _knee_text(p),
+                None if p["knee_bw_bytes_per_s"] is None else _round(p["knee_bw_bytes_per_s"] / 1e6, 1),
+                _round(p["peak_speedup"], 2),
+            ])  # fmt: skip
+    return Chart(
+        key="compare-surface",
+        title="Surface: peak bandwidth and the smallest block size × queue depth reaching 90% of it",
+        figure={
+            "data": traces,
+            "layout": _layout(
+                "Peak bandwidth per access pattern",
+                "Access pattern",
+                "Peak bandwidth, MB/s (10⁶ bytes/s)",
+                barmode="group",
+            ),
+        },  # fmt: skip
+        columns=["Drive", "Pattern", "Peak MB/s", "Peak at", "90% first reached at", "Its MB/s", "Speedup at peak (×)"],
+        rows=rows,
+        note=f"{LABEL}. Each drive's newest public surface run. Smallest = fewest bytes in flight, ties to the lower "
+        "QD. Speedup at peak: the peak cell's IOPS ÷ the QD 1 cell's at its block size." + data.note("surface"),
+    )
+
+
+def _knee_text(pattern: dict) -> str:
+    if pattern["knee_iodepth"]:
+        return f"{units.block_size(pattern['knee_block_size_bytes'])} × QD {pattern['knee_iodepth']}"
+    return f"none: {pattern['knee_reason']}" if pattern["knee_reason"] else "none"

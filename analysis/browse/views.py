@@ -22,7 +22,9 @@ from analysis.browse import (
     charts_dirth,
     charts_hir,
     charts_surface,
+    charts_wsat_workloads,
     charts_xsr,
+    compare_pts,
     drive_page,
     factors,
     queries,
@@ -118,6 +120,11 @@ def _render_drive(
         "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
         "dirth_section": charts_dirth.load(data.drive, data.chosen_submission)
         if {"ecw", "dirth"} & set(data.summary.tests)
+        else None,
+        "wsat_workloads": charts_wsat_workloads.load(
+            data.drive, data.chosen_submission, csv_link=lambda key: _chart_csv_link(data, key)
+        )
+        if set(charts_wsat_workloads.TESTS) & set(data.summary.tests)
         else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
@@ -228,7 +235,11 @@ def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse
     data, error = _drive_and_data(request, slug)
     if data is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    found = next((c for c in charts.drive_charts(data) if c.key == chart), None)
+    if chart in charts_wsat_workloads.TESTS:
+        section = charts_wsat_workloads.load(data.drive, data.chosen_submission)
+        found = next((c for c in section.charts if c.key == chart), None) if section else None
+    else:
+        found = next((c for c in charts.drive_charts(data) if c.key == chart), None)
     if found is None:
         raise Http404("This drive page has no chart by that name.")
     return _csv_response(found, f"{data.drive.slug}-{found.key}.csv")
@@ -281,12 +292,14 @@ def compare(request: HttpRequest) -> HttpResponse:
     headline_rows = [
         (h, [units.headline_cell(h, data.overall.get(d.pk, {}).get(h.key)) for d in data.drives]) for h in HEADLINES
     ]
+    pts_sections = compare_pts.sections(data.drives)
+    _with_csv_links([*pts_sections["pts"], *pts_sections["surface"]], request, "compare-chart-csv")
     context = {
         "form": form,
         "data": data,
         "headline_rows": headline_rows,
         "charts": _with_csv_links(charts.compare_charts(data), request, "compare-chart-csv"),
-        "dirth_chart": charts_dirth.compare_chart(data.drives),
+        "pts_sections": pts_sections,
         "query": request.GET.urlencode(),
     }
     return render(request, "analysis/browse/compare.html", context)
@@ -300,7 +313,9 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
             status=400,
             content_type="text/plain; charset=utf-8",
         )
-    found = next((c for c in charts.compare_charts(data) if c.key == chart), None)
+    found = next((c for c in charts.compare_charts(data) if c.key == chart), None) or compare_pts.chart(
+        data.drives, chart
+    )
     if found is None:
         raise Http404("The compare page has no chart by that name.")
     return _csv_response(found, f"compare-{found.key}.csv")

@@ -88,6 +88,13 @@ def histogram_columns() -> tuple:
             f"{point}latency_kind",
         ),  # fmt: skip
         _c("total_ios", "integer", "I/Os in the whole histogram.", f"{point}total_ios"),
+        _c(
+            "histogram_source",
+            "string",
+            "capture: the operating point's own capture run after the sweep (checked to have run at the point's TC "
+            "and QD); sweep cell: the point's cell of the curve's round (bundles of clients without captures).",
+            f"{point}histogram_source",
+        ),  # fmt: skip
         _c("lower_ns", "integer", "Bucket's lower bound (included).", unit="ns"),
         _c("upper_ns", "integer", "Bucket's upper bound (excluded); empty for the open last bucket.", unit="ns"),
         _c("io_count", "integer", "I/Os whose response time fell in the bucket."),
@@ -96,6 +103,12 @@ def histogram_columns() -> tuple:
             "string",
             "Provenance: the fio run of the operating point in the submission's bundle.",
             f"{point}run_key",
+        ),  # fmt: skip
+        _c(
+            "histogram_run_key",
+            "string",
+            "Provenance: the fio run the histogram was read from (the capture, or the sweep cell).",
+            f"{point}histogram_run_key",
         ),  # fmt: skip
     )
 

@@ -59,6 +59,10 @@ class OperatingPoint(models.Model):
     run_key = models.CharField(max_length=128, blank=True)
     latency_kind = models.CharField(max_length=8, blank=True, help_text="lat (total) or clat (completion).")
     total_ios = models.BigIntegerField(null=True, blank=True, help_text="I/Os in the histogram.")
+    histogram_source = models.CharField(
+        max_length=16, blank=True, help_text="capture (the point's own capture run) or sweep cell (older bundles)."
+    )
+    histogram_run_key = models.CharField(max_length=128, blank=True, help_text="The fio run the histogram is from.")
     missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
 
     class Meta:

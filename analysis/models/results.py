@@ -233,6 +233,8 @@ class FlagKind(models.TextChoices):
     SURFACE_CLAIM_DIFFERS = "surface_claim_differs", "Surface figures claim differs"
     RECOVERY_CLAIM_DIFFERS = "recovery_claim_differs", "HIR/XSR claim differs"
     DEMAND_INTENSITY_CLAIM_DIFFERS = "demand_claim_differs", "Demand-intensity claim differs"
+    DIRTH_CAPTURE_MISMATCH = "dirth_capture_mismatch", "DIRTH capture at another operating point"
+    DIRTH_CAPTURE_MISSING = "dirth_capture_missing", "DIRTH capture missing"
 
 
 class Flag(models.Model):

@@ -10,10 +10,11 @@ from collections.abc import Mapping, Sequence
 from analysis.bulk import insert_rows
 from analysis.models import DemandIntensityCurve, DemandIntensityPoint, HistogramBucket, OperatingPoint
 from analysis.records import FlagRecord, SubmissionRecord
-from nvmedb_client.pts import demand_intensity, dirth
+from nvmedb_client.pts import demand_intensity, dirth, dirth_capture
 
-MAX_CLAIM_BYTES = 256 * 1024  # a real claim is a few KiB (36 cells, 3 histograms of at most 91 buckets)
+MAX_CLAIM_BYTES = 256 * 1024  # a real claim is a few KiB (49 cells, 3 histograms of at most 91 buckets)
 MAX_BUCKETS = len(dirth.HISTOGRAM_EDGES_NS) + 1
+CAPTURE_FLAGS = (dirth_capture.MISMATCH_FLAG, dirth_capture.MISSING_FLAG)
 
 
 def apply(manifest: Mapping, runs: Sequence[Mapping], bundle, record: SubmissionRecord) -> None:
@@ -35,6 +36,10 @@ def apply(manifest: Mapping, runs: Sequence[Mapping], bundle, record: Submission
             note = "; ".join(differences) + "; the server's derivation from the raw data stands."
             test_run.demand_intensity_note = note[:300]
             record.flags.append(FlagRecord("demand_claim_differs", note[:300], test=entry["test"]))
+        for histogram in entry.get("histograms", []):
+            if histogram.get("flag") in CAPTURE_FLAGS:  # the derivation's own words: never the client's
+                note = f"{histogram['point']}: {histogram['missing']}"
+                record.flags.append(FlagRecord(histogram["flag"], note[:300], test=entry["test"]))
     derived_tests = {entry["test"] for entry in derived}
     for claim in claims:
         test = claim.get("test")
@@ -127,6 +132,15 @@ def _operating_row(curve, op: Mapping, histogram: Mapping | None):
         run_key=str(op.get("run_id") or "")[:128],
         latency_kind=(histogram or {}).get("latency") or "",
         total_ios=(histogram or {}).get("total_ios"),
+        histogram_source=_source(histogram),
+        histogram_run_key=str((histogram or {}).get("run_id") or "")[:128],
         missing=missing,
     )
     return row, buckets
+
+
+def _source(histogram: Mapping | None) -> str:
+    """Where the point's histogram comes from: its capture run, or (bundles without captures) the sweep's cell."""
+    if histogram is None:
+        return ""
+    return dirth_capture.SOURCE_CAPTURE if histogram.get("source") == "capture" else dirth_capture.SOURCE_SWEEP

@@ -28,7 +28,8 @@ def add_results(run: TestRun) -> DemandIntensityCurve:
     for name, (tc, qd) in (("max", (2, 4)), ("mid", (2, 1)), ("min", (1, 1))):
         point = OperatingPoint.objects.create(
             curve=curve, name=name, threads=tc, iodepth=qd, total_iops=IOPS[(tc, qd)], latency_kind="lat",
-            total_ios=600, run_key=f"dirth-r05-tc{tc:02d}-qd{qd:02d}",
+            total_ios=600, run_key=f"dirth-r05-tc{tc:02d}-qd{qd:02d}", histogram_source="capture",
+            histogram_run_key=f"dirth-capture-{name}",
         )  # fmt: skip
         HistogramBucket.objects.bulk_create(
             [

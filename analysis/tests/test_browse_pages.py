@@ -70,7 +70,16 @@ def test_drive_list_filters_and_sorts(client, browse_drive):
 
 @pytest.mark.parametrize(
     "query",
-    ["?sort=DROP", "?capacity_min_gb=lots", "?pcie_generation=99", "?vendor=nobody", "?page=0", "?page=abc", "?page=9"],
+    [
+        "?sort=DROP",
+        "?capacity_min_gb=lots",
+        "?pcie_generation=99",
+        "?vendor=nobody",
+        "?page=0",
+        "?page=abc",
+        "?page=9",
+        "?compliance=quick",
+    ],  # quick-profile runs are trials, never public: the list offers no such choice
 )
 def test_drive_list_rejects_bad_parameters_with_a_message(client, browse_drive, query):
     response = client.get("/drives/" + query)

@@ -63,6 +63,9 @@ def test_the_server_derives_the_curve_operating_points_and_histograms_and_they_m
     assert ops["max"].total_iops == max(p.total_iops for p in dirth.points.all())
     for op in ops.values():
         assert op.latency_kind == "lat" and sum(b.io_count for b in op.buckets.all()) == op.total_ios > 0
+        # each histogram is read from the point's own capture run after the sweep
+        assert (op.histogram_source, op.histogram_run_key) == ("capture", f"dirth-capture-{op.name}")
+    assert not Flag.objects.filter(submission=submission, kind__startswith="dirth_capture").exists()
     assert not DemandIntensityCurve.objects.filter(test_run__submission=submission, test_run__test="ecw")[
         0
     ].operating_points.exists()
@@ -130,3 +133,83 @@ def test_a_claim_of_any_shape_is_flagged_never_a_crash(submission, real_bundle, 
     curves = DemandIntensityCurve.objects.filter(test_run__submission=submission)
     assert curves.count() == 2 and all(c.claim_differs for c in curves)
     assert Flag.objects.filter(submission=submission, kind="demand_claim_differs").count() >= 2
+
+
+# -- the captures: each histogram only from a capture at its re-derived point -------------------------------------
+
+
+def _forge(real_bundle, tmp_path, edit):
+    """The real bundle with its manifest edited by `edit(manifest)` (returns the run ids to leave out), re-signed."""
+    manifest = json.loads(json.dumps({k: v for k, v in real_bundle.manifest.items() if k != "files"}))
+    dropped = edit(manifest) or set()
+    manifest["runs"] = [r for r in manifest["runs"] if r["id"] not in dropped]
+    files = [f["path"] for f in real_bundle.manifest["files"] if not any(d in f["path"] for d in dropped)]
+    forged = write_bundle(
+        run_dir=Path(real_bundle.root) / "files", manifest=manifest, signing_key=Ed25519PrivateKey.generate(),
+        out_path=tmp_path / "forged.nvmedb.tar.gz", files=files,
+    )  # fmt: skip
+    return verify_bundle(forged, extract_to=tmp_path / "x")
+
+
+def _dirth_points(submission):
+    curve = DemandIntensityCurve.objects.get(test_run__submission=submission, test_run__test="dirth")
+    return {op.name: op for op in curve.operating_points.all()}
+
+
+def test_a_capture_that_claims_another_tc_qd_is_not_published_for_its_point(submission, real_bundle, tmp_path):
+    def edit(manifest):  # mid's entry names another point's capture, whose fio output agrees with the entry
+        runs = {r["id"]: r for r in manifest["runs"]}
+        mid = runs["dirth-capture-mid"]
+        other = next(r for r in (runs["dirth-capture-max"], runs["dirth-capture-min"])
+                     if (r["threads"], r["iodepth"]) != (mid["threads"], mid["iodepth"]))  # fmt: skip
+        mid.update({k: other[k] for k in ("threads", "iodepth", "job_file", "output_file")})
+
+    outcome = ingest_submission(submission=submission, bundle=_forge(real_bundle, tmp_path, edit))
+    assert outcome.status == "published", outcome.reasons
+    ops = _dirth_points(submission)
+    assert not ops["mid"].buckets.exists() and ops["mid"].total_ios is None
+    assert ops["mid"].histogram_source == "capture" and "the sweep gives mid" in ops["mid"].missing["histogram"]
+    assert ops["max"].buckets.exists() and ops["min"].buckets.exists()
+    (flag,) = Flag.objects.filter(submission=submission, kind="dirth_capture_mismatch")
+    assert flag.reason.startswith("mid: the capture dirth-capture-mid ran at TC ")
+
+
+def test_a_missing_capture_is_flagged_and_its_point_has_no_histogram(submission, real_bundle, tmp_path):
+    ingest_submission(submission=submission, bundle=_forge(real_bundle, tmp_path, lambda m: {"dirth-capture-max"}))
+    ops = _dirth_points(submission)
+    assert not ops["max"].buckets.exists() and "no capture run of max" in ops["max"].missing["histogram"]
+    assert Flag.objects.filter(submission=submission, kind="dirth_capture_missing").count() == 1
+
+
+def test_a_bundle_without_captures_keeps_the_sweep_cells_histograms_labelled_so(submission, real_bundle, tmp_path):
+    def edit(manifest):
+        claim = next(e for e in manifest["demand_intensity"] if e["test"] == "dirth")
+        for histogram in claim["histograms"]:  # what a client without captures claimed: the sweep cell's
+            histogram.pop("source")
+        return {r["id"] for r in manifest["runs"] if r["phase"] == "capture"}
+
+    ingest_submission(submission=submission, bundle=_forge(real_bundle, tmp_path, edit))
+    ops = _dirth_points(submission)
+    for op in ops.values():
+        assert (op.histogram_source, op.histogram_run_key) == ("sweep cell", op.run_key) and op.buckets.exists()
+    assert not Flag.objects.filter(submission=submission, kind__startswith="dirth_capture").exists()
+
+
+def test_a_capture_run_must_be_one_the_plan_declares_at_a_cell_of_its_sweep():
+    from analysis.crosscheck import check_run_against_plan
+    from nvmedb_client.plan import build_plan, plan_to_dict, quick_profile
+
+    plan = plan_to_dict(build_plan(tests=["dirth"], capacity_bytes=2**28, target_kind="file", profile=quick_profile(1)))
+    stimulus = {k: plan["blocks"][0]["series"][0]["cells"][0][k] for k in ("pattern", "block_size_bytes", "read_pct")}
+    run = {"id": "dirth-capture-mid", "test": "dirth", "phase": "capture", "round": 1, **stimulus,
+           "threads": 2, "iodepth": 1, "runtime_s": 3}  # fmt: skip
+    assert check_run_against_plan(run=run, plan=plan) == []
+    for other in ({"threads": 8}, {"read_pct": 100}, {"pattern": "randwrite"}):
+        (failure,) = check_run_against_plan(run={**run, **other, "runtime_s": 60}, plan=plan)
+        assert "is no cell of the plan's sweep" in failure.reason and "runtime 60 s" in failure.reason
+    (failure,) = check_run_against_plan(run={**run, "id": "dirth-capture-extra"}, plan=plan)
+    assert "not in the plan's capture series" in failure.reason
+    for hostile in (5, "dirth-capture-mid", [5, None], {"run_id": "dirth-capture-mid"}):
+        blocks = [{**plan["blocks"][0], "captures": hostile, "series": hostile}]
+        (failure,) = check_run_against_plan(run=run, plan={**plan, "blocks": blocks})
+        assert failure.reason.startswith("run dirth-capture-mid: ")

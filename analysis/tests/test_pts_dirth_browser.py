@@ -54,6 +54,7 @@ def test_the_demand_intensity_curves_and_histograms_are_drawn_with_data(live_ser
     assert "MaxIOPS (TC 2 × QD 4)" in legend and "MinIOPS (TC 1 × QD 1)" in legend
     table = page.text_content("#chart-demand-intensity-dirth table")
     assert units.significant(IOPS[(2, 4)]) in table and "TC 1 × QD 1" in table, table
+    assert "its capture run" in page.text_content("#chart-dirth-histograms table")  # where each histogram comes from
     section.screenshot(path=str(ARTIFACTS / "drivepage-demand-intensity.png"))
     assert not problems
     context.close()

@@ -187,3 +187,28 @@ def test_the_rederive_command_re_reads_the_stored_bundle_and_says_what_it_did(
     assert _latency_state(submission) == fresh
     count = Measurement.objects.filter(test_run__submission=submission).count()
     assert f"{count} measurements re-read from their raw files, 0 without" in out.getvalue()
+
+
+def test_a_stored_bundle_that_no_longer_verifies_is_read_as_unreadable_not_trusted(
+    submission, real_bundle, real_bundle_file, tmp_path
+):
+    from django.core.files.storage import FileSystemStorage
+
+    from analysis.latency import rederive_latency
+    from analysis.models import SteadyStateWindow as Window
+    from submissions.models import Submission
+
+    ingest_submission(submission=submission, bundle=real_bundle)
+    data = bytearray(real_bundle_file.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte inside the compressed archive
+    (tmp_path / "tampered.nvmedb.tar.gz").write_bytes(bytes(data))
+    submission.storage_name = "tampered.nvmedb.tar.gz"
+    submission.save()
+    _old_rows(submission)
+    models_ = {"Submission": Submission, "TestRun": TestRun, "Measurement": Measurement, "SteadyStateWindow": Window}
+    counts = rederive_latency(models=models_, storage=FileSystemStorage(location=tmp_path))
+    assert counts["reread"] == 0 and counts["unreadable"] > 0
+    assert all(
+        "total latency unknown" in m.missing["lat_mean_ns"]
+        for m in Measurement.objects.filter(test_run__submission=submission)
+    )

@@ -30,19 +30,23 @@ def _series(plan, test):
 
 @pytest.mark.parametrize("test", ["ecw", "dirth"])
 def test_the_pts_sweep_runs_tc_and_qd_32_to_1_high_to_low_tracking_tc32_qd32(test):
+    # the loops of the PTS-E demand-intensity tests (as the ADATA PTS 2.0 port runs them): 7 x 7 cells, 6 included
     plan = build_plan(tests=[test], capacity_bytes=100 * GIB)
     block, series = _series(plan, test)
     assert block.purge and block.wipc
     cells = [(c.threads, c.iodepth) for c in series.cells]
-    assert cells == [(tc, qd) for tc in (32, 16, 8, 4, 2, 1) for qd in (32, 16, 8, 4, 2, 1)]
+    assert cells == [(tc, qd) for tc in (32, 16, 8, 6, 4, 2, 1) for qd in (32, 16, 8, 6, 4, 2, 1)]
+    assert {(c.pattern, c.block_size_bytes, c.read_pct) for c in series.cells} == {
+        ("randrw", 4096 if test == "ecw" else 8192, 40 if test == "ecw" else 65)
+    }
     assert series.runtime_s == 60 and series.max_rounds == 25 and series.phase == "wdpc"
     variables = plan_to_dict(plan)["blocks"][0]["series"][0]["tracking_variables"]
     assert variables == [
         {
             "id": f"{test}.total_iops.tc32.qd32",
             "metric": "total_iops",
-            "block_size_bytes": 4096,
-            "read_pct": 40 if test == "ecw" else 0,
+            "block_size_bytes": 4096 if test == "ecw" else 8192,
+            "read_pct": 40 if test == "ecw" else 65,
             "threads": 32,
             "iodepth": 32,
         }
@@ -68,12 +72,19 @@ def test_the_ecw_stimulus_is_the_spec_mix_of_block_sizes_reads_and_hot_zones():
     assert not any(line.startswith("bs=") for line in lines)
 
 
-def test_dirth_is_random_4k_writes():
+def test_dirth_is_the_oltp_stimulus_random_8k_65_percent_reads():
     plan = build_plan(tests=["dirth"], capacity_bytes=GIB, target_kind="file", profile="quick")
     _, series = _series(plan, "dirth")
     assert {(c.pattern, c.block_size_bytes, c.read_pct, c.workload) for c in series.cells} == {
-        ("randwrite", 4096, 0, None)
+        ("randrw", 8192, 65, None)
     }
+    cell = series.cells[0]
+    job = fio_jobs.render_cell(
+        name="dirth-r01-tc02-qd04", filename="t.img", cell=cell, threads=cell.threads, iodepth=cell.iodepth,
+        runtime_s=1, range_bytes=plan.active_range_bytes, split=False, ioengine="libaio",
+    )  # fmt: skip
+    lines = job.splitlines()
+    assert "rw=randrw" in lines and "rwmixread=65" in lines and any(line.startswith("bs=8") for line in lines)
 
 
 def test_the_quick_sweep_is_a_two_by_two_grid_of_short_cells_and_few_rounds():
@@ -83,7 +94,7 @@ def test_the_quick_sweep_is_a_two_by_two_grid_of_short_cells_and_few_rounds():
         assert [(c.threads, c.iodepth) for c in series.cells] == [(2, 4), (2, 1), (1, 4), (1, 1)]
         assert series.runtime_s == 1 and series.max_rounds == 2
     estimate = plan_to_dict(plan)["estimate"]
-    assert estimate["fio_runs"] == {"min": 18, "max": 18}  # 2 WIPC + 2 tests x 2 rounds x 4 cells
+    assert estimate["fio_runs"] == {"min": 21, "max": 21}  # 2 WIPC + 2 tests x 2 rounds x 4 cells + 3 captures
     assert estimate_duration(plan).max_s < 60
 
 
@@ -103,15 +114,15 @@ def test_ecw_is_skipped_with_the_reason_on_a_namespace_of_4k_lbas():
 # -- the derivation on crafted fio outputs -----------------------------------------------------------------------
 
 
-def _fio_doc(iops: float, bins: dict[int, int] | None, *, kind: str = "lat_ns") -> dict:
+def _fio_doc(iops: float, bins: dict[int, int] | None, *, kind: str = "lat_ns", mean_ns: float = 1000.0) -> dict:
     ios = sum((bins or {}).values()) or 1
-    latency = {"min": 1, "max": 10, "mean": 1000.0, "N": ios}
+    latency = {"min": 1, "max": 10, "mean": mean_ns, "N": ios}
     if bins is not None:
         latency["bins"] = {str(k): v for k, v in bins.items()}
     write = {"iops": iops, "bw_bytes": int(iops * 4096), "io_bytes": ios * 4096, "io_kbytes": ios * 4,
              "runtime": 1000, "total_ios": ios, kind: latency}  # fmt: skip
     if kind == "clat_ns":
-        write["lat_ns"] = {"min": 1, "max": 10, "mean": 1000.0, "N": ios}
+        write["lat_ns"] = {"min": 1, "max": 10, "mean": mean_ns, "N": ios}
     return {"fio version": "fio-3.33", "jobs": [{"jobname": "x", "error": 0, "write": write}]}
 
 
@@ -142,6 +153,33 @@ def test_a_mid_point_tie_goes_to_the_fewer_outstanding_ios():
     runs, read = _runs_and_files({(1, tc, qd): _fio_doc(v, {1000: 1}) for (tc, qd), v in iops.items()})
     entry = demand_intensity.derive("dirth", runs, read)
     assert next(p for p in entry["operating_points"] if p["name"] == "mid")["threads"] == 4
+
+
+def test_max_and_mid_are_chosen_only_below_the_response_time_ceiling_which_is_exclusive():
+    ceiling = dirth.RESPONSE_TIME_CEILING_NS
+    cells = {
+        (1, 4, 4): _fio_doc(2000.0, {1000: 1}, mean_ns=ceiling),  # the most IOPS, exactly at the ceiling: out
+        (1, 4, 2): _fio_doc(1500.0, {1000: 1}, mean_ns=ceiling - 1),
+        (1, 2, 2): _fio_doc(800.0, {1000: 1}),
+        (1, 1, 1): _fio_doc(100.0, {1000: 1}),
+    }
+    runs, read = _runs_and_files(cells)
+    entry = demand_intensity.derive("dirth", runs, read)
+    points = {p["name"]: (p.get("threads"), p.get("iodepth")) for p in entry["operating_points"]}
+    # max: TC 4/QD 2 (1500); mid target (1500 + 100) / 2 = 800: TC 2/QD 2
+    assert points == {"max": (4, 2), "mid": (2, 2), "min": (1, 1)}
+
+
+def test_without_a_cell_below_the_ceiling_max_and_mid_are_missing_with_the_reason():
+    ceiling = dirth.RESPONSE_TIME_CEILING_NS
+    cells = {(1, 2, 2): _fio_doc(900.0, {1000: 1}, mean_ns=2 * ceiling),
+             (1, 1, 1): _fio_doc(100.0, {1000: 1}, mean_ns=ceiling)}  # fmt: skip
+    runs, read = _runs_and_files(cells)
+    entry = demand_intensity.derive("dirth", runs, read)
+    by_name = {p["name"]: p for p in entry["operating_points"]}
+    assert "below 5 ms" in by_name["max"]["missing"] and "below 5 ms" in by_name["mid"]["missing"]
+    assert (by_name["min"]["threads"], by_name["min"]["iodepth"]) == (1, 1)
+    assert [h["point"] for h in entry["histograms"]] == ["min"]
 
 
 def test_a_missing_cell_is_recorded_missing_and_a_missing_tc1_qd1_leaves_min_and_mid_unchosen():
@@ -236,6 +274,17 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
     histograms = claims["dirth"]["histograms"]
     assert [h["point"] for h in histograms] == ["max", "mid", "min"]
     assert all(sum(b[2] for b in h["buckets"]) == h["total_ios"] > 0 for h in histograms)
+    # each histogram is its point's capture, run after the sweep at the TC/QD the sweep gives the point
+    captures = {r["id"]: r for r in manifest["runs"] if r["phase"] == "capture"}
+    assert list(captures) == ["dirth-capture-max", "dirth-capture-mid", "dirth-capture-min"]
+    for op, histogram in zip(claims["dirth"]["operating_points"], histograms, strict=True):
+        run = captures[histogram["run_id"]]
+        assert histogram["source"] == "capture" and run["output_file"] in files
+        assert (run["threads"], run["iodepth"], run["runtime_s"]) == (op["threads"], op["iodepth"], 3)
+        sweep = next(r for r in manifest["runs"] if r["test"] == "dirth" and r["phase"] == "wdpc")
+        assert [run[k] for k in ("pattern", "block_size_bytes", "read_pct")] == [
+            sweep[k] for k in ("pattern", "block_size_bytes", "read_pct")
+        ]  # fmt: skip
     assert demand_intensity.rederive(verified) == manifest["demand_intensity"]
     result = CliRunner().invoke(main, ["verify", path, "--json"])
     assert result.exit_code == 0, result.output
@@ -243,6 +292,7 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
     text = CliRunner().invoke(main, ["verify", path]).output
     assert "DIRTH: demand-intensity curve re-derived from round 2 (last round: steady state not reached)" in text
     assert "4 of 4 TC x QD cells measured; operating points max TC " in text
+    assert "histograms from the captures" in text
 
 
 @pytest.mark.parametrize("claimed", [None, "x", [1, "a"], [{"test": ["dirth"]}], {"test": "dirth"}])
@@ -271,15 +321,16 @@ def test_plan_prints_the_sweep_the_stimulus_and_an_estimate_for_any_subset_of_te
     result = CliRunner().invoke(main, ["plan", "--tests", "dirth,ecw", "--size", "1TB"])
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "thread counts (outer loop, high to low): 32, 16, 8, 4, 2, 1" in out
-    assert "queue depths (inner loop, high to low): 32, 16, 8, 4, 2, 1" in out
+    assert "thread counts (outer loop, high to low): 32, 16, 8, 6, 4, 2, 1" in out
+    assert "queue depths (inner loop, high to low): 32, 16, 8, 6, 4, 2, 1" in out
+    assert "stimulus: random, 65/35 R/W, 8 KiB blocks" in out and "below 5 ms" in out
     assert "4 KiB 67%" in out and "50% of I/Os to 5% of the range" in out
-    assert "tracking: total_iops at TC 32 / QD 32" in out and "MaxIOPS, MidIOPS and MinIOPS" in out
+    assert "tracking: total_iops at TC 32 / QD 32" in out and "MaxIOPS and MidIOPS among the cells" in out
     assert "estimated duration" in out and "estimated bundle size" in out
     data = json.loads(CliRunner().invoke(main, ["plan", "--tests", "dirth", "--size", "1TB", "--json"]).output)
     assert data["tests"] == ["dirth"]
-    # 1 WIPC + 36 cells x 5 to 25 rounds
-    assert data["estimate"]["fio_runs"] == {"min": 1 + 36 * 5, "max": 1 + 36 * 25}
+    # 1 WIPC + 49 cells x 5 to 25 rounds + 3 captures
+    assert data["estimate"]["fio_runs"] == {"min": 1 + 49 * 5 + 3, "max": 1 + 49 * 25 + 3}
 
 
 def test_the_client_edition_leaves_ecw_and_dirth_out_unless_asked_and_then_says_so():

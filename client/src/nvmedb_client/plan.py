@@ -211,6 +211,8 @@ class Block:
     interleaved: bool = False
     # timed runs after the series (nvmedb_client.pts.segments.Segment): HIR's bursts and baselines, XSR's groups
     segments: tuple = ()
+    # DIRTH: one capture run per operating point after the series (nvmedb_client.pts.dirth_capture.Capture)
+    captures: tuple = ()
 
     @property
     def wipc_run_id(self) -> str:
@@ -456,7 +458,7 @@ def estimate_duration(plan: Plan, *, run_overhead_s: float = ASSUMED_RUN_OVERHEA
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * per_round
                 high += series.max_rounds * per_round
-        segments_s = sum(segment.runtime_s + run_overhead_s for segment in block.segments)
+        segments_s = sum(run.runtime_s + run_overhead_s for run in (*block.segments, *block.captures))
         low += segments_s
         high += segments_s
     assumptions = (
@@ -482,8 +484,8 @@ def count_runs(plan: Plan) -> tuple[int, int]:
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * len(series.cells)
                 high += series.max_rounds * len(series.cells)
-        low += len(block.segments)
-        high += len(block.segments)
+        low += len(block.segments) + len(block.captures)
+        high += len(block.segments) + len(block.captures)
     return low, high
 
 
@@ -594,6 +596,7 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         else "each series runs its rounds to its own stop",
         "series": [_series_to_dict(plan, series) for series in block.series],
         **({"segments": [segment_to_dict(s) for s in block.segments]} if block.segments else {}),
+        **({"captures": [c.to_dict() for c in block.captures]} if block.captures else {}),
     }
 
 

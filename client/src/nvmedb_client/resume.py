@@ -37,6 +37,12 @@ def interruption(state: dict, *, now: str) -> dict:
     block = position.get("block")
     if stage in (None, "done", "purge"):
         action, why = "none", "between tests: the next test starts with its own purge and preconditioning"
+    elif stage == "captures":
+        action = "continued"
+        why = (
+            "during the operating-point captures: the sweep and the finished captures are kept, the interrupted "
+            f"capture runs again from its start (after {length_s:g} s in which the drive could idle)"
+        )
     elif stage == "rounds" and position.get("round_complete") and length_s <= ALLOWED_GAP_S:
         action = "continued"
         why = f"between rounds {position.get('round')} and {position.get('round', 0) + 1}, within {ALLOWED_GAP_S:g} s"
@@ -67,6 +73,7 @@ def block_run_ids(block: Block) -> set[str]:
         for round_number in range(1, series.max_rounds + 1):
             ids.update(series.run_id(round_number, cell) for cell in series.cells)
     ids.update(segment.run_id for segment in block.segments)
+    ids.update(capture.run_id for capture in block.captures)
     return ids
 
 

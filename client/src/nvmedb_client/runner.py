@@ -186,10 +186,10 @@ class Runner:
                     self._wsat(series, block)
                 else:
                     self._rounds(series, block)
-            if block.segments:
-                from nvmedb_client.pts.runs import run_segments
+            if block.segments or block.captures:
+                from nvmedb_client.pts.runs import run_after_series
 
-                run_segments(self, block)
+                run_after_series(self, block)
             self._check_write_cache(block, "test end")
             done.append(block.label)
             self._position(block=block.label, stage="done")

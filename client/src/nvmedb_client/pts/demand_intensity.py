@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
-from nvmedb_client.pts import dirth, ecw
+from nvmedb_client.pts import dirth, dirth_capture, ecw
 
 TESTS = ("ecw", "dirth")
-PTS_THREADS = (32, 16, 8, 4, 2, 1)
-PTS_DEPTHS = (32, 16, 8, 4, 2, 1)
+PTS_THREADS = (32, 16, 8, 6, 4, 2, 1)
+PTS_DEPTHS = (32, 16, 8, 6, 4, 2, 1)
 QUICK_THREADS = (2, 1)
 QUICK_DEPTHS = (4, 1)
 FIVE_NINES = 99.999
@@ -39,12 +39,13 @@ def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_s
             f"issue on a namespace of {lba_size_bytes}-byte LBAs"
         )
     bs, read_pct = TRACKED_CELL[test]
-    pattern = "randrw" if test == "ecw" else "randwrite"
     workload = "ecw" if test == "ecw" else None
     threads, depths = grid(profile.name)
-    cells = tuple(Cell(pattern, bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
+    cells = tuple(Cell("randrw", bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
     series = Series(test, "wdpc", cells, threads[0], depths[0], profile.cell_runtime_s, max_rounds)
-    return Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads), None
+    captures = dirth_capture.plan_captures(profile) if test == "dirth" else ()
+    block = Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads, captures=captures)
+    return block, None
 
 
 def describe_series(test: str, series: Mapping) -> list[str]:
@@ -59,7 +60,8 @@ def describe_series(test: str, series: Mapping) -> list[str]:
         stimulus = [f"    stimulus: random, {first['read_pct']}/{100 - first['read_pct']} R/W, blocks {sizes}",
                     f"    hot zones: {zones}"]  # fmt: skip
     else:
-        stimulus = [f"    stimulus: {first['pattern']}, {first['block_size_bytes'] / 1024:g} KiB blocks"]
+        stimulus = [f"    stimulus: random, {first['read_pct']}/{100 - first['read_pct']} R/W, "
+                    f"{first['block_size_bytes'] / 1024:g} KiB blocks"]  # fmt: skip
     lines = [
         f"  {series['phase']}: TC x QD sweep, {series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round",
         f"    thread counts (outer loop, high to low): {threads}",
@@ -71,8 +73,9 @@ def describe_series(test: str, series: Mapping) -> list[str]:
     lines.append(f"    stop: {series['stop_rule']}")
     if test == "dirth":
         lines.append(
-            "    then: the curve from the steady (or last) round; MaxIOPS, MidIOPS and MinIOPS (TC 1/QD 1) with "
-            "the response-time histogram of each from fio's json+ bins"
+            "    then: the curve from the steady (or last) round; MaxIOPS and MidIOPS among the cells whose mean "
+            f"response time is below {dirth.RESPONSE_TIME_CEILING_NS / 1e6:g} ms, MinIOPS (TC 1/QD 1), each captured "
+            "again (below) for its response-time histogram from fio's json+ bins"
         )
     else:
         lines.append("    then: the demand-intensity curve from the steady (or last) round")
@@ -131,6 +134,10 @@ def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dic
     entry = {"test": test, "round": chosen, "round_basis": basis, "points": points}
     if test == "dirth":
         entry["operating_points"] = dirth.operating_points(points)
+        captures = dirth_capture.capture_runs(runs, test)
+        if captures:  # a bundle without captures (older clients) keeps the sweep cell's histogram, unlabelled
+            entry["histograms"] = dirth_capture.histograms(entry["operating_points"], captures, read, _histogram_entry)
+            return entry
         by_run = {r["id"]: r for r in measured}
         entry["histograms"] = [
             _histogram_entry(op, by_run[op["run_id"]], read) for op in entry["operating_points"] if "run_id" in op
@@ -240,7 +247,12 @@ def summary_lines(derived: Iterable[dict]) -> list[str]:
             for op in entry.get("operating_points", [])
             if "threads" in op
         ]
-        lines.append(line + (f"; operating points {', '.join(chosen)}" if chosen else ""))
+        line += f"; operating points {', '.join(chosen)}" if chosen else ""
+        histograms = entry.get("histograms", [])
+        if histograms:
+            line += "; histograms from " + ("the captures" if "source" in histograms[0] else "the sweep cells")
+        line += "".join(f"; {h['point']}: {h['missing']}" for h in histograms if h.get("flag"))
+        lines.append(line)
     return lines
 
 

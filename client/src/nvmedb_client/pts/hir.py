@@ -157,10 +157,7 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
         if run is None:
             continue
         interval = checked_interval(segment)
-        logs = interval_log.job_logs(run.get("log_files") or [], run["id"], "iops")
-        per_job = [interval_log.parse_log(read(path), name=path) for path in logs]
-        if not per_job:
-            raise interval_log.IntervalLogError(f"{run['id']} has no iops log")
+        per_job = interval_log.read_run_logs(run, "iops", read)
         found = burst_iops(per_job, interval, int(round(float(segment["idle_s"]) * 1000)))
         mean = found["recovery_iops"]
         ratio = mean / baseline["iops"] if mean is not None and baseline["iops"] else None

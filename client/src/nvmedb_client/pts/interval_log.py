@@ -9,6 +9,7 @@ after a pause (a host idle period) covers the pause.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MAX_LOG_BYTES = 32 * 1024 * 1024
@@ -90,3 +91,13 @@ def combine(per_job: list[list[Sample]]) -> list[Sample]:
         return []
     length = min(len(samples) for samples in per_job)
     return [Sample(max(s[k].time_ms for s in per_job), sum(s[k].value for s in per_job)) for k in range(length)]
+
+
+def read_run_logs(run: dict, kind: str, read: Callable[[str], bytes]) -> list[list[Sample]]:
+    """The parsed `kind` ("iops" or "bw") log of each job of `run`, in job order; raises IntervalLogError when the
+    run lists none (a recovery test's figures come from its logs, never from the summary alone)."""
+    paths = job_logs(run.get("log_files") or [], run["id"], kind)
+    per_job = [parse_log(read(path), name=path) for path in paths]
+    if not per_job:
+        raise IntervalLogError(f"{run['id']} has no {kind} log")
+    return per_job

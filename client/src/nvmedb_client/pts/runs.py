@@ -62,6 +62,15 @@ class LogPlace:
         return out
 
 
+def run_after_series(runner, block: Block) -> None:
+    """The timed runs after a block's series: HIR/XSR segments, DIRTH's operating-point captures."""
+    run_segments(runner, block)
+    if block.captures:
+        from nvmedb_client.pts.dirth_capture import run_captures
+
+        run_captures(runner, block)
+
+
 def run_segments(runner, block: Block) -> None:
     engine = runner.state["ioengine"]
     for number, segment in enumerate(block.segments, start=1):

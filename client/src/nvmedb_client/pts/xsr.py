@@ -80,10 +80,7 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
         if run is None:
             continue
         interval = checked_interval(segment)
-        logs = interval_log.job_logs(run.get("log_files") or [], run["id"], "bw")
-        per_job = [interval_log.parse_log(read(path), name=path) for path in logs]
-        if not per_job:
-            raise interval_log.IntervalLogError(f"{run['id']} has no bw log")
+        per_job = interval_log.read_run_logs(run, "bw", read)
         series = interval_log.combine(per_job)
         values = [s.value * KIB for s in series]  # fio logs KiB/s; the dataset stores bytes/s
         gaps = [g for samples in per_job for g in interval_log.gaps(samples, interval)]

@@ -246,3 +246,19 @@ def test_the_drive_page_counts_and_lists_no_flag_of_the_surface_run(client, mixe
     assert not re.search(r'class="flag flag-thermal_throttle"', page), "the surface cell's flag is not listed"
     computed, _ = queries.compute_summaries([mixed["drive"].pk], {mixed["drive"].pk: []})
     assert not {row["kind"] for row in computed[mixed["drive"].pk].flag_counts} & {"surface_claim_differs"}
+
+
+def test_compare_keeps_a_surface_only_drive_out_of_the_pts_figures_and_shows_its_surface_apart(
+    client, surface_only, mixed
+):
+    response = client.get("/compare/", {"drives": f"{mixed['drive'].slug},lone-surface-2tb"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    _, _, surface_part = html.partition('id="compare-surface"')
+    assert surface_part and "nvmedb extension" in surface_part, "the surface is shown in its own section"
+
+    def points(figures) -> int:
+        return sum(points(v) for v in figures.values()) if isinstance(figures, dict) else len(figures)
+
+    assert points(DrivePageSummary.objects.get(drive_model=surface_only.drive_model).compare) == 0
+    assert points(DrivePageSummary.objects.get(drive_model=mixed["drive"]).compare) > 0

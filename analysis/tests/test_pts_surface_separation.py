@@ -91,6 +91,7 @@ def test_a_drive_with_only_a_surface_run_has_no_pts_run_no_headline_and_keeps_it
     assert 'id="test-surface"' in client.get(f"/drives/{drive.slug}/").content.decode()
     listed = client.get("/drives/").content.decode()
     assert drive.name in listed, "the list names every drive with a public page"
+    assert re.search(r">\s*0 / 0<br><small class=\"surface-only\"[^>]*>surface only<", listed)
     assert drive.name not in client.get("/drives/", {"pcie_generation": 5}).content.decode()
 
     detail = client.get(f"/api/v1/drives/{drive.slug}/").json()

@@ -263,3 +263,21 @@ def test_compare_keeps_a_surface_only_drive_out_of_the_pts_figures_and_shows_its
 
     assert points(DrivePageSummary.objects.get(drive_model=surface_only.drive_model).compare) == 0
     assert points(DrivePageSummary.objects.get(drive_model=mixed["drive"]).compare) > 0
+
+
+def test_compliance_reasons_are_one_cell_neutralised_in_csv_and_verbatim_elsewhere(client):
+    run = surface_run()
+    run.compliance_reasons = [NOT_PTS, '=HYPERLINK("x")', 'a; b, "quoted"\nnext']
+    run.save(update_fields=["compliance_reasons"])
+    expected = "; ".join(run.compliance_reasons)
+    (row,) = export(client, "surface_runs", "csv")
+    assert row["compliance_reasons"] == expected, "the first reason does not start like a formula"
+    run.compliance_reasons = ['=HYPERLINK("x")', NOT_PTS]
+    run.save(update_fields=["compliance_reasons"])
+    for fmt in ("csv", "json", "parquet"):
+        (row,) = export(client, "surface_runs", fmt)
+        neutral = "'" if fmt == "csv" else ""
+        assert row["compliance_reasons"] == neutral + '=HYPERLINK("x"); ' + NOT_PTS, fmt
+    run.compliance_reasons = []
+    run.save(update_fields=["compliance_reasons"])
+    assert [row["compliance_reasons"] for fmt in FORMATS for row in export(client, "surface_runs", fmt)] == [""] * 4

@@ -1,7 +1,7 @@
 """Why is my unit different? Where one submission's unit sits among the other units of its drive model, and the
 factors on record that explain a gap.
 
-The population is every public, non-trial run of the same drive model in other submissions and on other physical
+The population is every public, non-trial PTS run of the same drive model in other submissions and on other physical
 units (a unit counts once: its runs are averaged). A percentile reads "better than P% of the other units": the share
 of other units this run beats, ties counting half, so the lowest unit is at 0, the highest at 100 and a unit tied with
 every other one at 50. Below MIN_UNITS units (this one included) no percentile is given: one unit more or less would
@@ -19,7 +19,7 @@ from django.db.models import Max
 from analysis import pcie
 from analysis.headline import HEADLINES
 from analysis.models import Flag, Measurement, TestRun
-from analysis.selectors import public_test_runs
+from analysis.selectors import extension_q, pts_q, public_pts_runs
 from nvmedb_client import units
 
 MIN_UNITS = 5
@@ -80,7 +80,7 @@ def position_text(percentile: float | None, population_units: int) -> str:
 def _peers(runs: list[TestRun]) -> dict[object, _Peer]:
     first = runs[0]
     rows = (
-        public_test_runs()
+        public_pts_runs()  # a unit with only a surface run (an nvmedb extension) is no peer
         .filter(drive_model_id=first.drive_model_id)
         .exclude(submission_id=first.submission_id)
         .values_list(
@@ -277,16 +277,19 @@ def host_cpu_factor(run: TestRun, peers: dict[object, _Peer]) -> Factor | None:
 
 
 def explain_submission(submission) -> dict | None:
-    """The summary for a submission's page and API, or None when it holds no test run."""
+    """The summary for a submission's page and API, or None when it holds no PTS test run (the surface, an nvmedb
+    extension, has no headline to place and its fio runs explain no PTS figure)."""
     runs = list(
-        TestRun.objects.filter(submission=submission)
+        TestRun.objects.filter(pts_q(), submission=submission)
         .select_related("drive_model", "firmware", "host", "pcie_link")
         .order_by("test")
     )
     if not runs:
         return None
     peers = _peers(runs)
-    flags = list(Flag.objects.filter(submission=submission).select_related("measurement"))
+    flags = list(
+        Flag.objects.filter(submission=submission).exclude(extension_q("test_run__")).select_related("measurement")
+    )
     main = runs[0]
     factors = [
         link_factor(runs, peers),

@@ -14,7 +14,8 @@ Query parameters (all optional; names are stable, the API documents them):
     sort              name, -name, or a headline metric key (ascending) / -key (descending), e.g. -iops_4k_read
 
 Only drive models with at least one public run (published, not hidden submission) are listed, and only public runs
-count for the run-based filters and the metric sort orders.
+of PTS tests count for the run-based filters and the metric sort orders (a surface run, an nvmedb extension, lists
+its drive but meets no run condition).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from django.db.models import Case, F, IntegerField, Max, OuterRef, Q, QuerySet, 
 from analysis.headline import HEADLINES
 from analysis.models import DriveModel, DriveModelAggregate, Vendor
 from analysis.models.hardware import Interface
-from analysis.selectors import public_test_runs
+from analysis.selectors import pts_q, public_test_runs
 
 GB = 10**9
 COMPLIANCE_CHOICES = (
@@ -117,6 +118,7 @@ class DriveFilter(django_filters.FilterSet):
             conditions.append(COMPLIANCE_RUNS[data["compliance"]])
         runs = public_test_runs().order_by().values("drive_model_id")
         if conditions:
+            runs = runs.filter(pts_q())  # a run condition is met by a PTS run, never by the surface (an extension)
             met = {
                 f"meets_{i}": Max(Case(When(condition, then=1), default=0, output_field=IntegerField()))
                 for i, condition in enumerate(conditions)

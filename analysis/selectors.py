@@ -16,6 +16,9 @@ from submissions.selectors import public_submissions as published_submissions
 PUBLIC_STATUS = "published"
 TRIAL_TARGET_KIND = "file"
 TRIAL_PROFILE = "quick"
+# Tests that are nvmedb extensions, not SNIA PTS tests: never counted, exported or compared as PTS results (their
+# rows live in their own tables and page sections). Plain strings: analysis.models imports nothing from here.
+EXTENSION_TESTS = ("surface",)
 
 
 def trial_q(prefix: str = "") -> Q:
@@ -39,16 +42,36 @@ def public_runs_q(prefix: str = "", *, trials_of: int | None = None) -> Q:
     return _published_q(prefix) & visible
 
 
+def pts_q(prefix: str = "") -> Q:
+    """Runs of a SNIA PTS test (or a WSAT workload): not of an nvmedb extension such as the surface."""
+    return ~Q(**{f"{prefix}test__in": EXTENSION_TESTS})
+
+
+def extension_q(prefix: str = "") -> Q:
+    return Q(**{f"{prefix}test__in": EXTENSION_TESTS})
+
+
+def is_extension(test: str) -> bool:
+    return test in EXTENSION_TESTS
+
+
 def public_test_runs(*, trials_of: int | None = None) -> QuerySet[TestRun]:
+    """Every public run, the extensions' too (a drive with only a surface run still has a page)."""
     return TestRun.objects.filter(public_runs_q(trials_of=trials_of))
 
 
+def public_pts_runs(*, trials_of: int | None = None) -> QuerySet[TestRun]:
+    """Public runs of PTS tests only: what the runs export and every PTS count read."""
+    return public_test_runs(trials_of=trials_of).filter(pts_q())
+
+
 def public_measurements(*, trials_of: int | None = None) -> QuerySet[Measurement]:
-    return Measurement.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
+    """Measurements of public PTS runs (a surface cell's fio run is in the surface table, not here)."""
+    return Measurement.objects.filter(public_runs_q("test_run__", trials_of=trials_of), pts_q("test_run__"))
 
 
 def public_windows(*, trials_of: int | None = None) -> QuerySet[SteadyStateWindow]:
-    return SteadyStateWindow.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
+    return SteadyStateWindow.objects.filter(public_runs_q("test_run__", trials_of=trials_of), pts_q("test_run__"))
 
 
 def trial_submission_q(*, trials_of: int | None = None, ref: str = "pk") -> Q:

@@ -36,7 +36,7 @@ from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import surface
 from analysis.pts.store import insert_recovery
 from analysis.records import HostRecord, SubmissionRecord
-from analysis.selectors import is_trial, public_flags, public_test_runs, trial_q, trial_submission_q
+from analysis.selectors import is_trial, pts_q, public_flags, public_test_runs, trial_q, trial_submission_q
 
 PUBLISHED = "published"
 HELD = "held"
@@ -425,7 +425,7 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
     """
     from submissions.review import established_uploader_ids
 
-    runs = [run for run in test_runs if run.headline]
+    runs = [run for run in test_runs if run.headline and run.test != surface.TEST]
     if not runs:
         return []
     first = runs[0]
@@ -501,6 +501,7 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
     runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
+    runs = runs.filter(pts_q())  # nor is an nvmedb extension (the surface) a PTS result, whatever its row holds
     rows = runs.values_list(
         "headline", "unit_id", "edition", "firmware__revision", "pcie_link__generation", "pcie_link__width"
     )

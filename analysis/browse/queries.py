@@ -20,6 +20,7 @@ from django.db.models.functions import Cast
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
+from analysis.browse.counts import pts_flags, pts_runs, run_counts
 from analysis.headline import HEADLINES
 from analysis.models import (
     DriveModel,
@@ -37,9 +38,8 @@ from submissions.models import Submission
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 STATISTICS_SECONDS = 24 * 3600
 HOME_COUNTS_KEY = "browse:home-counts:v1"
-HOME_COUNTS_SECONDS = (
-    60  # the home page's totals may lag a minute behind; counting a million rows on every hit does not
-)
+# the home page's totals may lag a minute behind; counting a million rows on every hit does not
+HOME_COUNTS_SECONDS = 60
 PRIMARY_METRIC = {"iops": "iops_4k_read", "tp": "bw_1m_read", "lat": "lat_4k_mean"}
 RUN_FIELDS = (
     "id",
@@ -291,7 +291,7 @@ def dataset_version(aggregates: list[DriveModelAggregate]) -> str | None:
 class DriveSummary:
     """What the pages need from every public run of a drive, small enough to cache and unpickle on each request."""
 
-    n_runs: int
+    n_runs: int  # these three count PTS runs only: a surface run (an nvmedb extension) is n_surface_runs
     n_submissions: int
     n_units: int
     representative: dict[str, int]  # test -> id of the run closest to the drive's median
@@ -300,13 +300,14 @@ class DriveSummary:
     steady_runs: dict[str, tuple[int, int]] = field(default_factory=dict)  # test -> (steady runs, runs)
     tests: tuple[str, ...] = ()  # every test the drive has a public run of (the extra tests' sections query only then)
     list_cells: list[str | None] | None = None  # the drive list's cells, when written with the drive's data
+    n_surface_runs: int = 0
 
 
 NEWEST_SUBMISSIONS = 15
 NEWEST_FIELDS = ("submission_id", "submission__published_at", "firmware__revision")
 # Which build of analysis.browse.summaries a stored summary is: change it whenever what they hold changes; pages
 # compute per request from a summary of another format until `manage.py refresh_aggregates` rewrites them.
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2  # 2: n_runs, n_submissions and n_units count PTS runs only; n_surface_runs
 
 
 def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:
@@ -342,7 +343,7 @@ def cached_summaries(
     """Before a drive's summary is written (an older deployment, or a drive no refresh has visited yet): computed
     from every public run and cached per data version."""
     versions = {pk: dataset_version(aggregates.get(pk, [])) for pk in drive_ids}
-    keys = {pk: f"browse:drive-summary:v3:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
+    keys = {pk: f"browse:drive-summary:v4:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
     cached = cache.get_many(list(keys.values())) if keys else {}
     found = {pk: cached[key] for pk, key in keys.items() if key in cached}
     missing = [pk for pk in drive_ids if pk not in found]
@@ -393,6 +394,7 @@ def _summary(counts: dict, stored: dict) -> DriveSummary:
         steady_runs={test: tuple(counts) for test, counts in stored["steady_runs"].items()},
         list_cells=stored["list_cells"],
         tests=tuple(stored.get("tests", ())),
+        n_surface_runs=stored.get("n_surface_runs", 0),
     )
 
 
@@ -411,7 +413,7 @@ def compute_summaries(
     counted: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in missing}
     # flags about a whole submission (its link, its source) carry no run: they reach the drive through its runs
     for drive_field, flags in (
-        ("test_run__drive_model_id", flags_of.filter(test_run__drive_model_id__in=missing)),
+        ("test_run__drive_model_id", pts_flags(flags_of).filter(test_run__drive_model_id__in=missing)),
         (
             "submission__test_runs__drive_model_id",
             flags_of.filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
@@ -422,9 +424,7 @@ def compute_summaries(
     for pk in missing:
         overall = {a.metric: a for a in aggregates.get(pk, []) if a.factor == "all"}
         found[pk] = DriveSummary(
-            n_runs=len(runs[pk]),
-            n_submissions=len({r["submission_id"] for r in runs[pk]}),
-            n_units=len({r["unit_id"] for r in runs[pk] if r["unit_id"] is not None}),
+            **run_counts(runs[pk]),
             representative={
                 test: run["id"] for test in TEST_ORDER if (run := representative_run(runs[pk], test, overall))
             },
@@ -469,7 +469,7 @@ def drive_data_of(
 ) -> DriveData:
     """The drive page's data around its summary: the charted runs, their flags (three queries, one more with
     `submission_id`). `runs_of` are the runs counted as public (a refresh passes the set it is about to publish)."""
-    if not summary.n_runs:
+    if not (summary.n_runs or summary.n_surface_runs):
         raise DriveNotPublic(f"{drive.slug} has no public run.")
     source = public_test_runs() if runs_of is None else runs_of
     if submission_id is not None:
@@ -485,12 +485,12 @@ def drive_data_of(
     selected = {test: full[run_id] for test in TEST_ORDER if (run_id := chosen.get(test)) in full}
     submission_ids = list(dict.fromkeys(run["submission_id"] for run in selected.values()))
     flags = list(
-        Flag.objects.filter(submission_id__in=submission_ids)
+        pts_flags(Flag.objects.filter(submission_id__in=submission_ids))
         .filter(measurement__isnull=True)
         .order_by("kind", "id")[:200]
     )
     measurement_flags = list(
-        Flag.objects.filter(submission_id__in=submission_ids, measurement__isnull=False)
+        pts_flags(Flag.objects.filter(submission_id__in=submission_ids, measurement__isnull=False))
         .values("kind", "test_run_id")
         .annotate(n=Count("id"))
         .order_by("kind")
@@ -621,7 +621,7 @@ FACTOR_RUN_FIELDS = ("id", "unit_id", "firmware__revision", "pcie_link__generati
 
 
 def factor_runs(drive_id: int, runs_of: QuerySet | None = None) -> list[dict]:
-    """Every public run of a drive with what the spread factors read (analysis.browse.factors), in one query: the
+    """Every public PTS run of a drive with what the spread factors read (analysis.browse.factors), in one query: the
     headline metrics as floats and whether a bus-bound or thermal flag touches the run."""
     from analysis.browse.factors import FACTOR_METRICS
     from analysis.models import FlagKind
@@ -632,7 +632,7 @@ def factor_runs(drive_id: int, runs_of: QuerySet | None = None) -> list[dict]:
 
     metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in FACTOR_METRICS}
     rows = (
-        (public_test_runs() if runs_of is None else runs_of)
+        pts_runs(public_test_runs() if runs_of is None else runs_of)
         .filter(drive_model_id=drive_id)
         .annotate(**metrics, bus_bound=flagged(FlagKind.BUS_BOUND), thermal_throttle=flagged(FlagKind.THERMAL_THROTTLE))
         .order_by("id")

@@ -21,6 +21,7 @@ from django.urls import reverse
 from analysis.browse import charts, compare, drive_page, queries
 from analysis.filters import COMPLIANCE_RUNS
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
+from analysis.selectors import pts_q
 
 
 def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: QuerySet) -> DrivePageSummary | None:
@@ -31,13 +32,13 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
     aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive_model).order_by("metric", "factor", "level"))
     computed, runs = queries.compute_summaries([pk], {pk: aggregates}, runs_of, flags_of)
     summary = computed[pk]
-    if not summary.n_runs:
+    if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page
         DrivePageSummary.objects.filter(drive_model=drive_model).delete()
         return None
     data = queries.drive_data_of(
         drive=drive_model, aggregates=aggregates, summary=summary, all_runs=runs[pk], runs_of=runs_of
     )
-    selected = runs_of.filter(drive_model=drive_model)
+    selected = runs_of.filter(pts_q(), drive_model=drive_model)  # the list's run filters: PTS runs only
     kinds = selected.aggregate(
         **{kind: Max(Case(When(condition, then=1), default=0, output_field=IntegerField()))
            for kind, condition in COMPLIANCE_RUNS.items()}
@@ -64,6 +65,7 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
                 "steady_runs": summary.steady_runs,
                 "list_cells": queries.list_cells(aggregates),
                 "tests": list(summary.tests),
+                "n_surface_runs": summary.n_surface_runs,
             },
             "compare": compare.computed_compare_figures({pk: summary.representative})[pk],
             "page": {

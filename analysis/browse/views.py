@@ -136,6 +136,7 @@ def _render_drive(
         "n_runs": data.summary.n_runs,
         "n_submissions": data.summary.n_submissions,
         "n_units": data.summary.n_units,
+        "n_surface_runs": data.summary.n_surface_runs,
     }
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
 

@@ -26,7 +26,7 @@ from analysis.datasets.serializers import DriveDetailSerializer, DriveSerializer
 from analysis.datasets.tables import TABLES
 from analysis.filters import DriveFilter
 from analysis.models import DriveModel, DriveModelAggregate
-from analysis.selectors import public_runs_q, public_submissions, public_test_runs
+from analysis.selectors import extension_q, pts_q, public_runs_q, public_submissions, public_test_runs
 from nvmedb_client import data_license
 
 STABILITY = (
@@ -75,10 +75,10 @@ class DriveDetailApi(ReadApi, generics.RetrieveAPIView):
             DriveModel.objects.filter(pk__in=public_test_runs().values("drive_model_id"))
             .select_related("vendor")
             .annotate(
-                public_runs=Count(
-                    "test_runs",
-                    filter=public_runs_q("test_runs__"),
-                )
+                public_runs=Count("test_runs", filter=public_runs_q("test_runs__") & pts_q("test_runs__")),
+                public_surface_runs=Count(
+                    "test_runs", filter=public_runs_q("test_runs__") & extension_q("test_runs__")
+                ),
             )
             .prefetch_related(Prefetch("aggregates", queryset=DriveModelAggregate.objects.order_by("metric", "factor")))
         )

@@ -4,7 +4,7 @@ Query parameters (each optional; those marked * may repeat, and then match any o
 
     drive*             drive model slug
     vendor*            vendor slug
-    test*              iops, tp, lat, wsat, surface (the nvmedb extension)
+    test*              iops, tp, lat, wsat, …; surface (the nvmedb extension): the surface tables, drives, submissions
     firmware*          firmware revision
     pcie_generation    1..7, the negotiated link's generation
     compliance         pts (PTS-compliant runs), quick (quick-profile runs), imported (imported runs)

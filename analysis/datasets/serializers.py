@@ -85,10 +85,13 @@ class DriveDetailSerializer(DriveSerializer):
         help_text="Median, quartiles and counts of each headline metric over public runs, overall (factor 'all') "
         "and per factor level (firmware, PCIe generation, PCIe width, edition).",
     )
-    public_runs = serializers.IntegerField(read_only=True, help_text="Number of public test runs of this drive.")
+    public_runs = serializers.IntegerField(read_only=True, help_text="Number of public PTS test runs of this drive.")
+    public_surface_runs = serializers.IntegerField(
+        read_only=True, help_text="Number of public surface runs (the nvmedb extension, not a PTS test) of this drive."
+    )
 
     class Meta(DriveSerializer.Meta):
-        fields = [*DriveSerializer.Meta.fields, "public_runs", "aggregates"]
+        fields = [*DriveSerializer.Meta.fields, "public_runs", "public_surface_runs", "aggregates"]
 
 
 class ReleaseFileSerializer(serializers.Serializer):

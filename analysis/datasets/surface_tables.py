@@ -3,11 +3,11 @@ one row per access pattern. Registered in analysis.datasets.tables.TABLES."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import CharField, Func, QuerySet
 
-from analysis.datasets.tables import Column, Table, _c, _drive_columns, _run_columns
+from analysis.datasets.tables import RUN_COLUMNS, Column, Table, _c, _drive_columns, _run_columns
 from analysis.models import SurfaceCell, SurfacePattern
-from analysis.selectors import public_runs_q
+from analysis.selectors import extension_q, public_runs_q, public_test_runs
 
 EXTENSION = "nvmedb extension, not a test of the SNIA PTS, never PTS-compliant"
 
@@ -19,7 +19,7 @@ _PATTERN = (
 
 SURFACE_COLUMNS: tuple[Column, ...] = (
     _c("surface_cell_id", "integer", "This row's stable id.", "pk"),
-    _c("run_id", "integer", "The surface run (see the runs table, test = surface).", "test_run_id"),
+    _c("run_id", "integer", "The surface run (see the surface_runs table).", "test_run_id"),
     _c("submission_id", "string", "The submission (bundle) the row came from (UUID).", "test_run__submission_id"),
     *_drive_columns("drive_model__"),
     *_run_columns("test_run__"),
@@ -46,7 +46,7 @@ SURFACE_COLUMNS: tuple[Column, ...] = (
 
 SURFACE_PATTERN_COLUMNS: tuple[Column, ...] = (
     _c("surface_pattern_id", "integer", "This row's stable id.", "pk"),
-    _c("run_id", "integer", "The surface run (see the runs table, test = surface).", "test_run_id"),
+    _c("run_id", "integer", "The surface run (see the surface_runs table).", "test_run_id"),
     _c("submission_id", "string", "The submission (bundle) the row came from (UUID).", "test_run__submission_id"),
     *_drive_columns("test_run__drive_model__"),
     _c("firmware", "string", "Firmware revision during the run.", "test_run__firmware__revision"),
@@ -71,6 +71,35 @@ SURFACE_PATTERN_COLUMNS: tuple[Column, ...] = (
 )  # fmt: skip
 
 
+class JsonTextList(Func):
+    """A JSON array of strings as one '; '-separated string (empty for an empty array), the same in every format."""
+
+    template = "array_to_string(ARRAY(SELECT jsonb_array_elements_text(%(expressions)s)), '; ')"
+    output_field = CharField()
+
+    def as_sqlite(self, compiler, connection, **extra):
+        template = "COALESCE((SELECT group_concat(value, '; ') FROM json_each(%(expressions)s)), '')"
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+
+# The runs table holds PTS runs only: a surface run's own facts (submission, host, firmware, link, purge, wear, why it
+# is not compliant) are here, with the same column names and meanings; steady state is not judged for the surface.
+_NOT_FOR_SURFACE = frozenset({"threads", "iodepth", "steady", "steady_round", "run_id", "flags"})
+SURFACE_RUN_COLUMNS: tuple[Column, ...] = (
+    _c("run_id", "integer", "This surface run's stable id (run_id of the surface and surface_patterns tables).", "pk"),
+    *(column for column in RUN_COLUMNS if column.name not in _NOT_FOR_SURFACE),
+    _c("compliance_reasons", "string", "Why the run is not PTS-compliant, '; '-separated: always 'an nvmedb "
+       "extension … not a test of the SNIA PTS', then any reason the bundle itself carries.",
+       JsonTextList("compliance_reasons")),
+    _c("flags", "string", "Kinds of flags on the run or its submission (e.g. surface_claim_differs), ';'-separated "
+       "and sorted.", "flag_kinds__kinds"),
+)  # fmt: skip
+
+
+def _surface_runs(*, trials_of: int | None = None) -> QuerySet:
+    return public_test_runs(trials_of=trials_of).filter(extension_q())
+
+
 def _cells(*, trials_of: int | None = None) -> QuerySet[SurfaceCell]:
     return SurfaceCell.objects.filter(public_runs_q("test_run__", trials_of=trials_of))
 
@@ -80,6 +109,15 @@ def _patterns(*, trials_of: int | None = None) -> QuerySet[SurfacePattern]:
 
 
 SURFACE_TABLES = (
+    Table(
+        "surface_runs",
+        "Surface runs (nvmedb extension)",
+        f"One row per public surface run: the run-level facts of the surface and surface_patterns rows (the runs "
+        f"table holds PTS runs only; {EXTENSION}).",
+        SURFACE_RUN_COLUMNS,
+        _surface_runs,
+        run_prefix="",
+    ),
     Table(
         "surface",
         "Surface (nvmedb extension)",

@@ -23,7 +23,13 @@ from django.db.models import (
 
 from analysis.datasets import tables_demand_intensity
 from analysis.models import DriveModel
-from analysis.selectors import public_measurements, public_submissions, public_test_runs, public_windows
+from analysis.selectors import (
+    public_measurements,
+    public_pts_runs,
+    public_submissions,
+    public_test_runs,
+    public_windows,
+)
 from submissions.models import Submission
 
 
@@ -92,8 +98,8 @@ def _run_columns(run: str) -> tuple[Column, ...]:
             "string",
             "PTS test: iops, tp (throughput), lat (latency), wsat (write saturation), hir (host idle recovery), "
             "xsr (cross stimulus recovery), ecw (enterprise composite workload), dirth (demand intensity / response "
-            "time histogram) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp; or surface, the nvmedb "
-            "queue-depth × block-size extension (not a PTS test, never compliant).",
+            "time histogram) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp; in the surface tables "
+            "only: surface, the nvmedb queue-depth × block-size extension (not a PTS test, never compliant).",
             f"{run}test",
         ),
         _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
@@ -270,7 +276,7 @@ SUBMISSION_COLUMNS: tuple[Column, ...] = (
 
 
 def _runs(*, trials_of: int | None = None) -> QuerySet:
-    return public_test_runs(trials_of=trials_of)
+    return public_pts_runs(trials_of=trials_of)
 
 
 def _drives(*, trials_of: int | None = None) -> QuerySet:
@@ -289,7 +295,8 @@ TABLES: dict[str, Table] = {
         Table(
             "measurements",
             "Measurements",
-            "One row per cell (block size × R/W mix) per round of every public test run.",
+            "One row per cell (block size × R/W mix) per round of every public PTS test run (the surface's cells, an "
+            "nvmedb extension, are in the surface table).",
             MEASUREMENT_COLUMNS,
             public_measurements,
             run_prefix="test_run__",
@@ -304,8 +311,21 @@ TABLES: dict[str, Table] = {
             run_prefix="test_run__",
             cell_filters=frozenset({"block_size_bytes", "read_pct"}),
         ),
-        Table("runs", "Runs", "One row per public PTS test run.", RUN_COLUMNS, _runs, run_prefix=""),
-        Table("drives", "Drives", "Drive models with at least one public run.", DRIVE_COLUMNS, _drives),
+        Table(
+            "runs",
+            "Runs",
+            "One row per public PTS test run (surface runs, an nvmedb extension, are in the surface_runs table).",
+            RUN_COLUMNS,
+            _runs,
+            run_prefix="",
+        ),
+        Table(
+            "drives",
+            "Drives",
+            "Drive models with at least one public run (of a PTS test or the surface).",
+            DRIVE_COLUMNS,
+            _drives,
+        ),  # fmt: skip
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
         *tables_recovery.tables(Table),
         *tables_demand_intensity.tables(),

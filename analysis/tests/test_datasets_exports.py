@@ -176,7 +176,8 @@ def test_filters_narrow_the_rows(client, dataset_runs):
     assert len(ids(client, "measurements", _size=3)) == 3
     assert ids(client, "drives", pcie_generation=3) == [other.drive_model.slug]
     assert ids(client, "submissions", compliance="quick") == []
-    assert ids(client, "runs", drive=other.drive_model.slug) == [other.id, dataset_runs["surface"][1].id]
+    assert ids(client, "runs", drive=other.drive_model.slug) == [other.id]  # its surface run is in surface_runs
+    assert ids(client, "surface_runs", drive=other.drive_model.slug) == [dataset_runs["surface"][1].id]
     assert ids(client, "steady_state", read_pct=0) == [public.id]
     assert ids(client, "steady_state", read_pct=100) == [other.id]
     assert ids(client, "steady_state", read_pct=50) == []

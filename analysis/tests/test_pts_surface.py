@@ -133,3 +133,35 @@ def test_a_bundle_without_the_client_s_surface_figures_is_flagged_and_still_deri
     assert [p.claimed for p in patterns] == [None] * 4 and all(p.knee_iodepth for p in patterns)
     (flag,) = Flag.objects.filter(submission=submission, kind="surface_claim_differs")
     assert "no surface figures" in flag.reason
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])  # PostgreSQL's COPY and the ORM rendering
+def test_the_real_surface_run_is_in_surface_runs_and_its_cells_in_no_measurements_row(
+    client, submission, surface_bundle, fmt
+):
+    import csv
+    import io
+
+    from django.utils import timezone
+
+    assert ingest_submission(submission=submission, bundle=surface_bundle).status == "published"
+    submission.status, submission.published_at = "published", timezone.now()  # as the intake service does
+    submission.save(update_fields=["status", "published_at"])
+    client.force_login(submission.uploader)  # a file-target quick run is a trial: its owner's include=trial export
+
+    def rows(table: str) -> list[dict]:
+        response = client.get(f"/datasets/{table}.{fmt}", {"include": "trial"})
+        content = b"".join(response.streaming_content).decode()
+        return json.loads(content) if fmt == "json" else list(csv.DictReader(io.StringIO(content, newline="")))
+
+    surface_run, wsat = (TestRun.objects.get(submission=submission, test=test) for test in ("surface", "wsat"))
+    assert {int(row["run_id"]) for row in rows("runs")} == {wsat.id}
+    measured = [int(row["run_id"]) for row in rows("measurements")]
+    assert measured and set(measured) == {wsat.id}
+    (row,) = rows("surface_runs")
+    assert int(row["run_id"]) == surface_run.id and row["submission_id"] == str(submission.pk)
+    assert row["compliance_reasons"] == "; ".join(surface_run.compliance_reasons)
+    assert "nvmedb extension" in row["compliance_reasons"] and row["target_kind"] == "file"
+    cells = rows("surface")
+    assert len(cells) == SurfaceCell.objects.filter(test_run=surface_run).count() == 16
+    assert {int(c["run_id"]) for c in cells} == {surface_run.id}

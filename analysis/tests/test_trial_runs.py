@@ -78,7 +78,8 @@ def test_a_trial_is_absent_from_the_home_page_counts_and_the_drive_pages(client,
     assert client.get("/compare/", {"drives": "acme-990-1tb,unknown-drive"}).status_code == 400
 
     page = client.get("/drives/acme-990-1tb/").content.decode()
-    assert "10 public test runs from 2 submissions on 2 units" in " ".join(page.split())
+    text = " ".join(re.sub(r"<[^>]+>", "", page).split())
+    assert "8 public PTS test runs from 2 submissions on 2 units · 2 surface runs (nvmedb extension" in text
     assert "FW9" not in page
     chosen = client.get("/drives/acme-990-1tb/", {"submission": str(trials["submissions"][1].pk)})
     assert chosen.status_code == 404
@@ -104,7 +105,7 @@ def test_a_trial_is_absent_from_the_read_api(client, trials):
     assert [d["slug"] for d in drives] == ["acme-990-1tb"]
     assert client.get("/api/v1/drives/unknown-drive/").status_code == 404
     detail = client.get("/api/v1/drives/acme-990-1tb/").json()
-    assert all(a["n_runs"] <= 2 for a in detail["aggregates"]) and detail["public_runs"] == 10
+    assert all(a["n_runs"] <= 2 for a in detail["aggregates"]) and detail["public_runs"] == 8
     published = client.get("/api/v1/published-submissions/").json()["results"]
     assert {s["id"] for s in published}.isdisjoint({str(s.pk) for s in trials["submissions"]}) and len(published) == 2
     for submission in trials["submissions"]:
@@ -139,7 +140,8 @@ def test_the_owner_sees_their_trial_on_the_profile_the_submission_page_and_an_in
     assert page.status_code == 200 and 'id="trial-notice"' in page.content.decode()
     assert "Unknown drive" in page.content.decode() and 'href="/drives/unknown-drive/"' not in page.content.decode()
     for fmt in FORMATS:
-        rows = _export_rows(client, "runs", fmt, include="trial")
+        rows = _export_rows(client, "runs", fmt, include="trial")  # PTS runs; the surface runs in surface_runs
+        rows += _export_rows(client, "surface_runs", fmt, include="trial")
         assert {r["run_id"] for r in rows} >= trials["run_ids"]
         assert len(rows) == 10 + len(trials["run_ids"]), "the public runs and the owner's own trials"
     public_only = {r["run_id"] for r in _export_rows(client, "runs", "json")}

@@ -3,11 +3,16 @@ them, a pre-write in the runs changes neither the curve, the operating points no
 remaining-time estimate and resume account for them (the real runs are in test_pts_dirth.py's quick run)."""
 
 import json
+import shutil
 
+import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from test_pts_dirth import _fio_doc, _runs_and_files
+from test_pts_dirth_capture import _InterruptAt
 
-from nvmedb_client import resume, tracking
+from nvmedb_client import bundle as bundle_module
+from nvmedb_client import resume, runner, tracking
 from nvmedb_client.cli import main
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan, count_runs, estimate_duration, plan_to_dict, quick_profile
@@ -133,7 +138,6 @@ def test_pre_write_runs_change_neither_the_curve_the_operating_points_nor_the_tr
 
 
 def test_the_remaining_time_counts_the_pre_writes_still_to_come(tmp_path):
-    from nvmedb_client import runner
     from nvmedb_client.run_state import RunConfig, create_run_dir
 
     config = RunConfig(target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=256 * 1024**2,
@@ -157,3 +161,32 @@ def test_an_interruption_during_a_round_pre_write_keeps_the_rounds_and_runs_it_a
     assert gap["action"] == "continued" and "the pre-write before round 3" in gap["reason"]
     block = build_plan(tests=["dirth"], capacity_bytes=GIB).blocks[0]
     assert {"dirth-r01-prewrite", "dirth-r25-prewrite", "dirth-prewrite-min"} <= resume.block_run_ids(block)
+
+
+@pytest.mark.fio
+def test_a_run_interrupted_in_a_round_pre_write_runs_that_pre_write_again_and_keeps_the_rest(tmp_path):
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    config = runner.RunConfig(
+        target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=64 * 1024**2, tests=["dirth"],
+        edition="enterprise", profile="quick", cell_runtime_s=0.5,
+    )  # fmt: skip
+    run_dir = runner.create_run_dir(config=config, out_dir=tmp_path)
+    reporter = _InterruptAt("dirth-r02-prewrite")
+    first = runner.Runner(run_dir=run_dir, reporter=reporter)
+    reporter.runner = first
+    with pytest.raises(runner.RunInterrupted):
+        first.execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
+    before = {run["id"]: run["started_at"] for run in runner.load_state(run_dir)["runs"]}
+    assert "dirth-r01-prewrite" in before and "dirth-r01-tc01-qd01" in before and "dirth-r02-prewrite" not in before
+
+    path = runner.Runner(run_dir=run_dir).execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
+    manifest = bundle_module.verify_bundle(path, extract_to=tmp_path / "x").manifest
+    (gap,) = manifest["interruptions"]
+    assert (gap["action"], gap["stage"], gap["round"]) == ("continued", "prewrite", 2)
+    assert not json.loads((run_dir / "state.json").read_text()).get("superseded_runs")
+    after = [run["id"] for run in manifest["runs"]]
+    started = {run["id"]: run["started_at"] for run in manifest["runs"]}
+    assert {k: started[k] for k in before} == before  # WIPC, the first pre-write and round 1 were not run again
+    assert after.count("dirth-r02-prewrite") == 1 and after.index("dirth-r02-prewrite") == 6  # then round 2
+    assert after[7] == "dirth-r02-tc02-qd04"

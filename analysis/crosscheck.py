@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from analysis.pts import captures as pts_captures
+from analysis.pts import prewrites as pts_prewrites
 from analysis.pts import segments as pts_segments
 from analysis.wear import DATA_UNIT_BYTES
 
@@ -420,6 +421,10 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
     captured = pts_captures.capture_of(run, blocks)  # a DIRTH capture: its TC/QD is decided after the sweep
     if captured is not None:
         problems = pts_captures.capture_problems(run, *captured)
+        return [CheckFailure("plan", REJECT, f"run {run.get('id')}: " + "; ".join(problems))] if problems else []
+    prewrite = pts_prewrites.prewrite_of(run, blocks)  # a DIRTH pre-write: writes, no cell of the sweep
+    if prewrite is not None:
+        problems = pts_prewrites.prewrite_problems(run, *prewrite)
         return [CheckFailure("plan", REJECT, f"run {run.get('id')}: " + "; ".join(problems))] if problems else []
     segment = pts_segments.segment_of(run, blocks)  # a HIR/XSR timed run, not a round of a series
     if segment is not None:

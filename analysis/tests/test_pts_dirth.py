@@ -66,6 +66,17 @@ def test_the_server_derives_the_curve_operating_points_and_histograms_and_they_m
         # each histogram is read from the point's own capture run after the sweep
         assert (op.histogram_source, op.histogram_run_key) == ("capture", f"dirth-capture-{op.name}")
     assert not Flag.objects.filter(submission=submission, kind__startswith="dirth_capture").exists()
+    # the pre-writes are stored as ordinary measurements of their phase, and are no point of the curve
+    prewrites = Measurement.objects.filter(test_run__submission=submission, round__phase="prewrite")
+    assert sorted(m.run_key for m in prewrites) == [
+        "dirth-prewrite-max", "dirth-prewrite-mid", "dirth-prewrite-min", "dirth-r01-prewrite", "dirth-r02-prewrite"
+    ]  # fmt: skip
+    assert all((m.pattern, m.read_pct, m.block_size_bytes) == ("randwrite", 0, 8192) for m in prewrites)
+    assert all(m.write_iops > 0 and m.test_run.test == "dirth" for m in prewrites)
+    for m in prewrites.filter(run_key__startswith="dirth-prewrite-"):
+        op = ops[m.run_key.removeprefix("dirth-prewrite-")]
+        assert (m.threads, m.iodepth) == (op.threads, op.iodepth)
+    assert not {p.run_key for p in dirth.points.all()} & {m.run_key for m in prewrites}
     assert not DemandIntensityCurve.objects.filter(test_run__submission=submission, test_run__test="ecw")[
         0
     ].operating_points.exists()
@@ -163,6 +174,13 @@ def test_a_capture_that_claims_another_tc_qd_is_not_published_for_its_point(subm
         other = next(r for r in (runs["dirth-capture-max"], runs["dirth-capture-min"])
                      if (r["threads"], r["iodepth"]) != (mid["threads"], mid["iodepth"]))  # fmt: skip
         mid.update({k: other[k] for k in ("threads", "iodepth", "job_file", "output_file")})
+        # a pre-write runs before each capture: the forger leaves out the one between the two and moves mid's
+        # window onto the other's fio clock, so only the TC/QD check can catch the swap
+        if other["id"] == "dirth-capture-max":
+            mid["started_at"] = other["finished_at"]
+            return {"dirth-prewrite-mid"}
+        mid["finished_at"] = other["started_at"] = other["finished_at"]
+        return {"dirth-prewrite-min"}
 
     outcome = ingest_submission(submission=submission, bundle=_forge(real_bundle, tmp_path, edit))
     assert outcome.status == "published", outcome.reasons
@@ -213,3 +231,41 @@ def test_a_capture_run_must_be_one_the_plan_declares_at_a_cell_of_its_sweep():
         blocks = [{**plan["blocks"][0], "captures": hostile, "series": hostile}]
         (failure,) = check_run_against_plan(run=run, plan={**plan, "blocks": blocks})
         assert failure.reason.startswith("run dirth-capture-mid: ")
+
+
+def test_a_pre_write_run_must_be_one_the_plan_declares():
+    from analysis.crosscheck import check_run_against_plan
+    from nvmedb_client.plan import build_plan, plan_to_dict, quick_profile
+
+    plan = plan_to_dict(build_plan(tests=["dirth"], capacity_bytes=2**28, target_kind="file", profile=quick_profile(1)))
+    write = {"test": "dirth", "phase": "prewrite", "round": 2, "pattern": "randwrite", "block_size_bytes": 8192,
+             "read_pct": 0}  # fmt: skip
+    before_round = {**write, "id": "dirth-r02-prewrite", "threads": 2, "iodepth": 4, "runtime_s": 1}
+    before_mid = {**write, "id": "dirth-prewrite-mid", "round": 1, "threads": 2, "iodepth": 1, "runtime_s": 2}
+    assert check_run_against_plan(run=before_round, plan=plan) == []
+    assert check_run_against_plan(run=before_mid, plan=plan) == []  # TC/QD decided after the sweep: a sweep cell
+    wrong = [
+        ({"threads": 1}, "TC 1/QD 4 where the plan says TC 2/QD 4"),
+        ({"read_pct": 65, "pattern": "randrw"}, "read_pct 65 where the plan says 0"),
+        ({"runtime_s": 60}, "runtime 60 s where the plan says 1 s"),
+        ({"phase": "wdpc"}, "phase wdpc is no pre-write"),
+    ]
+    for change, reason in wrong:
+        (failure,) = check_run_against_plan(run={**before_round, **change}, plan=plan)
+        assert failure.reason.startswith("run dirth-r02-prewrite: ") and reason in failure.reason
+    (failure,) = check_run_against_plan(run={**before_mid, "threads": 8}, plan=plan)
+    assert "TC 8/QD 1 is no cell of the plan's sweep" in failure.reason
+    # a pre-write the plan does not declare is rejected like any run outside its plan: beyond its rounds, or in a
+    # plan without pre-writes (an older client's)
+    (failure,) = check_run_against_plan(run={**before_round, "id": "dirth-r03-prewrite", "round": 3}, plan=plan)
+    assert (
+        failure.reason == "run dirth-r03-prewrite: cell randwrite 8192 B 0% reads is not in the plan's prewrite series"
+    )
+    older = {**plan, "blocks": [{k: v for k, v in plan["blocks"][0].items() if k != "prewrites"}]}
+    for run in (before_round, before_mid):
+        (failure,) = check_run_against_plan(run=run, plan=older)
+        assert "is not in the plan's prewrite series" in failure.reason
+    for hostile in (5, "dirth-r02-prewrite", [5, None], {"run_id": "dirth-r02-prewrite"}, [{"run_id": [1]}]):
+        blocks = [{**plan["blocks"][0], "prewrites": hostile}]
+        (failure,) = check_run_against_plan(run=before_round, plan={**plan, "blocks": blocks})
+        assert failure.reason.startswith("run dirth-r02-prewrite: ")

@@ -94,7 +94,8 @@ def test_the_quick_sweep_is_a_two_by_two_grid_of_short_cells_and_few_rounds():
         assert [(c.threads, c.iodepth) for c in series.cells] == [(2, 4), (2, 1), (1, 4), (1, 1)]
         assert series.runtime_s == 1 and series.max_rounds == 2
     estimate = plan_to_dict(plan)["estimate"]
-    assert estimate["fio_runs"] == {"min": 21, "max": 21}  # 2 WIPC + 2 tests x 2 rounds x 4 cells + 3 captures
+    # 2 WIPC + 2 tests x 2 rounds x 4 cells + DIRTH's 2 round pre-writes + 3 captures, each after a pre-write
+    assert estimate["fio_runs"] == {"min": 26, "max": 26}
     assert estimate_duration(plan).max_s < 60
 
 
@@ -285,6 +286,25 @@ def test_a_real_quick_run_carries_each_cells_raw_files_and_a_claim_verify_rederi
         assert [run[k] for k in ("pattern", "block_size_bytes", "read_pct")] == [
             sweep[k] for k in ("pattern", "block_size_bytes", "read_pct")
         ]  # fmt: skip
+    # the port's pre-writes: random writes at 8 KiB before each round (the sweep's highest TC/QD, one cell long)
+    # and before each capture (its point's TC/QD, two cells long), in the run order the port has
+    order = [r["id"] for r in manifest["runs"] if r["test"] == "dirth"]
+    prewrites = {r["id"]: r for r in manifest["runs"] if r["phase"] == "prewrite"}
+    assert list(prewrites) == ["dirth-r01-prewrite", "dirth-r02-prewrite", "dirth-prewrite-max",
+                               "dirth-prewrite-mid", "dirth-prewrite-min"]  # fmt: skip
+    assert order.index("dirth-r01-prewrite") == 1 and order.index("dirth-r02-prewrite") == 6  # after WIPC, round 1
+    ops = {op["name"]: op for op in claims["dirth"]["operating_points"]}
+    for run_id, run in prewrites.items():
+        point = run_id.removeprefix("dirth-prewrite-")
+        want = (2, 4, 1) if point not in ops else (ops[point]["threads"], ops[point]["iodepth"], 2)
+        assert (run["threads"], run["iodepth"], run["runtime_s"]) == want
+        assert (run["pattern"], run["block_size_bytes"], run["read_pct"]) == ("randwrite", 8192, 0)
+        if point in ops:
+            assert order.index(run_id) + 1 == order.index(f"dirth-capture-{point}")
+        job = verified.read_bytes(run["job_file"]).decode()
+        assert "rw=randwrite" in job and f"iodepth={want[1]}" in job and f"numjobs={want[0]}" in job
+        recorded = json.loads(verified.read_bytes(run["output_file"]))["global options"]
+        assert recorded["rw"] == "randwrite" and recorded["bs"] == "8192"
     assert demand_intensity.rederive(verified) == manifest["demand_intensity"]
     result = CliRunner().invoke(main, ["verify", path, "--json"])
     assert result.exit_code == 0, result.output
@@ -329,8 +349,8 @@ def test_plan_prints_the_sweep_the_stimulus_and_an_estimate_for_any_subset_of_te
     assert "estimated duration" in out and "estimated bundle size" in out
     data = json.loads(CliRunner().invoke(main, ["plan", "--tests", "dirth", "--size", "1TB", "--json"]).output)
     assert data["tests"] == ["dirth"]
-    # 1 WIPC + 49 cells x 5 to 25 rounds + 3 captures
-    assert data["estimate"]["fio_runs"] == {"min": 1 + 49 * 5 + 3, "max": 1 + 49 * 25 + 3}
+    # 1 WIPC + 49 cells x 5 to 25 rounds + a pre-write before each round + 3 captures, each after a pre-write
+    assert data["estimate"]["fio_runs"] == {"min": 1 + 50 * 5 + 3 * 2, "max": 1 + 50 * 25 + 3 * 2}
 
 
 def test_the_client_edition_leaves_ecw_and_dirth_out_unless_asked_and_then_says_so():

@@ -53,8 +53,8 @@ def test_the_plan_declares_one_capture_per_operating_point_after_the_sweep():
     (captures,) = [b["captures"] for b in data["blocks"]]
     assert [c["run_id"] for c in captures] == ["dirth-capture-max", "dirth-capture-mid", "dirth-capture-min"]
     assert all(c["threads"] is None and "decided after the sweep" in c["decided"] for c in captures)
-    # 1 WIPC + 49 cells x 5 to 25 rounds + 3 captures
-    assert data["estimate"]["fio_runs"] == {"min": 1 + 49 * 5 + 3, "max": 1 + 49 * 25 + 3}
+    # 1 WIPC + 49 cells x 5 to 25 rounds + a pre-write before each round + 3 captures, each after a pre-write
+    assert data["estimate"]["fio_runs"] == {"min": 1 + 50 * 5 + 3 * 2, "max": 1 + 50 * 25 + 3 * 2}
     ecw = plan_to_dict(build_plan(tests=["ecw"], capacity_bytes=GIB))
     assert "captures" not in ecw["blocks"][0]
 
@@ -239,7 +239,9 @@ def test_without_a_tc1_qd1_measurement_only_maxiops_is_run_and_the_others_say_wh
     recorder = _Recorder(tmp_path, runs)
     block = recorder.plan.blocks[0]
     dirth_capture.run_captures(recorder, block)
-    (run,) = recorder.fio_runs
+    prewrite, run = recorder.fio_runs  # the point's pre-write, then its capture, at the same TC/QD
+    assert (prewrite["run_id"], prewrite["phase"], prewrite["runtime_s"]) == ("dirth-prewrite-max", "prewrite", 2)
+    assert (prewrite["threads"], prewrite["iodepth"]) == (2, 4) and "rw=randwrite" in prewrite["job_text"]
     sweep_cell = next(c for c in block.series[0].cells if (c.threads, c.iodepth) == (2, 4))
     assert (run["run_id"], run["cell"], run["runtime_s"]) == ("dirth-capture-max", sweep_cell, 3)
     assert "rw=randrw" in run["job_text"] and "iodepth=4" in run["job_text"] and "numjobs=2" in run["job_text"]

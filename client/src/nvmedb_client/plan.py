@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nvmedb_client.pts import surface as surface_test
+from nvmedb_client.pts.dirth_prewrite import timed_runs
 from nvmedb_client.steady_state import (
     DEFAULT_MAX_ROUNDS,
     MAX_DATA_EXCURSION,
@@ -213,6 +214,8 @@ class Block:
     segments: tuple = ()
     # DIRTH: one capture run per operating point after the series (nvmedb_client.pts.dirth_capture.Capture)
     captures: tuple = ()
+    # DIRTH: pre-writes before each round and each capture (nvmedb_client.pts.dirth_prewrite.Prewrite)
+    prewrites: tuple = ()
 
     @property
     def wipc_run_id(self) -> str:
@@ -458,9 +461,8 @@ def estimate_duration(plan: Plan, *, run_overhead_s: float = ASSUMED_RUN_OVERHEA
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * per_round
                 high += series.max_rounds * per_round
-        segments_s = sum(run.runtime_s + run_overhead_s for run in (*block.segments, *block.captures))
-        low += segments_s
-        high += segments_s
+        low += sum(run.runtime_s + run_overhead_s for run in timed_runs(block, fewest=True))
+        high += sum(run.runtime_s + run_overhead_s for run in timed_runs(block, fewest=False))
     assumptions = (
         f"WIPC writes at {ASSUMED_SEQ_WRITE_BYTES_PER_S / 1e9:g} GB/s",
         f"WSAT random writes at {ASSUMED_RANDOM_WRITE_BYTES_PER_S / 1e9:g} GB/s for the lower bound",
@@ -484,8 +486,8 @@ def count_runs(plan: Plan) -> tuple[int, int]:
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * len(series.cells)
                 high += series.max_rounds * len(series.cells)
-        low += len(block.segments) + len(block.captures)
-        high += len(block.segments) + len(block.captures)
+        low += len(timed_runs(block, fewest=True))
+        high += len(timed_runs(block, fewest=False))
     return low, high
 
 
@@ -597,6 +599,7 @@ def _block_to_dict(plan: Plan, block: Block) -> dict:
         "series": [_series_to_dict(plan, series) for series in block.series],
         **({"segments": [segment_to_dict(s) for s in block.segments]} if block.segments else {}),
         **({"captures": [c.to_dict() for c in block.captures]} if block.captures else {}),
+        **({"prewrites": [p.to_dict() for p in block.prewrites]} if block.prewrites else {}),
     }
 
 

@@ -43,6 +43,12 @@ def interruption(state: dict, *, now: str) -> dict:
             "during the operating-point captures: the sweep and the finished captures are kept, the interrupted "
             f"capture runs again from its start (after {length_s:g} s in which the drive could idle)"
         )
+    elif stage == "prewrite":
+        action = "continued"
+        why = (
+            f"during the pre-write before round {position.get('round')}: the rounds so far are kept, the pre-write "
+            f"runs again from its start, so the round still follows writes (after {length_s:g} s of idle)"
+        )
     elif stage == "rounds" and position.get("round_complete") and length_s <= ALLOWED_GAP_S:
         action = "continued"
         why = f"between rounds {position.get('round')} and {position.get('round', 0) + 1}, within {ALLOWED_GAP_S:g} s"
@@ -74,6 +80,7 @@ def block_run_ids(block: Block) -> set[str]:
             ids.update(series.run_id(round_number, cell) for cell in series.cells)
     ids.update(segment.run_id for segment in block.segments)
     ids.update(capture.run_id for capture in block.captures)
+    ids.update(prewrite.run_id for prewrite in block.prewrites)
     return ids
 
 

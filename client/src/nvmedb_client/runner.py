@@ -31,7 +31,8 @@ from nvmedb_client.plan import (
     wipc_range_bytes,
 )
 from nvmedb_client.progress import Reporter, Status, TrackingLine
-from nvmedb_client.pts import surface_figures
+from nvmedb_client.pts import dirth_prewrite, surface_figures
+from nvmedb_client.pts import runs as pts_runs
 from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
     FILES,
     STATE_FILE,
@@ -186,10 +187,7 @@ class Runner:
                     self._wsat(series, block)
                 else:
                     self._rounds(series, block)
-            if block.segments or block.captures:
-                from nvmedb_client.pts.runs import run_after_series
-
-                run_after_series(self, block)
+            pts_runs.run_after_series(self, block)  # HIR/XSR segments, DIRTH captures (none for the other tests)
             self._check_write_cache(block, "test end")
             done.append(block.label)
             self._position(block=block.label, stage="done")
@@ -296,6 +294,7 @@ class Runner:
         for round_number in range(1, series.max_rounds + 1):
             self.context.round = round_number
             where = {"block": block.label, "stage": "rounds", "phase": series.phase, "round": round_number}
+            dirth_prewrite.run_round_prewrite(self, block, round_number)  # DIRTH: the port's writes before a round
             self._position(**where, round_complete=False)
             for index, cell in enumerate(series.cells, start=1):
                 self.context.cell_index = index
@@ -615,9 +614,9 @@ class Runner:
                 minimum = 1 if series.phase == "wsat" else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
                 low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
                 high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
-            timed = (*block.segments, *block.captures)  # HIR/XSR segments, DIRTH captures: fixed lengths
-            left = sum(run.runtime_s + overhead for run in timed if run.run_id not in self.completed)
-            low, high = low + left, high + left
+            fewest, most = (dirth_prewrite.timed_runs(block, fewest=f) for f in (True, False))  # fixed lengths
+            low += sum(run.runtime_s + overhead for run in fewest if run.run_id not in self.completed)
+            high += sum(run.runtime_s + overhead for run in most if run.run_id not in self.completed)
         return low, high
 
     def _non_compliant(self, reason: str) -> None:

@@ -8,7 +8,7 @@ import click
 
 from nvmedb_client import plan as plan_module
 from nvmedb_client.cli.surface_options import options_from_flags, surface_options
-from nvmedb_client.pts import demand_intensity, dirth_capture
+from nvmedb_client.pts import demand_intensity, dirth_capture, dirth_prewrite
 
 
 def parse_tests(value: str | None, edition: str = "enterprise") -> list[str]:
@@ -223,6 +223,7 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
             lines.append(f"    stop: {series['stop_rule']}")
         for segment in block.get("segments") or []:
             lines.append(_segment_line(segment))
+        lines += dirth_prewrite.describe(block.get("prewrites") or [])
         lines += dirth_capture.describe(block.get("captures") or [])
         for skipped in data.get("skipped_cells") or []:
             if skipped["test"] == block["test"]:

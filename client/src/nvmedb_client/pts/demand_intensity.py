@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
-from nvmedb_client.pts import dirth, dirth_capture, ecw
+from nvmedb_client.pts import dirth, dirth_capture, dirth_prewrite, ecw
 
 TESTS = ("ecw", "dirth")
 PTS_THREADS = (32, 16, 8, 6, 4, 2, 1)
@@ -44,7 +44,13 @@ def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_s
     cells = tuple(Cell("randrw", bs, read_pct, tc, qd, workload) for tc in threads for qd in depths)
     series = Series(test, "wdpc", cells, threads[0], depths[0], profile.cell_runtime_s, max_rounds)
     captures = dirth_capture.plan_captures(profile) if test == "dirth" else ()
-    block = Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads, captures=captures)
+    prewrites = (
+        dirth_prewrite.plan_prewrites(profile, max_rounds=max_rounds, threads=threads[0], iodepth=depths[0])
+        if test == "dirth"
+        else ()
+    )
+    block = Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads, captures=captures,
+                  prewrites=prewrites)  # fmt: skip
     return block, None
 
 

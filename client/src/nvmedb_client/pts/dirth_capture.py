@@ -78,7 +78,7 @@ def run_captures(runner, block) -> None:
     """The runner's hook: derive the operating points from the sweep's outputs, then run each point's capture.
     A point the sweep cannot give (no TC 1/QD 1 measurement) gets no capture; the derivation records why."""
     from nvmedb_client import fio_jobs
-    from nvmedb_client.pts import demand_intensity
+    from nvmedb_client.pts import demand_intensity, dirth_prewrite
 
     entry = demand_intensity.derive(block.test, runner.state["runs"], lambda rel: (runner.files / rel).read_bytes())
     _note_long_gaps(runner, block)
@@ -94,6 +94,7 @@ def run_captures(runner, block) -> None:
             runner._message(f"no {capture.point} capture: {point.get('missing')}")
             continue
         threads, iodepth = point["threads"], point["iodepth"]
+        dirth_prewrite.run_point_prewrite(runner, block, capture.point, threads, iodepth, number)
         cell = _sweep_cell(block, threads, iodepth)
         runner._update(test=capture.test, phase=PHASE, round=number, max_rounds=len(block.captures),
                        cell=capture.run_id, cell_index=1, cells=1)  # fmt: skip

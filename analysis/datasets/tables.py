@@ -148,7 +148,9 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("run_id", "integer", "The test run (see the runs table).", "test_run_id"),
     *_drive_columns("drive_model__"),
     *_run_columns("test_run__"),
-    _c("phase", "string", "Test phase: wipc, wdpc, tp-write, tp-read or wsat.", "round__phase"),
+    _c("phase", "string", "Test phase: wipc, wdpc (a test's rounds), tp-write, tp-read, wsat; hir-pc, hir-wait, "
+       "hir-base (HIR); xsr-g1, xsr-g2, xsr-g3 (XSR); prewrite and capture (DIRTH's pre-writes and histogram "
+       "captures, not cells of its curve).", "round__phase"),
     _c("series", "string", "Rounds that count independently (e.g. a throughput block size); empty when one series.",
        "round__series"),
     _c("round", "integer", "Round number within the phase and series, from 1.", "round__number"),

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from analysis.pts.segments import runtime_problems
 from nvmedb_client.pts import dirth_capture
-
-RUNTIME_TOLERANCE_S = 0.5
 
 
 def capture_of(run: Mapping, blocks: list[Mapping]) -> tuple[Mapping, Mapping] | None:
@@ -35,10 +34,7 @@ def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str
     if tuple(run.get(key) for key in keys) not in cells:
         shown = ", ".join(f"{key} {str(run.get(key))[:20]}" for key in keys)
         problems.append(f"{shown} is no cell of the plan's sweep")
-    declared, planned = run.get("runtime_s"), capture.get("runtime_s")
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (declared, planned))
-    if not numbers or abs(float(declared) - float(planned)) > RUNTIME_TOLERANCE_S:
-        problems.append(f"runtime {str(declared)[:20]} s where the plan says {str(planned)[:20]} s")
+    problems += runtime_problems(run, capture)
     return problems
 
 

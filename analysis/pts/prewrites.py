@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from analysis.pts.captures import RUNTIME_TOLERANCE_S, _list
+from analysis.pts.captures import _list
+from analysis.pts.segments import runtime_problems
 from nvmedb_client.pts import dirth_prewrite
 
 
@@ -42,8 +43,5 @@ def prewrite_problems(run: Mapping, prewrite: Mapping, block: Mapping) -> list[s
     elif at != (prewrite.get("threads"), prewrite.get("iodepth")):
         planned = f"TC {str(prewrite.get('threads'))[:20]}/QD {str(prewrite.get('iodepth'))[:20]}"
         problems.append(f"TC {str(at[0])[:20]}/QD {str(at[1])[:20]} where the plan says {planned}")
-    declared, planned = run.get("runtime_s"), prewrite.get("runtime_s")
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (declared, planned))
-    if not numbers or abs(float(declared) - float(planned)) > RUNTIME_TOLERANCE_S:
-        problems.append(f"runtime {str(declared)[:20]} s where the plan says {str(planned)[:20]} s")
+    problems += runtime_problems(run, prewrite)
     return problems

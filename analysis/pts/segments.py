@@ -21,8 +21,15 @@ def segment_problems(run: Mapping, segment: Mapping) -> list[str]:
     for key in ("phase", "pattern", "block_size_bytes", "threads", "iodepth"):
         if run.get(key) != segment.get(key):
             problems.append(f"{key} {str(run.get(key))[:40]} where the plan says {str(segment.get(key))[:40]}")
-    declared, planned = run.get("runtime_s"), segment.get("runtime_s")
+    problems += runtime_problems(run, segment)
+    return problems
+
+
+def runtime_problems(run: Mapping, planned_run: Mapping) -> list[str]:
+    """[why] when the run's declared runtime is not the planned one within RUNTIME_TOLERANCE_S (or either is not a
+    number), else []. Shared by the segment, capture and pre-write checks."""
+    declared, planned = run.get("runtime_s"), planned_run.get("runtime_s")
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (declared, planned))
     if not numbers or abs(float(declared) - float(planned)) > RUNTIME_TOLERANCE_S:
-        problems.append(f"runtime {str(declared)[:20]} s where the plan says {str(planned)[:20]} s")
-    return problems
+        return [f"runtime {str(declared)[:20]} s where the plan says {str(planned)[:20]} s"]
+    return []

@@ -168,8 +168,8 @@ class _InterruptAt(Reporter):
             self.runner.interrupted = "SIGINT"
 
 
-@pytest.mark.fio
-def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep(tmp_path):
+def interrupted_quick_dirth_run(tmp_path, cell: str):
+    """The run directory of a real quick DIRTH run on a 64 MiB file, stopped while fio ran `cell`."""
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
     config = runner.RunConfig(
@@ -177,11 +177,17 @@ def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep
         edition="enterprise", profile="quick", cell_runtime_s=0.5,
     )  # fmt: skip
     run_dir = runner.create_run_dir(config=config, out_dir=tmp_path)
-    reporter = _InterruptAt("dirth-capture-mid")
+    reporter = _InterruptAt(cell)
     first = runner.Runner(run_dir=run_dir, reporter=reporter)
     reporter.runner = first
     with pytest.raises(runner.RunInterrupted):
         first.execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
+    return run_dir
+
+
+@pytest.mark.fio
+def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep(tmp_path):
+    run_dir = interrupted_quick_dirth_run(tmp_path, "dirth-capture-mid")
     state = runner.load_state(run_dir)
     before = {run["id"]: run["started_at"] for run in state["runs"]}
     assert "dirth-capture-max" in before and "dirth-capture-mid" not in before
@@ -225,6 +231,8 @@ class _Recorder:
 
     def _message(self, text):
         self.messages.append(text)
+
+    run_cell = runner.Runner.run_cell  # the real job rendering, down to the fio call recorded below
 
     def _run_fio(self, **run):
         self.fio_runs.append(run)

@@ -3,13 +3,12 @@ them, a pre-write in the runs changes neither the curve, the operating points no
 remaining-time estimate and resume account for them (the real runs are in test_pts_dirth.py's quick run)."""
 
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from test_pts_dirth import _fio_doc, _runs_and_files
-from test_pts_dirth_capture import _InterruptAt
+from test_pts_dirth_capture import interrupted_quick_dirth_run
 
 from nvmedb_client import bundle as bundle_module
 from nvmedb_client import resume, runner, tracking
@@ -165,18 +164,7 @@ def test_an_interruption_during_a_round_pre_write_keeps_the_rounds_and_runs_it_a
 
 @pytest.mark.fio
 def test_a_run_interrupted_in_a_round_pre_write_runs_that_pre_write_again_and_keeps_the_rest(tmp_path):
-    if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
-    config = runner.RunConfig(
-        target_kind="file", target_path=str(tmp_path / "t.img"), size_bytes=64 * 1024**2, tests=["dirth"],
-        edition="enterprise", profile="quick", cell_runtime_s=0.5,
-    )  # fmt: skip
-    run_dir = runner.create_run_dir(config=config, out_dir=tmp_path)
-    reporter = _InterruptAt("dirth-r02-prewrite")
-    first = runner.Runner(run_dir=run_dir, reporter=reporter)
-    reporter.runner = first
-    with pytest.raises(runner.RunInterrupted):
-        first.execute(out_dir=tmp_path / "out", signing_key=Ed25519PrivateKey.generate())
+    run_dir = interrupted_quick_dirth_run(tmp_path, "dirth-r02-prewrite")
     before = {run["id"]: run["started_at"] for run in runner.load_state(run_dir)["runs"]}
     assert "dirth-r01-prewrite" in before and "dirth-r01-tc01-qd01" in before and "dirth-r02-prewrite" not in before
 

@@ -386,30 +386,50 @@ class Runner:
     def _run_series_cell(
         self, series: Series, round_number: int, cell: Cell, run_id: str, starts: list[int] | None = None
     ) -> None:
-        engine = self.state["ioengine"]
         threads, iodepth = cell.threads or series.threads, cell.iodepth or series.iodepth
+        self.run_cell(run_id=run_id, test=series.test, phase=series.phase, round_number=round_number, cell=cell,
+                      threads=threads, iodepth=iodepth, runtime_s=series.runtime_s, split=series.split_range,
+                      starts=starts)  # fmt: skip
+
+    def run_cell(
+        self,
+        *,
+        run_id: str,
+        test: str,
+        phase: str,
+        round_number: int,
+        cell: Cell,
+        threads: int,
+        iodepth: int,
+        runtime_s: float,
+        split: bool = False,
+        starts: list[int] | None = None,
+    ) -> None:
+        """One fio run of `cell` at `threads` x `iodepth` for `runtime_s` over the active range: a series cell, or a
+        test's own timed run (a DIRTH pre-write or capture)."""
+        engine = self.state["ioengine"]
         job = fio_jobs.render_cell(
             name=run_id,
             filename=self.recorded_target,
             cell=cell,
             threads=threads,
             iodepth=iodepth,
-            runtime_s=series.runtime_s,
+            runtime_s=runtime_s,
             range_bytes=self.plan.active_range_bytes,
-            split=series.split_range,
+            split=split,
             ioengine=engine["engine"],
             engine_note=engine["note"],
             starts=starts,
         )
         self._run_fio(
             run_id=run_id,
-            test=series.test,
-            phase=series.phase,
+            test=test,
+            phase=phase,
             round_number=round_number,
             cell=cell,
             threads=threads,
             iodepth=iodepth,
-            runtime_s=series.runtime_s,
+            runtime_s=runtime_s,
             job_text=job,
         )
 

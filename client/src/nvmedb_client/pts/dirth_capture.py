@@ -77,13 +77,11 @@ def describe(captures: Sequence[Mapping]) -> list[str]:
 def run_captures(runner, block) -> None:
     """The runner's hook: derive the operating points from the sweep's outputs, then run each point's capture.
     A point the sweep cannot give (no TC 1/QD 1 measurement) gets no capture; the derivation records why."""
-    from nvmedb_client import fio_jobs
     from nvmedb_client.pts import demand_intensity, dirth_prewrite
 
     entry = demand_intensity.derive(block.test, runner.state["runs"], lambda rel: (runner.files / rel).read_bytes())
     _note_long_gaps(runner, block)
     points = {op["name"]: op for op in (entry or {}).get("operating_points", [])}
-    engine = runner.state["ioengine"]
     for number, capture in enumerate(block.captures, start=1):
         runner.context.round, runner.context.cell_index = number, 1
         runner._position(block=block.label, stage="captures", phase=PHASE, round=number, round_complete=False)
@@ -98,29 +96,8 @@ def run_captures(runner, block) -> None:
         cell = _sweep_cell(block, threads, iodepth)
         runner._update(test=capture.test, phase=PHASE, round=number, max_rounds=len(block.captures),
                        cell=capture.run_id, cell_index=1, cells=1)  # fmt: skip
-        job = fio_jobs.render_cell(
-            name=capture.run_id,
-            filename=runner.recorded_target,
-            cell=cell,
-            threads=threads,
-            iodepth=iodepth,
-            runtime_s=capture.runtime_s,
-            range_bytes=runner.plan.active_range_bytes,
-            split=False,
-            ioengine=engine["engine"],
-            engine_note=engine["note"],
-        )
-        runner._run_fio(
-            run_id=capture.run_id,
-            test=capture.test,
-            phase=PHASE,
-            round_number=1,
-            cell=cell,
-            threads=threads,
-            iodepth=iodepth,
-            runtime_s=capture.runtime_s,
-            job_text=job,
-        )
+        runner.run_cell(run_id=capture.run_id, test=capture.test, phase=PHASE, round_number=1, cell=cell,
+                        threads=threads, iodepth=iodepth, runtime_s=capture.runtime_s)  # fmt: skip
 
 
 def _sweep_cell(block, threads: int, iodepth: int):

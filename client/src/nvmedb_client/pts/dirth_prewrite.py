@@ -119,33 +119,10 @@ def run_point_prewrite(runner, block, point: str, threads: int, iodepth: int, nu
 
 
 def run(runner, prewrite: Prewrite, threads: int, iodepth: int, *, number: int, of: int) -> None:
-    from nvmedb_client import fio_jobs
     from nvmedb_client.plan import Cell
 
-    engine = runner.state["ioengine"]
     cell = Cell(prewrite.pattern, prewrite.block_size_bytes, prewrite.read_pct)
     runner._update(test=prewrite.test, phase=PHASE, round=number, max_rounds=of, cell=prewrite.run_id,
                    cell_index=1, cells=1)  # fmt: skip
-    job = fio_jobs.render_cell(
-        name=prewrite.run_id,
-        filename=runner.recorded_target,
-        cell=cell,
-        threads=threads,
-        iodepth=iodepth,
-        runtime_s=prewrite.runtime_s,
-        range_bytes=runner.plan.active_range_bytes,
-        split=False,
-        ioengine=engine["engine"],
-        engine_note=engine["note"],
-    )
-    runner._run_fio(
-        run_id=prewrite.run_id,
-        test=prewrite.test,
-        phase=PHASE,
-        round_number=prewrite.round or 1,
-        cell=cell,
-        threads=threads,
-        iodepth=iodepth,
-        runtime_s=prewrite.runtime_s,
-        job_text=job,
-    )
+    runner.run_cell(run_id=prewrite.run_id, test=prewrite.test, phase=PHASE, round_number=prewrite.round or 1,
+                    cell=cell, threads=threads, iodepth=iodepth, runtime_s=prewrite.runtime_s)  # fmt: skip

@@ -11,6 +11,26 @@ from nvmedb_client.cli.surface_options import options_from_flags, surface_option
 from nvmedb_client.pts import demand_intensity, dirth_capture, dirth_prewrite
 
 
+def test_selection_options(function):
+    """--tests, --edition and --profile: the same options, defaults and help for `plan` and `run`."""
+    options = (
+        click.option(
+            "--tests",
+            default=",".join(plan_module.DEFAULT_TESTS),
+            show_default=True,
+            help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb "
+            "extension); 'pts' for every PTS test of the edition, 'all' for those and the extensions.",
+        ),
+        click.option(
+            "--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True
+        ),
+        click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True),
+    )
+    for option in reversed(options):  # the first listed comes first in --help
+        function = option(function)
+    return function
+
+
 def parse_tests(value: str | None, edition: str = "enterprise") -> list[str]:
     if value is None:
         return list(plan_module.DEFAULT_TESTS)
@@ -58,15 +78,7 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 
 
 @click.command()
-@click.option(
-    "--tests",
-    default=",".join(plan_module.DEFAULT_TESTS),
-    show_default=True,
-    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension); "
-    "'pts' for every PTS test of the edition, 'all' for those and the extensions.",
-)
-@click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
-@click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
+@test_selection_options
 @click.option(
     "--size", "size", default=None, help="Target capacity (e.g. 960GB, 256MiB); default 1 TB, or 256 MiB for quick."
 )

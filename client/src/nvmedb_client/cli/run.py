@@ -14,7 +14,7 @@ from nvmedb_client import runner as runner_module
 from nvmedb_client import safety
 from nvmedb_client.bundle import BundleError
 from nvmedb_client.cli import exit_codes
-from nvmedb_client.cli.plan import parse_size_option, parse_tests
+from nvmedb_client.cli.plan import parse_size_option, parse_tests, test_selection_options
 from nvmedb_client.cli.surface_options import options_from_flags, surface_options
 
 
@@ -32,15 +32,7 @@ class RunRefused(click.ClickException):
 )
 @click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help="Test a file instead (no root).")
 @click.option("--size", help="Size of the --target-file, e.g. 256MiB or 8GiB.")
-@click.option(
-    "--tests",
-    default=",".join(plan_module.DEFAULT_TESTS),
-    show_default=True,
-    help=f"Tests to run, comma-separated, from {', '.join(plan_module.TESTS)} (surface: an nvmedb extension); "
-    "'pts' for every PTS test of the edition, 'all' for those and the extensions.",
-)
-@click.option("--edition", type=click.Choice(plan_module.EDITION_NAMES), default="enterprise", show_default=True)
-@click.option("--profile", type=click.Choice(plan_module.PROFILE_NAMES), default="pts", show_default=True)
+@test_selection_options
 @click.option("--threads", type=click.IntRange(min=1), help="Override the edition's thread count (recorded).")
 @click.option("--iodepth", type=click.IntRange(min=1), help="Override the edition's queue depth (recorded).")
 @click.option("--max-rounds", type=click.IntRange(min=1), help="Override the round limit of 25 (recorded).")

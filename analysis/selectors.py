@@ -7,7 +7,7 @@ Every public surface reads through the functions below, so this is the one place
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, SteadyStateWindow, TestRun
 from submissions.models import Submission
@@ -19,6 +19,8 @@ TRIAL_PROFILE = "quick"
 # Tests that are nvmedb extensions, not SNIA PTS tests: never counted, exported or compared as PTS results (their
 # rows live in their own tables and page sections). Plain strings: analysis.models imports nothing from here.
 EXTENSION_TESTS = ("surface",)
+# "A drive's newest run" on every page: the latest finished, a run without a finish time last, then the latest stored
+NEWEST_RUN_FIRST = (F("finished_at").desc(nulls_last=True), "-pk")
 
 
 def trial_q(prefix: str = "") -> Q:

@@ -4,11 +4,9 @@ Self-contained: its own loader (three bounded queries: the run, its wait states,
 
 from __future__ import annotations
 
-from django.db.models import F
-
 from analysis.browse.charts import PALETTE, Chart, _layout, plot_text
 from analysis.models import HirWaitState, RecoveryPoint, TestRun
-from analysis.selectors import public_runs_q
+from analysis.selectors import NEWEST_RUN_FIRST, public_runs_q
 
 RECOVERY_THRESHOLD = 1.2  # nvmedb_client.pts.hir.RECOVERY_MARGIN + 1
 
@@ -18,7 +16,7 @@ def latest_run(drive_id: int, test: str, submission_id=None) -> TestRun | None:
     runs = TestRun.objects.filter(public_runs_q(), drive_model_id=drive_id, test=test)
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
-    return runs.order_by(F("finished_at").desc(nulls_last=True), "-pk").first()  # as compare_pts and the WSAT ones
+    return runs.order_by(*NEWEST_RUN_FIRST).first()
 
 
 def points_of(run: TestRun) -> list[RecoveryPoint]:

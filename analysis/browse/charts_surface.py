@@ -10,13 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from django.db.models import F
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
 from analysis.browse.charts import Chart, _layout, _round, plot_text
 from analysis.models import SurfaceCell, SurfacePattern
-from analysis.selectors import public_test_runs
+from analysis.selectors import NEWEST_RUN_FIRST, public_test_runs
 
 LABEL = "nvmedb extension, not part of the PTS"
 PATTERN_TITLES = {
@@ -45,11 +44,7 @@ def load(drive, submission_id=None) -> SurfaceData | None:
     runs = public_test_runs().filter(drive_model=drive, test="surface")
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
-    run = (
-        runs.order_by(F("finished_at").desc(nulls_last=True), "-id")  # the newest run, as compare_pts picks it
-        .values("id", "submission_id", "profile", "target_kind", "ioengine")
-        .first()
-    )
+    run = runs.order_by(*NEWEST_RUN_FIRST).values("id", "submission_id", "profile", "target_kind", "ioengine").first()
     if run is None:
         return None
     cells = list(

@@ -20,7 +20,7 @@ from analysis.browse import charts_dirth, charts_hir, charts_surface, charts_xsr
 from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
 from analysis.browse.forms import MAX_COMPARED
 from analysis.models import HirWaitState, Measurement, RecoveryPoint, SurfaceCell, SurfacePattern, TestRun, XsrGroup
-from analysis.selectors import public_runs_q
+from analysis.selectors import NEWEST_RUN_FIRST, public_runs_q
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 
 WSAT_WORKLOADS = {"ws-oltp": "OLTP (RND 8 KiB, 65/35)", "ws-vod": "Video on demand (SEQ 128 KiB, 90/10)",
@@ -63,7 +63,7 @@ def load(drives: list) -> ComparePts:
     data = ComparePts(drives=list(drives))
     newest = (
         TestRun.objects.filter(public_runs_q(), drive_model_id__in=[d.pk for d in drives], test__in=TESTS)
-        .order_by("drive_model_id", "test", F("finished_at").desc(nulls_last=True), "-pk")
+        .order_by("drive_model_id", "test", *NEWEST_RUN_FIRST)
         .distinct("drive_model_id", "test")
         .values("id", "drive_model_id", "test", "submission_id", "profile", "finished_at")
     )

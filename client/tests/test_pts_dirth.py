@@ -141,7 +141,7 @@ def test_the_operating_points_are_max_mid_and_tc1_qd1_with_ties_to_the_lower_dem
     # (2,4) and (4,2) tie at the highest IOPS and the same OIO: the one with fewer threads wins
     iops = {(4, 2): 900.0, (2, 4): 900.0, (4, 1): 500.0, (2, 1): 600.0, (1, 1): 100.0}
     runs, read = _runs_and_files({(1, tc, qd): _fio_doc(v, {1000: 1}) for (tc, qd), v in iops.items()})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     points = {p["name"]: (p.get("threads"), p.get("iodepth")) for p in entry["operating_points"]}
     # mid: target (900 + 100) / 2 = 500, met exactly by TC 4/QD 1; 600 is farther
     assert points == {"max": (2, 4), "mid": (4, 1), "min": (1, 1)}
@@ -152,7 +152,7 @@ def test_a_mid_point_tie_goes_to_the_fewer_outstanding_ios():
     # target (1000 + 0.0) / 2 = 500: 400 and 600 are equally near; OIO 4 (TC 4/QD 1) beats OIO 8 (TC 2/QD 4)
     iops = {(4, 4): 1000.0, (2, 4): 400.0, (4, 1): 600.0, (1, 1): 0.0}
     runs, read = _runs_and_files({(1, tc, qd): _fio_doc(v, {1000: 1}) for (tc, qd), v in iops.items()})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     assert next(p for p in entry["operating_points"] if p["name"] == "mid")["threads"] == 4
 
 
@@ -165,7 +165,7 @@ def test_max_and_mid_are_chosen_only_below_the_response_time_ceiling_which_is_ex
         (1, 1, 1): _fio_doc(100.0, {1000: 1}),
     }
     runs, read = _runs_and_files(cells)
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     points = {p["name"]: (p.get("threads"), p.get("iodepth")) for p in entry["operating_points"]}
     # max: TC 4/QD 2 (1500); mid target (1500 + 100) / 2 = 800: TC 2/QD 2
     assert points == {"max": (4, 2), "mid": (2, 2), "min": (1, 1)}
@@ -176,7 +176,7 @@ def test_without_a_cell_below_the_ceiling_max_and_mid_are_missing_with_the_reaso
     cells = {(1, 2, 2): _fio_doc(900.0, {1000: 1}, mean_ns=2 * ceiling),
              (1, 1, 1): _fio_doc(100.0, {1000: 1}, mean_ns=ceiling)}  # fmt: skip
     runs, read = _runs_and_files(cells)
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     by_name = {p["name"]: p for p in entry["operating_points"]}
     assert "below 5 ms" in by_name["max"]["missing"] and "below 5 ms" in by_name["mid"]["missing"]
     assert (by_name["min"]["threads"], by_name["min"]["iodepth"]) == (1, 1)
@@ -187,7 +187,7 @@ def test_a_missing_cell_is_recorded_missing_and_a_missing_tc1_qd1_leaves_min_and
     cells = {(1, 2, 4): _fio_doc(900.0, {1000: 1}), (1, 1, 1): _fio_doc(100.0, {1000: 1}),
              (2, 2, 4): _fio_doc(950.0, {1000: 1})}  # fmt: skip
     runs, read = _runs_and_files(cells)
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     assert entry["round"] == 2
     missing = {(p["threads"], p["iodepth"]): p.get("missing") for p in entry["points"]}
     assert missing[(2, 4)] is None and missing[(1, 1)] == "round 2 has no run of TC 1/QD 1"
@@ -206,10 +206,10 @@ def test_a_bin_on_a_bucket_edge_falls_in_the_bucket_it_opens():
 def test_the_five_nines_is_fios_rule_over_the_merged_bins_and_clat_stands_in_without_lat_bins():
     bins = {1000: 99_999, 5000: 1}  # the 99.999th percentile is reached exactly at the last I/O of the first bin
     runs, read = _runs_and_files({(1, 1, 1): _fio_doc(10.0, bins)})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     assert entry["points"][0]["lat_p99_999_ns"] == 1000.0
     runs, read = _runs_and_files({(1, 1, 1): _fio_doc(10.0, {1000: 99_998, 5000: 2}, kind="clat_ns")})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     assert entry["points"][0]["lat_p99_999_ns"] == 5000.0
     assert entry["histograms"][0]["latency"] == "clat"
 
@@ -219,7 +219,7 @@ def test_hostile_bins_make_the_point_missing_with_a_reason_not_a_crash(bins):
     doc = _fio_doc(10.0, {1000: 1})
     doc["jobs"][0]["write"]["lat_ns"]["bins"] = bins
     runs, read = _runs_and_files({(1, 1, 1): doc})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     point = entry["points"][0]
     assert point["lat_p99_999_ns"] is None and "latency bin" in point["lat_p99_999_missing"]
     assert "latency bin" in entry["histograms"][0]["missing"]

@@ -74,7 +74,7 @@ def test_plan_prints_the_captures_and_their_length():
 
 def test_each_histogram_comes_from_its_capture_at_the_points_tc_and_qd():
     runs, read = _with_captures(SWEEP, {"max": _at(4, 4, {50_000: 3}), "mid": _at(4, 1), "min": _at(1, 1)})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     assert len(entry["points"]) == 4  # the captures are not cells of the curve
     by_point = {h["point"]: h for h in entry["histograms"]}
     assert by_point["max"] == {"point": "max", "run_id": "dirth-capture-max", "latency": "lat", "total_ios": 3,
@@ -84,7 +84,11 @@ def test_each_histogram_comes_from_its_capture_at_the_points_tc_and_qd():
 
 def test_a_capture_at_another_tc_qd_is_not_published_for_the_point():
     runs, read = _with_captures(SWEEP, {"max": _at(4, 4), "mid": _at(2, 4), "min": _at(1, 1)})
-    mid = next(h for h in demand_intensity.derive("dirth", runs, read)["histograms"] if h["point"] == "mid")
+    mid = next(
+        h
+        for h in demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
+        if h["point"] == "mid"
+    )
     assert "buckets" not in mid and mid["flag"] == "dirth_capture_mismatch"
     assert "ran at TC 2/QD 4, not at the TC 4/QD 1 the sweep gives mid" in mid["missing"]
 
@@ -92,7 +96,11 @@ def test_a_capture_at_another_tc_qd_is_not_published_for_the_point():
 def test_a_capture_whose_fio_output_contradicts_its_run_entry_is_a_mismatch():
     _, _, doc = _at(2, 4)  # fio ran TC 2/QD 4, the manifest says TC 4/QD 1
     runs, read = _with_captures(SWEEP, {"max": _at(4, 4), "mid": (4, 1, doc), "min": _at(1, 1)})
-    mid = next(h for h in demand_intensity.derive("dirth", runs, read)["histograms"] if h["point"] == "mid")
+    mid = next(
+        h
+        for h in demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
+        if h["point"] == "mid"
+    )
     assert mid["flag"] == "dirth_capture_mismatch" and "records TC 2/QD 4" in mid["missing"]
 
 
@@ -101,13 +109,19 @@ def test_hostile_recorded_options_leave_the_capture_unchecked_and_unpublished(io
     _, _, doc = _at(4, 1)
     doc["global options"]["iodepth"] = iodepth
     runs, read = _with_captures(SWEEP, {"max": _at(4, 4), "mid": (4, 1, doc), "min": _at(1, 1)})
-    mid = next(h for h in demand_intensity.derive("dirth", runs, read)["histograms"] if h["point"] == "mid")
+    mid = next(
+        h
+        for h in demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
+        if h["point"] == "mid"
+    )
     assert mid["flag"] == "dirth_capture_mismatch" and "cannot be checked" in mid["missing"]
 
 
 def test_a_missing_capture_leaves_its_point_without_a_histogram_and_says_so():
     runs, read = _with_captures(SWEEP, {"max": _at(4, 4), "min": _at(1, 1)})
-    by_point = {h["point"]: h for h in demand_intensity.derive("dirth", runs, read)["histograms"]}
+    by_point = {
+        h["point"]: h for h in demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
+    }
     assert by_point["mid"]["flag"] == "dirth_capture_missing"
     assert "no capture run of mid (TC 4/QD 1)" in by_point["mid"]["missing"]
     assert "buckets" in by_point["max"] and "buckets" in by_point["min"]
@@ -117,7 +131,11 @@ def test_a_tie_for_mid_decides_which_capture_matches():
     # target (1000 + 0) / 2 = 500: TC 4/QD 1 (600) and TC 2/QD 4 (400) are equally near; the lower OIO is MidIOPS
     for tc, qd, published in ((4, 1, True), (2, 4, False)):
         runs, read = _with_captures(SWEEP, {"max": _at(4, 4), "mid": _at(tc, qd), "min": _at(1, 1)})
-        mid = next(h for h in demand_intensity.derive("dirth", runs, read)["histograms"] if h["point"] == "mid")
+        mid = next(
+            h
+            for h in demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
+            if h["point"] == "mid"
+        )
         assert ("buckets" in mid) is published
 
 
@@ -126,13 +144,17 @@ def test_a_capture_with_hostile_bins_has_no_histogram_and_a_reason(bins):
     _, _, doc = _at(4, 1)
     doc["jobs"][0]["write"]["lat_ns"]["bins"] = bins
     runs, read = _with_captures(SWEEP, {"max": _at(4, 4), "mid": (4, 1, doc), "min": _at(1, 1)})
-    mid = next(h for h in demand_intensity.derive("dirth", runs, read)["histograms"] if h["point"] == "mid")
+    mid = next(
+        h
+        for h in demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
+        if h["point"] == "mid"
+    )
     assert "latency bin" in mid["missing"] and mid["source"] == "capture" and "buckets" not in mid
 
 
 def test_a_bundle_without_captures_keeps_the_sweep_cells_histograms_unlabelled():
     runs, read = _with_captures(SWEEP, {})
-    histograms = demand_intensity.derive("dirth", runs, read)["histograms"]
+    histograms = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))["histograms"]
     assert [h["run_id"] for h in histograms] == ["dirth-r01-tc04-qd04", "dirth-r01-tc04-qd01", "dirth-r01-tc01-qd01"]
     assert all("source" not in h for h in histograms)
 
@@ -140,7 +162,7 @@ def test_a_bundle_without_captures_keeps_the_sweep_cells_histograms_unlabelled()
 def test_without_a_tc1_qd1_measurement_only_maxiops_is_captured():
     sweep = {k: v for k, v in SWEEP.items() if k != (1, 1)}
     runs, read = _with_captures(sweep, {"max": _at(4, 4)})
-    entry = demand_intensity.derive("dirth", runs, read)
+    entry = demand_intensity.derive("dirth", runs, demand_intensity.parsing(read))
     assert [h["point"] for h in entry["histograms"]] == ["max"]
     assert all("TC 1/QD 1" in op["missing"] for op in entry["operating_points"] if op["name"] != "max")
 

@@ -118,8 +118,10 @@ def test_pre_write_runs_change_neither_the_curve_the_operating_points_nor_the_tr
     runs = [{**r, "block_size_bytes": 8192, "read_pct": 65, "pattern": "randrw"} for r in runs]  # the DIRTH cell
     all_runs, all_read = _with_prewrites(runs, read)
     assert len(all_runs) == len(runs) + 5 + 3
-    assert demand_intensity.derive("dirth", all_runs, all_read) == demand_intensity.derive("dirth", runs, read)
-    entry = demand_intensity.derive("dirth", all_runs, all_read)
+    assert demand_intensity.derive("dirth", all_runs, demand_intensity.parsing(all_read)) == demand_intensity.derive(
+        "dirth", runs, demand_intensity.parsing(read)
+    )
+    entry = demand_intensity.derive("dirth", all_runs, demand_intensity.parsing(all_read))
     assert entry["round"] == 5 and entry["round_basis"] == "steady round"
     assert {p["name"]: p["run_id"] for p in entry["operating_points"]} == {
         "max": "dirth-r05-tc04-qd04", "mid": "dirth-r05-tc04-qd01", "min": "dirth-r05-tc01-qd01"

@@ -778,7 +778,9 @@ class Runner:
         """ECW and DIRTH: the client's derivation (curve, operating points, histograms), kept as its claim."""
         from nvmedb_client.pts import demand_intensity
 
-        derived = demand_intensity.derive_all(runs, lambda rel: (self.files / rel).read_bytes())
+        derived = demand_intensity.derive_all(
+            runs, demand_intensity.parsing(lambda rel: (self.files / rel).read_bytes())
+        )
         return {"demand_intensity": derived} if derived else {}
 
     def _nvme_version(self) -> str | None:

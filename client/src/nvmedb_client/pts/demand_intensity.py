@@ -97,13 +97,19 @@ def workload_options(name: str) -> list[str]:
 # -- the derivation ------------------------------------------------------------------------------------------------
 
 
-def derive_all(runs: Sequence[dict], read: Callable[[str], bytes]) -> list[dict]:
-    """The manifest's `demand_intensity[]`: one entry per ECW or DIRTH test that has runs. `read` gives a file of the
-    run directory (or bundle) by its relative path."""
-    return [entry for test in TESTS if (entry := derive(test, runs, read)) is not None]
+def parsing(read: Callable[[str], bytes]) -> Callable[[str], Mapping]:
+    """A `load` for derive from a reader of raw files: each fio output parsed when asked for. A verified bundle's
+    `parsed` cache is the server's `load` (see rederive): its ingest has parsed every output once already."""
+    return lambda path: parse_fio_output(read(path))
 
 
-def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dict | None:
+def derive_all(runs: Sequence[dict], load: Callable[[str], Mapping]) -> list[dict]:
+    """The manifest's `demand_intensity[]`: one entry per ECW or DIRTH test that has runs. `load` gives the parsed
+    fio output of the run directory (or bundle) by its relative path (raising FioOutputError, OSError or KeyError)."""
+    return [entry for test in TESTS if (entry := derive(test, runs, load)) is not None]
+
+
+def derive(test: str, runs: Sequence[dict], load: Callable[[str], Mapping]) -> dict | None:
     from nvmedb_client import tracking
 
     measured = [r for r in runs if r.get("test") == test and r.get("phase") == "wdpc" and _is_cell(r)]
@@ -112,7 +118,7 @@ def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dic
     summaries, problems = {}, {}
     for run in measured:
         try:
-            summaries[run["id"]] = summarize(parse_fio_output(read(run["output_file"])))
+            summaries[run["id"]] = summarize(load(run["output_file"]))
         except (FioOutputError, OSError, KeyError) as exc:
             problems[run["id"]] = f"its fio output cannot be read: {exc}"
     verdicts = tracking.evaluate_runs(measured, summaries)
@@ -131,7 +137,7 @@ def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dic
             point.update(run_id=run["id"], missing=problems[run["id"]])
         else:
             summary = summaries[run["id"]]
-            tail, tail_problem = _five_nines(read(run["output_file"]))
+            tail, tail_problem = _five_nines(load(run["output_file"]))
             point.update(run_id=run["id"], iops=summary.total_iops, lat_mean_ns=summary.lat_mean_ns)
             point["lat_p99_999_ns"] = tail
             if tail_problem:
@@ -142,11 +148,11 @@ def derive(test: str, runs: Sequence[dict], read: Callable[[str], bytes]) -> dic
         entry["operating_points"] = dirth.operating_points(points)
         captures = dirth_capture.capture_runs(runs, test)
         if captures:  # a bundle without captures (older clients) keeps the sweep cell's histogram, unlabelled
-            entry["histograms"] = dirth_capture.histograms(entry["operating_points"], captures, read, _histogram_entry)
+            entry["histograms"] = dirth_capture.histograms(entry["operating_points"], captures, load, _histogram_entry)
             return entry
         by_run = {r["id"]: r for r in measured}
         entry["histograms"] = [
-            _histogram_entry(op, by_run[op["run_id"]], read) for op in entry["operating_points"] if "run_id" in op
+            _histogram_entry(op, by_run[op["run_id"]], load) for op in entry["operating_points"] if "run_id" in op
         ]
     return entry
 
@@ -155,9 +161,9 @@ def _is_cell(run: Mapping) -> bool:
     return all(isinstance(run.get(key), int) and run[key] >= 1 for key in ("threads", "iodepth", "round"))
 
 
-def _histogram_entry(point: Mapping, run: Mapping, read: Callable[[str], bytes]) -> dict:
+def _histogram_entry(point: Mapping, run: Mapping, load: Callable[[str], Mapping]) -> dict:
     try:
-        bins, kind = latency_bins(parse_fio_output(read(run["output_file"])))
+        bins, kind = latency_bins(load(run["output_file"]))
     except (FioOutputError, OSError, KeyError) as exc:
         return {"point": point["name"], "run_id": run["id"], "missing": f"its fio output cannot be read: {exc}"}
     if not bins:
@@ -171,9 +177,9 @@ def _histogram_entry(point: Mapping, run: Mapping, read: Callable[[str], bytes])
     }
 
 
-def _five_nines(raw: bytes) -> tuple[float | None, str | None]:
+def _five_nines(doc: Mapping) -> tuple[float | None, str | None]:
     try:
-        bins, _ = latency_bins(parse_fio_output(raw))
+        bins, _ = latency_bins(doc)
     except FioOutputError as exc:
         return None, str(exc)
     if not bins:
@@ -264,4 +270,4 @@ def summary_lines(derived: Iterable[dict]) -> list[str]:
 
 def rederive(bundle) -> list[dict]:
     """derive_all from a verified bundle's raw files (nvmedb_client.bundle.VerifiedBundle)."""
-    return derive_all(bundle.manifest["runs"], bundle.read_bytes)
+    return derive_all(bundle.manifest["runs"], lambda path: bundle.parsed(path, parse_fio_output))

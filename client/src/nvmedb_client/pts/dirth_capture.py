@@ -79,7 +79,8 @@ def run_captures(runner, block) -> None:
     A point the sweep cannot give (no TC 1/QD 1 measurement) gets no capture; the derivation records why."""
     from nvmedb_client.pts import demand_intensity, dirth_prewrite
 
-    entry = demand_intensity.derive(block.test, runner.state["runs"], lambda rel: (runner.files / rel).read_bytes())
+    load = demand_intensity.parsing(lambda rel: (runner.files / rel).read_bytes())
+    entry = demand_intensity.derive(block.test, runner.state["runs"], load)
     _note_long_gaps(runner, block)
     points = {op["name"]: op for op in (entry or {}).get("operating_points", [])}
     for number, capture in enumerate(block.captures, start=1):
@@ -126,7 +127,7 @@ def capture_runs(runs: Sequence[Mapping], test: str) -> list[Mapping]:
 
 
 def histograms(
-    operating_points: Sequence[Mapping], captures: Sequence[Mapping], read: Callable[[str], bytes], histogram_entry
+    operating_points: Sequence[Mapping], captures: Sequence[Mapping], load: Callable[[str], Mapping], histogram_entry
 ) -> list[dict]:
     """One histogram entry per operating point the sweep gives, from the capture of that point, checked to have run
     at the point's TC/QD (in the manifest's run entry and in fio's own record of its options). A capture at another
@@ -144,15 +145,15 @@ def histograms(
             out.append({**base, "missing": reason, "flag": MISSING_FLAG})
             continue
         base["run_id"] = run["id"]
-        problem = _mismatch(op, run, read)
+        problem = _mismatch(op, run, load)
         if problem:
             out.append({**base, "missing": problem, "flag": MISMATCH_FLAG})
             continue
-        out.append({**histogram_entry(op, run, read), "source": SOURCE_CAPTURE})
+        out.append({**histogram_entry(op, run, load), "source": SOURCE_CAPTURE})
     return out
 
 
-def _mismatch(op: Mapping, run: Mapping, read: Callable[[str], bytes]) -> str | None:
+def _mismatch(op: Mapping, run: Mapping, load: Callable[[str], Mapping]) -> str | None:
     want = (op["threads"], op["iodepth"])
     claimed = (run.get("threads"), run.get("iodepth"))
     if claimed != want:
@@ -160,7 +161,7 @@ def _mismatch(op: Mapping, run: Mapping, read: Callable[[str], bytes]) -> str | 
             f"the capture {run['id']} ran at TC {claimed[0]}/QD {claimed[1]}, not at the TC {want[0]}/QD {want[1]} "
             f"the sweep gives {op['name']}: its histogram is not this point's"
         )
-    recorded, why = recorded_point(read, run)
+    recorded, why = recorded_point(load, run)
     if recorded is None:
         return f"the capture {run['id']} cannot be checked against its point: {why}"
     if recorded != want:
@@ -171,13 +172,13 @@ def _mismatch(op: Mapping, run: Mapping, read: Callable[[str], bytes]) -> str | 
     return None
 
 
-def recorded_point(read: Callable[[str], bytes], run: Mapping) -> tuple[tuple[int, int] | None, str | None]:
+def recorded_point(load: Callable[[str], Mapping], run: Mapping) -> tuple[tuple[int, int] | None, str | None]:
     """(numjobs, iodepth) as fio recorded its own options in the capture's JSON output (job options over global
     ones, fio's defaults 1 and 1), or (None, why) when the output does not say."""
-    from nvmedb_client.fio_output import FioOutputError, parse_fio_output
+    from nvmedb_client.fio_output import FioOutputError
 
     try:
-        doc = parse_fio_output(read(run["output_file"]))
+        doc = load(run["output_file"])
     except (FioOutputError, OSError, KeyError) as exc:
         return None, f"its fio output cannot be read: {exc}"
     global_options = doc.get("global options")

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nvmedb_client.pts import surface as surface_test
-from nvmedb_client.pts.dirth_prewrite import timed_runs
 from nvmedb_client.steady_state import (
     DEFAULT_MAX_ROUNDS,
     MAX_DATA_EXCURSION,
@@ -220,6 +219,14 @@ class Block:
     @property
     def wipc_run_id(self) -> str:
         return f"{self.label}-wipc"
+
+    def timed_runs(self, *, fewest: bool) -> tuple:
+        """The block's fixed-length runs (HIR/XSR segments, DIRTH captures and pre-writes). With `fewest`, only the
+        round pre-writes of the rounds a sweep runs at the least (the steady-state window)."""
+        rounds = max((s.max_rounds for s in self.series), default=0)
+        least = min(WINDOW_ROUNDS, rounds) if fewest else rounds
+        prewrites = tuple(p for p in self.prewrites if p.round is None or p.round <= least)
+        return (*self.segments, *self.captures, *prewrites)
 
 
 @dataclass(frozen=True)
@@ -461,8 +468,8 @@ def estimate_duration(plan: Plan, *, run_overhead_s: float = ASSUMED_RUN_OVERHEA
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * per_round
                 high += series.max_rounds * per_round
-        low += sum(run.runtime_s + run_overhead_s for run in timed_runs(block, fewest=True))
-        high += sum(run.runtime_s + run_overhead_s for run in timed_runs(block, fewest=False))
+        low += sum(run.runtime_s + run_overhead_s for run in block.timed_runs(fewest=True))
+        high += sum(run.runtime_s + run_overhead_s for run in block.timed_runs(fewest=False))
     assumptions = (
         f"WIPC writes at {ASSUMED_SEQ_WRITE_BYTES_PER_S / 1e9:g} GB/s",
         f"WSAT random writes at {ASSUMED_RANDOM_WRITE_BYTES_PER_S / 1e9:g} GB/s for the lower bound",
@@ -486,8 +493,8 @@ def count_runs(plan: Plan) -> tuple[int, int]:
             else:
                 low += min(WINDOW_ROUNDS, series.max_rounds) * len(series.cells)
                 high += series.max_rounds * len(series.cells)
-        low += len(timed_runs(block, fewest=True))
-        high += len(timed_runs(block, fewest=False))
+        low += len(block.timed_runs(fewest=True))
+        high += len(block.timed_runs(fewest=False))
     return low, high
 
 

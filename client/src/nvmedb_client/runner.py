@@ -634,7 +634,7 @@ class Runner:
                 minimum = 1 if series.phase == "wsat" else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
                 low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
                 high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
-            fewest, most = (dirth_prewrite.timed_runs(block, fewest=f) for f in (True, False))  # fixed lengths
+            fewest, most = block.timed_runs(fewest=True), block.timed_runs(fewest=False)  # fixed lengths
             low += sum(run.runtime_s + overhead for run in fewest if run.run_id not in self.completed)
             high += sum(run.runtime_s + overhead for run in most if run.run_id not in self.completed)
         return low, high

@@ -66,17 +66,6 @@ def plan_prewrites(profile, *, max_rounds: int, threads: int, iodepth: int) -> t
     return rounds + points
 
 
-def timed_runs(block, *, fewest: bool) -> tuple:
-    """The block's fixed-length runs (HIR/XSR segments, DIRTH captures and pre-writes). With `fewest`, only the
-    round pre-writes of the rounds a sweep runs at the least (the steady-state window)."""
-    from nvmedb_client.steady_state import WINDOW_ROUNDS
-
-    rounds = max((s.max_rounds for s in block.series), default=0)
-    least = min(WINDOW_ROUNDS, rounds) if fewest else rounds
-    prewrites = tuple(p for p in block.prewrites if p.round is None or p.round <= least)
-    return (*block.segments, *block.captures, *prewrites)
-
-
 def describe(prewrites: Sequence[Mapping]) -> list[str]:
     """The `nvmedb-client plan` lines of a block's pre-writes."""
     rounds = [p for p in prewrites if p.get("round") is not None]

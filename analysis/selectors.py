@@ -7,7 +7,8 @@ Every public surface reads through the functions below, so this is the one place
 
 from __future__ import annotations
 
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from analysis.models import DriveModel, DriveModelAggregate, Flag, Measurement, SteadyStateWindow, TestRun
 from submissions.models import Submission
@@ -21,6 +22,13 @@ TRIAL_PROFILE = "quick"
 EXTENSION_TESTS = ("surface",)
 # "A drive's newest run" on every page: the latest finished, a run without a finish time last, then the latest stored
 NEWEST_RUN_FIRST = (F("finished_at").desc(nulls_last=True), "-pk")
+
+
+def newest_run_per(runs: QuerySet, *fields: str) -> QuerySet:
+    """The newest run (NEWEST_RUN_FIRST) of each group of `fields` among `runs`. A window rank rather than
+    PostgreSQL's DISTINCT ON, so the same query runs on SQLite."""
+    rank = Window(RowNumber(), partition_by=[F(f) for f in fields], order_by=list(NEWEST_RUN_FIRST))
+    return runs.annotate(newest_rank=rank).filter(newest_rank=1)
 
 
 def trial_q(prefix: str = "") -> Q:

@@ -34,7 +34,7 @@ from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
 from analysis.browse.queries import window_cells, window_mean
 from analysis.models import Measurement, TestRun
 from analysis.models.recovery import MAX_POINTS_PER_SEGMENT
-from analysis.selectors import NEWEST_RUN_FIRST, public_test_runs
+from analysis.selectors import newest_run_per, public_test_runs
 from nvmedb_client.plan import WSAT_CAPACITY_MULTIPLE, pts_profile, quick_profile
 from nvmedb_client.pts.wsat_workloads import WORKLOADS
 from nvmedb_client.steady_state import WINDOW_ROUNDS
@@ -124,7 +124,7 @@ def load(drive, submission_id=None, *, csv_link=None, visible=None) -> Section |
     runs = visible.filter(drive_model=drive, test__in=TESTS)
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
-    newest = runs.order_by("test", *NEWEST_RUN_FIRST).distinct("test").values("pk")
+    newest = newest_run_per(runs, "test").values("pk")
     samples = Q(measurements__round__phase=PHASE)
     fifth_last = (
         Measurement.objects.filter(test_run=OuterRef("pk"), round__phase=PHASE)

@@ -20,7 +20,7 @@ from analysis.browse import charts_dirth, charts_hir, charts_surface, charts_xsr
 from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
 from analysis.browse.forms import MAX_COMPARED
 from analysis.models import HirWaitState, Measurement, RecoveryPoint, SurfaceCell, SurfacePattern, TestRun, XsrGroup
-from analysis.selectors import NEWEST_RUN_FIRST, public_runs_q
+from analysis.selectors import newest_run_per, public_runs_q
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 
 WSAT_WORKLOADS = {"ws-oltp": "OLTP (RND 8 KiB, 65/35)", "ws-vod": "Video on demand (SEQ 128 KiB, 90/10)",
@@ -61,12 +61,11 @@ def load(drives: list) -> ComparePts:
     if len(drives) > MAX_COMPARED:
         raise ValueError(f"The compare page compares at most {MAX_COMPARED} drives (got {len(drives)}).")
     data = ComparePts(drives=list(drives))
-    newest = (
-        TestRun.objects.filter(public_runs_q(), drive_model_id__in=[d.pk for d in drives], test__in=TESTS)
-        .order_by("drive_model_id", "test", *NEWEST_RUN_FIRST)
-        .distinct("drive_model_id", "test")
-        .values("id", "drive_model_id", "test", "submission_id", "profile", "finished_at")
-    )
+    newest = newest_run_per(
+        TestRun.objects.filter(public_runs_q(), drive_model_id__in=[d.pk for d in drives], test__in=TESTS),
+        "drive_model_id",
+        "test",
+    ).values("id", "drive_model_id", "test", "submission_id", "profile", "finished_at")
     for run in newest:
         data.runs[(run["drive_model_id"], run["test"])] = run
     ids = {test: [r["id"] for (_, t), r in data.runs.items() if t == test] for test in TESTS}

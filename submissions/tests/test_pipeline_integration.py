@@ -28,7 +28,8 @@ from submissions.tests.bundles import bundle_factory
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.celery_worker]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TEST_REDIS_DB = 11
+# A Redis database per pytest-xdist worker (gw0 → 11, gw1 → 12, …): the tests flush theirs.
+TEST_REDIS_DB = 11 + int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 
 
 def dataset_rows() -> int:

@@ -19,6 +19,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt client/pyproject.toml
 
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_launch_sample
 	bash scripts/run-dev.sh $(PORT)
 
 test: $(VENV)/.installed

@@ -311,7 +311,8 @@ def test_a_quick_plan_without_a_device_is_estimated_for_a_file_target():
     low, high = data["estimate"]["bundle_bytes"]["min"], data["estimate"]["bundle_bytes"]["max"]
     assert abs((low + high) / 2 - real_quick_bundle) <= 0.5 * real_quick_bundle
     text = CliRunner().invoke(main, ["plan", "--profile", "quick"]).output
-    assert "target: a file, capacity 268 MB (256 MiB)" in text
+    assert "target: a file (never purged), capacity 268 MB (256 MiB)" in text
+    assert "iops: purge" not in text and "iops, WIPC" in text
 
 
 def test_a_run_remembers_the_namespace_lba_size_so_a_resume_plans_the_same_skipped_cells():
@@ -369,7 +370,7 @@ def test_plan_on_a_target_file_prints_the_plan_run_follows_and_writes_nothing(op
     text = CliRunner().invoke(main, ["plan", "--target-file", str(target), *options])
     assert text.exit_code == 0, text.output
     assert f"target file: {target} (a run creates it; plan writes nothing)" in text.output
-    assert "target: a file, capacity" in text.output and "(assumed; pass --size)" not in text.output
+    assert "target: a file (never purged), capacity" in text.output and "(assumed; pass --size)" not in text.output
     assert "estimated duration" in text.output
 
 

@@ -282,7 +282,7 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
         f"{data['specification']}, {ed['name']} edition, profile {data['profile']['name']}",
         f"  write cache {ed['write_cache']}, active range {ed['active_range_pct']}%, TC {data['threads']} / QD "
         f"{data['iodepth']} (edition: TC {ed['threads']} / QD {ed['iodepth']})",
-        f"  target: {'a file' if data['target_kind'] == 'file' else 'an NVMe namespace'}, capacity "
+        f"  target: {'a file (never purged)' if data['target_kind'] == 'file' else 'an NVMe namespace'}, capacity "
         f"{fmt_b(data['capacity_bytes'])}"
         + ("" if size_given else " (assumed; pass --size)")
         + f", active range {fmt_b(data['active_range_bytes'])}"
@@ -295,7 +295,8 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
     ]
     for block in data["blocks"]:
         lines.append("")
-        head = f"{block['label']}: purge" if block["purge"] else block["label"]
+        purged = block["purge"] and data["target_kind"] == "device"  # a file target is never purged
+        head = f"{block['label']}: purge" if purged else block["label"]
         if block["wipc"]:
             head += f", WIPC ({block['wipc']['threads']} jobs, {_bs(block['wipc']['block_size_bytes'])} blocks)"
         if block["test"] in plan_module.EXTENSIONS:

@@ -260,3 +260,8 @@ def test_a_fresh_venv_installs_the_wheel_from_the_command_on_the_live_home_page(
     )  # fmt: skip
     assert planned.returncode == 0, planned.stdout + planned.stderr
     assert "estimated duration" in planned.stdout and not (tmp_path / "try.img").exists()
+
+
+def test_the_readme_installs_the_wheel_the_build_makes():
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert f"pip install http://127.0.0.1:8000/client/{WHEEL}\n" in readme  # bump it with client/pyproject.toml

@@ -8,6 +8,9 @@ COPY requirements.txt ./
 COPY client ./client
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
+# The client wheel the site serves at /client/, built into $NVMEDB_VAR_DIR/client (the NVMEDB_CLIENT_WHEEL_DIR default;
+# a deployment that sets NVMEDB_CLIENT_WHEEL_DIR elsewhere runs scripts/build-client-wheel.sh there itself).
+RUN pip install --no-cache-dir "$(grep '^build==' requirements-dev.txt)" && bash scripts/build-client-wheel.sh
 RUN SECRET_KEY=collectstatic DATABASE_URL=sqlite:////tmp/x REDIS_URL=redis://unused \
     python manage.py collectstatic --noinput \
  && mkdir -p /var/lib/nvmedb/beat && chown -R nvmedb /var/lib/nvmedb

@@ -1,4 +1,4 @@
-"""Server-rendered pages for people: home, drive list, drive page, compare, methodology, raw files."""
+"""Server-rendered pages for people: home, drive list, drive page, compare, methodology, raw files, the client."""
 
 from django.urls import path
 
@@ -13,5 +13,7 @@ urlpatterns = [
     path("compare/", views.compare, name="compare"),
     path("compare/charts/<str:chart>.csv", views.compare_chart_csv, name="compare-chart-csv"),
     path("methodology/", views.methodology, name="methodology"),
+    path("client/", views.client_index, name="client-index"),
+    path("client/<str:filename>", views.client_wheel_file, name="client-wheel"),
     path("submissions/<uuid:submission_id>/files/<path:path>", views.raw_file, name="submission-raw-file"),
 ]

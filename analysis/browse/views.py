@@ -9,12 +9,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.paginator import EmptyPage, Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from analysis import pcie
 from analysis.browse import (
@@ -24,6 +24,7 @@ from analysis.browse import (
     charts_surface,
     charts_wsat_workloads,
     charts_xsr,
+    client_wheel,
     compare_pts,
     drive_page,
     factors,
@@ -48,7 +49,7 @@ BUS_BOUND_PCT = round(pcie.BUS_BOUND_UTILIZATION * 100)
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", queries.home_page())
+    return render(request, "home.html", {**queries.home_page(), **client_wheel.install_steps(request)})
 
 
 def drive_list(request: HttpRequest) -> HttpResponse:
@@ -363,6 +364,30 @@ def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpR
     response = HttpResponse(raw_files.inline_text(scrubbed), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = "inline"
     return response
+
+
+@require_safe
+def client_index(request: HttpRequest) -> HttpResponse:
+    """The client wheel this site serves (a page pip also reads with --find-links)."""
+    found = client_wheel.wheels()
+    if not found:
+        return HttpResponse(client_wheel.NOT_BUILT, status=404, content_type="text/plain; charset=utf-8")
+    return render(
+        request, "analysis/browse/client_index.html", {"wheels": found, **client_wheel.install_steps(request)}
+    )
+
+
+@require_safe
+def client_wheel_file(request: HttpRequest, filename: str) -> HttpResponse:
+    wheel = client_wheel.find(filename)
+    try:
+        handle = wheel.path.open("rb") if wheel else None
+    except FileNotFoundError:  # replaced by a rebuild since the directory was read
+        handle = None
+    if handle is None:
+        message = client_wheel.not_found_message(client_wheel.wheels())
+        return HttpResponse(message, status=404, content_type="text/plain; charset=utf-8")
+    return FileResponse(handle, as_attachment=True, filename=wheel.name, content_type=client_wheel.CONTENT_TYPE)
 
 
 FLAG_HELP = {

@@ -311,7 +311,8 @@ def test_a_quick_plan_without_a_device_is_estimated_for_a_file_target():
     low, high = data["estimate"]["bundle_bytes"]["min"], data["estimate"]["bundle_bytes"]["max"]
     assert abs((low + high) / 2 - real_quick_bundle) <= 0.5 * real_quick_bundle
     text = CliRunner().invoke(main, ["plan", "--profile", "quick"]).output
-    assert "target: a file, capacity 268 MB (256 MiB)" in text
+    assert "target: a file (never purged), capacity 268 MB (256 MiB)" in text
+    assert "iops: purge" not in text and "iops, WIPC" in text
 
 
 def test_a_run_remembers_the_namespace_lba_size_so_a_resume_plans_the_same_skipped_cells():
@@ -329,3 +330,77 @@ def test_a_namespace_whose_lba_exceeds_a_tracking_cell_tracks_only_the_cells_it_
     plan = p.build_plan(tests=["lat"], capacity_bytes=TB, lba_size_bytes=8192)
     (series,) = plan.blocks[0].series
     assert p.series_tracking(series) == []  # the 4 KiB tracking cell cannot run on 8 KiB LBAs
+
+
+# --- plan --target-file: the plan `run --target-file` follows, without touching the file -----------------------------
+
+
+def files_under(path: Path) -> dict:
+    return {p.relative_to(path): (p.stat().st_size, p.stat().st_mtime_ns) for p in path.rglob("*")}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--size", "256MiB", "--profile", "quick", "--tests", "iops,lat,surface", "--surface-max-bs", "64KiB"],
+        ["--size", "2GiB", "--tests", "tp,wsat", "--edition", "client", "--max-rounds", "3"],
+    ],
+)
+def test_plan_on_a_target_file_prints_the_plan_run_follows_and_writes_nothing(options, tmp_path, monkeypatch):
+    from nvmedb_client import runner
+    from nvmedb_client.run_state import RunConfig
+
+    planned_dir, run_dir = tmp_path / "planned", tmp_path / "run"
+    planned_dir.mkdir()
+    monkeypatch.setenv("NVMEDB_CONFIG_DIR", str(planned_dir / "config"))
+    target = planned_dir / "target.img"
+    result = CliRunner().invoke(main, ["plan", "--target-file", str(target), *options, "--json"])
+    assert result.exit_code == 0, result.output
+    planned = json.loads(result.output)
+    assert files_under(planned_dir) == {}  # no target file, no config directory, no run directory
+
+    started = []
+    monkeypatch.setattr(runner, "execute_run", lambda **kwargs: started.append(kwargs["run_dir"]) or tmp_path / "b")
+    monkeypatch.setenv("NVMEDB_CONFIG_DIR", str(run_dir / "config"))
+    ran = CliRunner().invoke(main, ["run", "--target-file", str(target), *options, "--out", str(run_dir)])
+    assert ran.exit_code == 0, ran.output
+    config = RunConfig(**json.loads((started[0] / "state.json").read_text())["config"])
+    assert config.target_kind == "file" and config.target_path == str(target)
+    assert planned == p.plan_to_dict(config.build_plan())
+    text = CliRunner().invoke(main, ["plan", "--target-file", str(target), *options])
+    assert text.exit_code == 0, text.output
+    assert f"target file: {target} (a run creates it; plan writes nothing)" in text.output
+    assert "target: a file (never purged), capacity" in text.output and "(assumed; pass --size)" not in text.output
+    assert "estimated duration" in text.output
+
+
+def test_plan_on_an_existing_target_file_leaves_it_as_it_was(tmp_path):
+    target = tmp_path / "target.img"
+    target.write_bytes(b"keep me")
+    before = files_under(tmp_path)
+    result = CliRunner().invoke(main, ["plan", "--target-file", str(target), "--size", "256MiB", "--profile", "quick"])
+    assert result.exit_code == 0, result.output
+    assert "(exists: a run reuses it; plan writes nothing)" in result.output
+    assert files_under(tmp_path) == before and target.read_bytes() == b"keep me"
+
+
+def test_plan_says_when_run_would_refuse_the_target_file(tmp_path):
+    target = tmp_path / "missing-folder" / "target.img"
+    result = CliRunner().invoke(main, ["plan", "--target-file", str(target), "--size", "256MiB", "--profile", "quick"])
+    assert result.exit_code == 1
+    assert "estimated duration" in result.output  # the plan is printed first
+    assert "`run` would refuse this target: The folder" in result.output
+    assert not (tmp_path / "missing-folder").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "--target-file needs --size"),
+        (["--size", "256MiB", "--device", "/dev/nvme0n1"], "Give exactly one target"),
+    ],
+)
+def test_plan_on_a_target_file_needs_a_size_and_no_device(extra, message, tmp_path):
+    result = CliRunner().invoke(main, ["plan", "--target-file", str(tmp_path / "t.img"), *extra])
+    assert result.exit_code == 2 and message in result.output
+    assert files_under(tmp_path) == {}

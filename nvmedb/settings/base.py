@@ -117,6 +117,8 @@ STATICFILES_FINDERS = [
 WHITENOISE_USE_FINDERS = True
 # Versioned, immutable data set releases (analysis.datasets.releases), when they are kept on local disk.
 NVMEDB_RELEASES_DIR = Path(env_str("NVMEDB_RELEASES_DIR", str(VAR_DIR / "releases")))
+# The client wheel served at /client/ (analysis.browse.client_wheel); scripts/build-client-wheel.sh builds it here.
+NVMEDB_CLIENT_WHEEL_DIR = Path(env_str("NVMEDB_CLIENT_WHEEL_DIR", str(VAR_DIR / "client")))
 # Uploaded bundles ("default") and releases ("releases"): local directories, or an S3-compatible bucket when
 # NVMEDB_S3_BUCKET is set (nvmedb.settings.storages).
 STORAGES = {

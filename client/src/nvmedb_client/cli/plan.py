@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
 from nvmedb_client import plan as plan_module
+from nvmedb_client import safety
 from nvmedb_client.cli.surface_options import options_from_flags, surface_options
 from nvmedb_client.pts import demand_intensity, dirth_capture, dirth_prewrite
 
@@ -29,6 +31,22 @@ def test_selection_options(function):
     for option in reversed(options):  # the first listed comes first in --help
         function = option(function)
     return function
+
+
+TARGET_FILE_HELP = "Test a file instead of a device (no root; needs --size)."
+RUN_SIZE_HELP = "Size of the --target-file, e.g. 256MiB or 8GiB."
+
+
+def file_target_options(size_help: str = RUN_SIZE_HELP):
+    """--target-file and --size: the same names, types and target-file help for `plan` and `run`."""
+
+    def decorate(function):
+        function = click.option("--size", "size", default=None, metavar="SIZE", help=size_help)(function)
+        return click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help=TARGET_FILE_HELP)(
+            function
+        )
+
+    return decorate
 
 
 def parse_tests(value: str | None, edition: str = "enterprise") -> list[str]:
@@ -57,6 +75,49 @@ def parse_size_option(value: str | None) -> int | None:
         raise click.BadParameter(str(exc), param_hint="--size") from None
 
 
+def new_run_config(*, device, target_file, size, tests, edition, profile, threads, iodepth, max_rounds, surface_flags):
+    """The RunConfig of a new `run` (and of `plan --target-file`, so both plan the same cells). A file target's plan
+    is checked here; a device's once its size has been read."""
+    from nvmedb_client.run_state import RunConfig
+
+    if (device is None) == (target_file is None):
+        raise click.UsageError("Give exactly one target: --device DEV or --target-file PATH --size SIZE.")
+    if target_file is not None and size is None:
+        raise click.UsageError("--target-file needs --size, e.g. --size 256MiB.")
+    if device is not None and size is not None:
+        raise click.UsageError("--size is only for --target-file; a device is tested over its whole capacity.")
+    cell_runtime_s = None
+    try:
+        if profile == "quick":
+            cell_runtime_s = plan_module.quick_profile().cell_runtime_s  # fixed now, so a resume keeps it
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    config = RunConfig(
+        target_kind="device" if device else "file",
+        target_path=device or str(target_file.resolve()),
+        size_bytes=parse_size_option(size) or 0,
+        tests=parse_tests(tests, edition),
+        edition=edition,
+        profile=profile,
+        threads=threads,
+        iodepth=iodepth,
+        max_rounds=max_rounds,
+        cell_runtime_s=cell_runtime_s,
+    )
+    surface = options_from_flags(profile, surface_flags or {})
+    config.surface = surface.to_dict() if surface else None
+    if config.target_kind == "file":
+        build_run_plan(config)
+    return config
+
+
+def build_run_plan(config) -> plan_module.Plan:
+    try:
+        return config.build_plan()
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 DEFAULT_PLAN_SIZE = {"pts": 1_000_000_000_000, "quick": 256 * plan_module.MIB}
 
 
@@ -79,8 +140,9 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 
 @click.command()
 @test_selection_options
-@click.option(
-    "--size", "size", default=None, help="Target capacity (e.g. 960GB, 256MiB); default 1 TB, or 256 MiB for quick."
+@file_target_options(
+    size_help="Target capacity (e.g. 960GB, 256MiB): the --target-file's size, or without one the capacity assumed; "
+    "default 1 TB, or 256 MiB for quick."
 )
 @click.option(
     "--device",
@@ -93,18 +155,28 @@ def read_namespace(device: str) -> tuple[int, int | None]:
 @click.option("--max-rounds", type=click.IntRange(min=1), default=None, help="Override the round limit (25).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON (the manifest's `plan` key).")
 @surface_options
-def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as_json, surface_flags) -> None:
+def plan(
+    tests, edition, profile, target_file, size, device, threads, iodepth, max_rounds, as_json, surface_flags
+) -> None:
     """Print the test plan: every test, block size, R/W mix, TC/QD, round structure, tracking variables, stop rules,
-    the estimated duration and the estimated bundle size. Writes nothing.
+    the estimated duration and the estimated bundle size. Writes nothing: with --target-file, the plan `run` would
+    follow on that file, which is neither created nor written (exit code 1 when `run` would refuse the file).
 
     \b
     Example:
       nvmedb-client plan
       nvmedb-client plan --edition client --size 512GB
       nvmedb-client plan --device /dev/nvme0n1
+      nvmedb-client plan --target-file /tmp/nvmedb.img --size 256MiB --profile quick
       nvmedb-client plan --tests iops,lat --profile quick --json
       nvmedb-client plan --tests surface --surface-max-bs 1MiB --surface-max-qd 64
     """
+    if target_file is not None:
+        _plan_file_target(
+            target_file, size=size, tests=tests, edition=edition, profile=profile, device=device, threads=threads,
+            iodepth=iodepth, max_rounds=max_rounds, as_json=as_json, surface_flags=surface_flags,
+        )  # fmt: skip
+        return
     if device and size:
         raise click.UsageError("--size and --device exclude each other: a device's size is read from the device.")
     lba_size = None
@@ -135,6 +207,24 @@ def plan(tests, edition, profile, size, device, threads, iodepth, max_rounds, as
         return
     for line in describe(data, size_given=size is not None or device is not None):
         click.echo(line)
+
+
+def _plan_file_target(target_file: Path, *, device, as_json: bool, **options) -> None:
+    """The plan of `run --target-file` with the same options, built by the same code; the file is only looked at."""
+    config = new_run_config(device=device, target_file=target_file, **options)
+    data = plan_module.plan_to_dict(build_run_plan(config))
+    path = Path(config.target_path)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        state = "exists: a run reuses it" if path.exists() else "a run creates it"
+        click.echo(f"target file: {path} ({state}; plan writes nothing)")
+        for line in describe(data):
+            click.echo(line)
+    try:
+        safety.check_file_target(path, config.size_bytes)
+    except safety.SafetyError as exc:
+        raise click.ClickException(f"`run` would refuse this target: {exc}") from None
 
 
 def describe_extensions(data: dict) -> list[str]:
@@ -192,7 +282,7 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
         f"{data['specification']}, {ed['name']} edition, profile {data['profile']['name']}",
         f"  write cache {ed['write_cache']}, active range {ed['active_range_pct']}%, TC {data['threads']} / QD "
         f"{data['iodepth']} (edition: TC {ed['threads']} / QD {ed['iodepth']})",
-        f"  target: {'a file' if data['target_kind'] == 'file' else 'an NVMe namespace'}, capacity "
+        f"  target: {'a file (never purged)' if data['target_kind'] == 'file' else 'an NVMe namespace'}, capacity "
         f"{fmt_b(data['capacity_bytes'])}"
         + ("" if size_given else " (assumed; pass --size)")
         + f", active range {fmt_b(data['active_range_bytes'])}"
@@ -205,7 +295,8 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
     ]
     for block in data["blocks"]:
         lines.append("")
-        head = f"{block['label']}: purge" if block["purge"] else block["label"]
+        purged = block["purge"] and data["target_kind"] == "device"  # a file target is never purged
+        head = f"{block['label']}: purge" if purged else block["label"]
         if block["wipc"]:
             head += f", WIPC ({block['wipc']['threads']} jobs, {_bs(block['wipc']['block_size_bytes'])} blocks)"
         if block["test"] in plan_module.EXTENSIONS:

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import click
 
-from nvmedb_client import plan as plan_module
 from nvmedb_client import runner as runner_module
 from nvmedb_client import safety
 from nvmedb_client.bundle import BundleError
 from nvmedb_client.cli import exit_codes
-from nvmedb_client.cli.plan import parse_size_option, parse_tests, test_selection_options
-from nvmedb_client.cli.surface_options import options_from_flags, surface_options
+from nvmedb_client.cli.plan import build_run_plan, file_target_options, new_run_config, test_selection_options
+from nvmedb_client.cli.surface_options import surface_options
 
 
 class RunRefused(click.ClickException):
@@ -30,8 +29,7 @@ class RunRefused(click.ClickException):
 @click.option(
     "--device", metavar="DEV", help="The NVMe namespace to test, e.g. /dev/nvme0n1. ALL ITS DATA IS DESTROYED."
 )
-@click.option("--target-file", type=click.Path(dir_okay=False, path_type=Path), help="Test a file instead (no root).")
-@click.option("--size", help="Size of the --target-file, e.g. 256MiB or 8GiB.")
+@file_target_options()
 @test_selection_options
 @click.option("--threads", type=click.IntRange(min=1), help="Override the edition's thread count (recorded).")
 @click.option("--iodepth", type=click.IntRange(min=1), help="Override the edition's queue depth (recorded).")
@@ -108,7 +106,7 @@ def run(
             raise click.ClickException(str(exc)) from None
         out_dir = out_dir or resume_dir.parent
     else:
-        config = _new_config(
+        config = new_run_config(
             device=device, target_file=target_file, size=size, tests=tests, edition=edition, profile=profile,
             threads=threads, iodepth=iodepth, max_rounds=max_rounds, surface_flags=surface_flags,
         )  # fmt: skip
@@ -168,45 +166,6 @@ def run(
             sys.exit(code)
 
 
-def _new_config(*, device, target_file, size, tests, edition, profile, threads, iodepth, max_rounds, surface_flags):
-    if (device is None) == (target_file is None):
-        raise click.UsageError("Give exactly one target: --device DEV or --target-file PATH --size SIZE.")
-    if target_file is not None and size is None:
-        raise click.UsageError("--target-file needs --size, e.g. --size 256MiB.")
-    if device is not None and size is not None:
-        raise click.UsageError("--size is only for --target-file; a device is tested over its whole capacity.")
-    cell_runtime_s = None
-    try:
-        if profile == "quick":
-            cell_runtime_s = plan_module.quick_profile().cell_runtime_s  # fixed now, so a resume keeps it
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-    config = runner_module.RunConfig(
-        target_kind="device" if device else "file",
-        target_path=device or str(target_file.resolve()),
-        size_bytes=parse_size_option(size) or 0,
-        tests=parse_tests(tests, edition),
-        edition=edition,
-        profile=profile,
-        threads=threads,
-        iodepth=iodepth,
-        max_rounds=max_rounds,
-        cell_runtime_s=cell_runtime_s,
-    )
-    surface = options_from_flags(profile, surface_flags or {})
-    config.surface = surface.to_dict() if surface else None
-    if config.target_kind == "file":
-        _validate_plan(config)
-    return config
-
-
-def _validate_plan(config) -> None:
-    try:
-        config.build_plan()
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
 def _check_file(config) -> None:
     try:
         safety.check_file_target(Path(config.target_path), config.size_bytes)
@@ -253,7 +212,7 @@ def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> N
         )
     config.size_bytes = capacity
     config.lba_size_bytes = id_ns.get("lba_data_size_bytes")
-    _validate_plan(config)
+    build_run_plan(config)
 
     serial = id_ctrl.get("serial")
     model = id_ctrl.get("model") or "the drive"

@@ -6,6 +6,9 @@ units (a unit counts once: its runs are averaged). A percentile reads "better th
 of other units this run beats, ties counting half, so the lowest unit is at 0, the highest at 100 and a unit tied with
 every other one at 50. Below MIN_UNITS units (this one included) no percentile is given: one unit more or less would
 move it by 25 points or more.
+
+A file target (`--target-file`) is no unit of any drive: a file on the host's file system says nothing about one, so
+it is placed among nothing and has no explanation.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from django.db.models import Max
 from analysis import pcie
 from analysis.headline import HEADLINES
 from analysis.models import Flag, Measurement, TestRun
-from analysis.selectors import extension_q, pts_q, public_pts_runs
+from analysis.selectors import TRIAL_TARGET_KIND, extension_q, pts_q, public_pts_runs
 from nvmedb_client import units
 
 MIN_UNITS = 5
@@ -278,13 +281,13 @@ def host_cpu_factor(run: TestRun, peers: dict[object, _Peer]) -> Factor | None:
 
 def explain_submission(submission) -> dict | None:
     """The summary for a submission's page and API, or None when it holds no PTS test run (the surface, an nvmedb
-    extension, has no headline to place and its fio runs explain no PTS figure)."""
+    extension, has no headline to place and its fio runs explain no PTS figure) or measured a file, not a drive."""
     runs = list(
         TestRun.objects.filter(pts_q(), submission=submission)
         .select_related("drive_model", "firmware", "host", "pcie_link")
         .order_by("test")
     )
-    if not runs:
+    if not runs or any(run.target_kind == TRIAL_TARGET_KIND for run in runs):
         return None
     peers = _peers(runs)
     flags = list(

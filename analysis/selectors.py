@@ -3,6 +3,9 @@
 A trial is a run made to try the tool (a file target, or the `quick` profile): it is its contributor's own, shown on
 their profile and submission page, and never enters a public drive, list, count, aggregate, export or release.
 Every public surface reads through the functions below, so this is the one place that says what is public.
+
+Its owner sees a trial while it is stored and theirs (OWN_TRIAL_STATUSES): published, or held by a check that staff
+look at, hidden by staff or not; a rejected or withdrawn trial is gone for its owner too.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from submissions.models import Submission
 from submissions.selectors import public_submissions as published_submissions
 
 PUBLIC_STATUS = "published"
+OWN_TRIAL_STATUSES = (PUBLIC_STATUS, "held")
 TRIAL_TARGET_KIND = "file"
 TRIAL_PROFILE = "quick"
 # Tests that are nvmedb extensions, not SNIA PTS tests: never counted, exported or compared as PTS results (their
@@ -44,12 +48,21 @@ def _published_q(prefix: str) -> Q:
     return Q(**{f"{prefix}submission__status": PUBLIC_STATUS, f"{prefix}submission__hidden": False})
 
 
+def own_trials_q(prefix: str = "", *, of: int) -> Q:
+    """The trial runs user `of` sees as theirs: published or held (OWN_TRIAL_STATUSES), hidden by staff or not."""
+    owned = {f"{prefix}submission__uploader_id": of, f"{prefix}submission__status__in": OWN_TRIAL_STATUSES}
+    return trial_q(prefix) & Q(**owned)
+
+
+def shows_own_trial(submission: Submission) -> bool:
+    """Whether the owner of a trial submission sees its results (charts, include=trial exports) in its status."""
+    return submission.status in OWN_TRIAL_STATUSES
+
+
 def public_runs_q(prefix: str = "", *, trials_of: int | None = None) -> Q:
-    """Runs anyone may see; with `trials_of` (a user id) also that user's own published trial runs."""
-    visible = ~trial_q(prefix)
-    if trials_of is not None:
-        visible |= Q(**{f"{prefix}submission__uploader_id": trials_of})
-    return _published_q(prefix) & visible
+    """Runs anyone may see; with `trials_of` (a user id) also that user's own trial runs (own_trials_q)."""
+    public = _published_q(prefix) & ~trial_q(prefix)
+    return public if trials_of is None else public | own_trials_q(prefix, of=trials_of)
 
 
 def pts_q(prefix: str = "") -> Q:
@@ -84,17 +97,19 @@ def public_windows(*, trials_of: int | None = None) -> QuerySet[SteadyStateWindo
     return SteadyStateWindow.objects.filter(public_runs_q("test_run__", trials_of=trials_of), pts_q("test_run__"))
 
 
-def trial_submission_q(*, trials_of: int | None = None, ref: str = "pk") -> Q:
-    """Submissions (or rows pointing at one through `ref`) holding a trial run, except `trials_of`'s own."""
-    trials = TestRun.objects.filter(trial_q(), submission=OuterRef(ref))
-    if trials_of is not None:
-        trials = trials.exclude(submission__uploader_id=trials_of)
-    return Q(Exists(trials))
+def trial_submission_q(*, ref: str = "pk") -> Q:
+    """Submissions (or rows pointing at one through `ref`) holding a trial run."""
+    return Q(Exists(TestRun.objects.filter(trial_q(), submission=OuterRef(ref))))
 
 
 def public_submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
-    """Published, unhidden submissions that are not trials (with `trials_of`: plus that user's own trials)."""
-    return published_submissions().exclude(trial_submission_q(trials_of=trials_of))
+    """Published, unhidden submissions that are not trials (with `trials_of`: plus that user's own trials, in
+    OWN_TRIAL_STATUSES)."""
+    public = published_submissions().exclude(trial_submission_q())
+    if trials_of is None:
+        return public
+    own = Submission.objects.filter(trial_submission_q(), uploader_id=trials_of, status__in=OWN_TRIAL_STATUSES)
+    return public | own
 
 
 def public_flags() -> QuerySet[Flag]:

@@ -20,6 +20,7 @@ from submissions import key_registration, selectors, services
 from submissions.authentication import HashedTokenAuthentication
 from submissions.explanations import explanation_of
 from submissions.models import DataLicenseAcceptance, SigningKey, Submission
+from submissions.private import is_private
 from submissions.selectors import Visibility
 from submissions.throttles import AuthAddressThrottle, AuthUserThrottle, UploadAddressThrottle, UploadUserThrottle
 from submissions.upload import MULTIPART_OVERHEAD_BYTES, BundleTooLarge, LimitedTemporaryFileUploadHandler
@@ -98,6 +99,10 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
         help_text="Where this unit sits among its model's units and what may explain a gap; null until results are "
         "stored."
     )
+    trial = serializers.SerializerMethodField(
+        help_text="True for a trial run (a file target or the quick profile): published to its contributor alone, "
+        "never public, never held for review. False until its results are stored."
+    )
     signing_key = serializers.SlugRelatedField(slug_field="fingerprint", read_only=True, allow_null=True)
 
     class Meta:
@@ -120,12 +125,18 @@ class SubmissionOutputSerializer(serializers.ModelSerializer):
             "hidden",
             "moderation_reason",
             "last_error",
+            "trial",
             "explanation",
         ]
 
     @extend_schema_field(ExplanationSerializer(allow_null=True))
     def get_explanation(self, obj: Submission) -> dict | None:
         return explanation_of(obj)
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_trial(self, obj: Submission) -> bool:
+        # the only submissions an app keeps to their contributor are trials (analysis registers them)
+        return is_private(obj)
 
     def get_url(self, obj: Submission) -> str:
         return reverse("submissions-api:detail", args=[obj.pk], request=self.context.get("request"))
@@ -151,10 +162,11 @@ class SubmissionTombstoneOutputSerializer(SubmissionOutputSerializer):
 
 
 class SubmissionListItemSerializer(SubmissionOutputSerializer):
-    """A submission in the list of one's own: everything but the explanation (read each submission for it)."""
+    """A submission in the list of one's own: everything but the explanation and whether it is a trial (read each
+    submission for them: each costs a query per submission)."""
 
     class Meta(SubmissionOutputSerializer.Meta):
-        fields = [f for f in SubmissionOutputSerializer.Meta.fields if f != "explanation"]
+        fields = [f for f in SubmissionOutputSerializer.Meta.fields if f not in ("explanation", "trial")]
 
 
 OUTPUT_BY_VISIBILITY = {

@@ -1,5 +1,6 @@
 """Who is still in review: a contributor's first submissions wait for staff until NVMEDB_REVIEW_FIRST_N of theirs
-were accepted. Staff accounts are trusted from the start. The dataset reads `established_uploader_ids` so that only
+were accepted. Staff accounts are trusted from the start, and a private submission (a trial run) is never held: it is
+never public, so review would hold nothing back. The dataset reads `established_uploader_ids` so that only
 contributors past review vote on what is an outlier."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 
 from submissions.models import Submission, SubmissionStatus
-from submissions.private import exclude_private
+from submissions.private import exclude_private, is_private
 
 
 def review_first_n() -> int:
@@ -35,10 +36,13 @@ def accepted_count(user_id: int) -> int:
     return accepted_submissions().filter(uploader_id=user_id).count()
 
 
-def review_reason(uploader) -> str | None:
-    """Why a submission of `uploader` waits for staff, or None when they are past review."""
+def review_reason(uploader, *, submission: Submission | None = None) -> str | None:
+    """Why a submission of `uploader` waits for staff, or None when they are past review or `submission` (its rows
+    stored) is private: a trial is published to its owner alone, and it does not count as accepted either."""
     needed = review_first_n()
     if needed == 0 or uploader.is_staff:
+        return None
+    if submission is not None and is_private(submission):
         return None
     accepted = accepted_count(uploader.pk)
     if accepted >= needed:

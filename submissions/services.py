@@ -549,7 +549,7 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
             outcome = ingest(submission=locked, bundle=bundle)
             reasons = [str(r) for r in outcome.reasons]
             status, rule = outcome.status, ""
-            review = review_reason(locked.uploader) if status != SubmissionStatus.REJECTED else None
+            review = review_reason(locked.uploader, submission=locked) if status != SubmissionStatus.REJECTED else None
             if review:
                 reasons.append(review)
                 if status == SubmissionStatus.PUBLISHED:

@@ -31,7 +31,14 @@ from analysis.models import (
     PhysicalUnit,
     SteadyStateWindow,
 )
-from analysis.selectors import is_trial, public_flags, public_measurements, public_submissions, public_test_runs
+from analysis.selectors import (
+    TRIAL_TARGET_KIND,
+    is_trial,
+    public_flags,
+    public_measurements,
+    public_submissions,
+    public_test_runs,
+)
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 from submissions.models import Submission
 
@@ -611,7 +618,9 @@ def submission_dataset(*, submission, with_files: bool) -> dict:
         except (raw_files.RawFileNotFound, OSError, ValueError) as exc:
             files_error = f"The stored bundle could not be read: {exc}"
     trial = any(is_trial(run) for run in runs)
-    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error, "trial": trial}
+    file_target = any(run.target_kind == TRIAL_TARGET_KIND for run in runs)  # a file, which says nothing of a drive
+    return {"runs": runs, "flags": flags, "files": files, "files_error": files_error, "trial": trial,
+            "file_target": file_target}  # fmt: skip
 
 
 # --- drive page: what explains the spread -------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """Template filters of the formatting layer: `{% load nvmedb_units %}` then `{{ value|latency }}`,
-`{{ w.average|measure:w.metric }}`, `{{ size|bytes }}` (decimal, the binary value on hover)."""
+`{{ w.average|measure:w.metric }}`, `{{ size|bytes }}` (decimal, the binary value on hover), `{{ w|variable }}` (a
+tracking variable as people read it) and `{{ reason|variables }}` (stored text with its variable ids so read)."""
 
 from __future__ import annotations
 
 from django import template
 
 from analysis.browse import units
+from analysis.browse.charts import humanize_variables, variable_label
 
 register = template.Library()
 
@@ -47,3 +49,15 @@ def mix(read_pct: int | None) -> str:
 def words(key: str) -> str:
     """A JSON key as words: "usable_bandwidth" reads "usable bandwidth"."""
     return str(key).replace("_", " ")
+
+
+@register.filter
+def variable(window) -> str:
+    """A steady-state window's tracking variable: "IOPS, 4 KiB, 0/100 R/W", never iops.total_iops.rw000.bs4096."""
+    return variable_label(window)
+
+
+@register.filter
+def variables(text: str) -> str:
+    """Stored text (a flag's reason, a report's detail) with the tracking-variable ids in it as their labels."""
+    return humanize_variables(text)

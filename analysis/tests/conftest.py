@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +40,35 @@ def submission(db, django_user_model):
         storage_name="test.nvmedb.tar.gz",
         status="ingesting",
     )
+
+
+@pytest.fixture(scope="session")
+def real_bundle_file(tmp_path_factory):
+    """The bundle of a real `nvmedb-client run` on a file target (quick profile, real fio, half-second cells, the
+    throughput and latency tests): a trial as a new contributor makes one. Built once per test session (tests that
+    use it are marked `fio`); read it, never change it."""
+    base = tmp_path_factory.mktemp("real-quick")
+    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config"), "NVMEDB_QUICK_CELL_S": "0.5"}
+    result = subprocess.run(
+        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
+         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--edition", "client", "--tests",
+         "tp,lat", "--out", str(base / "out"), "--json"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return Path(json.loads(result.stdout)["bundle"])
+
+
+@pytest.fixture
+def newcomer(db, django_user_model, settings, tmp_path):
+    """A contributor with nothing accepted yet, on a site that reviews a new contributor's first three submissions
+    (its default), with a bundle storage of this test's own."""
+    settings.NVMEDB_REVIEW_FIRST_N = 3
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "storage")}},
+    }
+    return django_user_model.objects.create_user("newcomer", password="pw-for-tests-only")
 
 
 @pytest.fixture

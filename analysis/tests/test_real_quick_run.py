@@ -1,12 +1,8 @@
-"""A real `nvmedb-client run` (quick profile, real fio against a temp file) ingested end to end."""
+"""A real `nvmedb-client run` (quick profile, real fio against a temp file: conftest's `real_bundle_file`) ingested end
+to end."""
 
 import importlib
-import json
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,20 +12,6 @@ from nvmedb_client.bundle import verify_bundle
 from nvmedb_client.fio_output import parse_fio_output, summarize
 
 pytestmark = pytest.mark.fio
-
-
-@pytest.fixture(scope="module")
-def real_bundle_file(tmp_path_factory):
-    base = tmp_path_factory.mktemp("real-quick")
-    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config"), "NVMEDB_QUICK_CELL_S": "0.5"}
-    result = subprocess.run(
-        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
-         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--edition", "client", "--tests",
-         "tp,lat", "--out", str(base / "out"), "--json"],
-        env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    return Path(json.loads(result.stdout)["bundle"])
 
 
 @pytest.fixture(scope="module")

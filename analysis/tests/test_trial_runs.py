@@ -138,7 +138,8 @@ def test_the_owner_sees_their_trial_on_the_profile_the_submission_page_and_an_in
     assert str(quick.pk) in client.get("/profile/").content.decode()
     page = client.get(f"/submissions/{quick.pk}/")
     assert page.status_code == 200 and 'id="trial-notice"' in page.content.decode()
-    assert "Unknown drive" in page.content.decode() and 'href="/drives/unknown-drive/"' not in page.content.decode()
+    assert "Unknown drive" not in page.content.decode() and 'href="/drives/unknown-drive/"' not in page.content.decode()
+    assert "a file on the host&#x27;s file system" in page.content.decode(), "a file target is not called a drive"
     for fmt in FORMATS:
         rows = _export_rows(client, "runs", fmt, include="trial")  # PTS runs; the surface runs in surface_runs
         rows += _export_rows(client, "surface_runs", fmt, include="trial")
@@ -192,10 +193,47 @@ def test_published_trials_do_not_take_a_contributor_past_review(trials, settings
     assert accepted_count(owner.pk) == 0, "two published trials are no accepted submissions"
     assert review_reason(owner) is not None
     assert owner.pk not in established_uploader_ids([owner.pk])
+    for trial in trials["submissions"]:  # a trial is published to its owner alone: review holds nothing back
+        assert review_reason(owner, submission=trial) is None
 
     real = make_browse_submission(drive_model=trials["unknown"], uploader=owner, firmware="FW8")
+    assert review_reason(owner, submission=real) is not None, "a real run of a contributor in review is reviewed"
     another = make_browse_submission(drive_model=trials["unknown"], uploader=owner, firmware="FW7")
     assert {real.status, another.status} == {"published"}
     assert accepted_count(owner.pk) == 2
     assert review_reason(owner) is None
     assert owner.pk in established_uploader_ids([owner.pk])
+
+
+def test_a_trial_held_by_another_check_stays_its_owners_on_its_page_and_in_include_trial_exports(client, trials):
+    from submissions.models import Submission
+
+    quick = trials["submissions"][0]
+    run_ids = set(TestRun.objects.filter(submission=quick).exclude(test="surface").values_list("id", flat=True))
+    Submission.objects.filter(pk=quick.pk).update(status="held", published_at=None)
+    assert client.get(f"/submissions/{quick.pk}/").status_code == 404
+    assert not {r["run_id"] for r in _export_rows(client, "runs", "json")} & run_ids
+
+    client.force_login(trials["owner"])
+    page = client.get(f"/submissions/{quick.pk}/").content.decode()
+    assert 'id="test-iops"' in page and '<figure class="chart"' in page
+    assert not re.search(r"\b[a-z_]+\.[a-z_]+\.rw\d{3}\.bs\d+\b", page)
+    assert {r["run_id"] for r in _export_rows(client, "runs", "csv", include="trial")} >= run_ids
+    assert str(quick.pk) in {
+        str(r["submission_id"]) for r in _export_rows(client, "submissions", "json", include="trial")
+    }
+    assert not {r["run_id"] for r in _export_rows(client, "runs", "json")} & run_ids
+
+    Submission.objects.filter(pk=quick.pk).update(status="rejected")
+    assert '<figure class="chart"' not in client.get(f"/submissions/{quick.pk}/").content.decode()
+    assert not {r["run_id"] for r in _export_rows(client, "runs", "json", include="trial")} & run_ids
+
+
+def test_a_quick_trial_of_a_drive_names_the_drive_without_linking_it(client, trials, browse_drive):
+    tried = make_browse_submission(drive_model=browse_drive, uploader=trials["owner"], firmware="FW8")
+    _as_trial(tried, profile="quick")
+    client.force_login(trials["owner"])
+    page = client.get(f"/submissions/{tried.pk}/").content.decode()
+    assert 'id="trial-notice"' in page and "the quick profile" in page and "file system" not in page
+    assert "IOPS of Acme NVMe 990 1TB" in " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert 'href="/drives/acme-990-1tb/"' not in page and 'id="test-iops"' in page

@@ -220,6 +220,12 @@ def test_describe_outcome_names_the_rule():
     assert describe_outcome(held) == "held: needs a look"
 
 
+def test_describe_outcome_says_a_published_trial_is_private():
+    trial = {"status": "published", "trial": True, "report": {}}
+    assert describe_outcome(trial) == "private trial run: yours alone, never public"
+    assert describe_outcome({**trial, "trial": False}) == "published"
+
+
 def login(server: str, token: str) -> None:
     result = CliRunner().invoke(main, ["login", "--server", server, "--token", token, "--accept-license"])
     assert result.exit_code == 0, result.output
@@ -348,14 +354,16 @@ def test_the_client_prints_the_explanation_the_api_answers():
 
 
 @pytest.mark.fio
-def test_run_upload_wait_ends_with_the_summary_and_the_submission_page(site, tmp_path):
-    """A real quick IOPS run on a file (real fio), uploaded to the live site and followed to the end."""
+def test_run_upload_wait_ends_with_the_private_trial_and_the_submission_page(site, tmp_path, settings):
+    """A real quick IOPS run on a file (real fio), uploaded by a new contributor to a live site that reviews their
+    first submissions (its default), and followed to the end: a trial is published to them alone, never held."""
     import os
     import subprocess
     import sys
 
     from submissions.models import Submission
 
+    settings.NVMEDB_REVIEW_FIRST_N = 3
     server, token, _ = site
     login(server, token)
     command = [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
@@ -368,7 +376,7 @@ def test_run_upload_wait_ends_with_the_summary_and_the_submission_page(site, tmp
     lines = result.stdout.strip().splitlines()
     assert submission.status == "published", result.stdout + result.stderr[-2000:]
     assert result.returncode == 0
-    assert lines[-1] == f"{server}/submissions/{submission.pk}/"
-    summary = lines[lines.index("published") + 1 : -1]
-    assert summary[0] == "Among the units of Unknown drive:"
-    assert any(line.startswith("  4 KiB random write: ") and "IOPS, the only unit" in line for line in summary)
+    assert lines[-2:] == ["private trial run: yours alone, never public", f"{server}/submissions/{submission.pk}/"]
+    # a file is no unit of any drive: nothing places it among units or calls it a drive
+    assert "held" not in result.stdout and "review" not in result.stdout
+    assert "Unknown drive" not in result.stdout and "nothing amiss" not in result.stdout

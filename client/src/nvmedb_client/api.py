@@ -18,6 +18,8 @@ from nvmedb_client.config import ClientConfig, ConfigError, load_config, normali
 from nvmedb_client.signing import public_key_bytes, registration_proof
 
 FINAL_STATUSES = frozenset({"published", "held", "rejected", "withdrawn"})
+# A trial (a file target or the quick profile) is published to its contributor alone: the site's answer says `trial`.
+TRIAL_OUTCOME = "private trial run: yours alone, never public"
 CHUNK_BYTES = 1024 * 1024
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -192,11 +194,11 @@ class NvmedbApi:
 
 
 def describe_outcome(submission: dict) -> str:
-    """`published`, or `rejected: <rule in plain words> (<rule>) <detail>`."""
+    """`published` (TRIAL_OUTCOME for a trial), or `rejected: <rule in plain words> (<rule>) <detail>`."""
     status = submission.get("status", "unknown")
     report = submission.get("report") or {}
     if status == "published":
-        return "published"
+        return TRIAL_OUTCOME if submission.get("trial") else "published"
     parts = [status]
     reason = report.get("summary") or ""
     if report.get("rule"):
@@ -250,7 +252,8 @@ def upload_bundle(
     poll_s: float = 2.0,
 ) -> int:
     """Uploads a bundle and prints where it went; with `wait`, follows it to the end. Returns the exit code:
-    OK when accepted (or, with `wait`, published), FAILURE otherwise. Used by `upload` and `run --upload`."""
+    OK when accepted (or, with `wait`, published, a trial to its contributor alone), FAILURE otherwise. Used by
+    `upload` and `run --upload`."""
     try:
         if api is None:
             chosen, token = resolve_server_and_token(server, load_config())

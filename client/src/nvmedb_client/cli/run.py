@@ -59,7 +59,7 @@ class RunRefused(click.ClickException):
     "--wait",
     is_flag=True,
     help="With --upload, wait until the site has processed the bundle, then print how the unit compares with "
-    "the others of its model.",
+    "the others of its model (a trial, --target-file or --profile quick, is published to you alone).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (progress goes to stderr).")
 @click.option("--system-root", type=click.Path(path_type=Path), default=Path("/"), hidden=True)

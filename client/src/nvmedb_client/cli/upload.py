@@ -15,7 +15,8 @@ def upload(bundle: Path, server: str | None, wait: bool) -> None:
     Network errors and server errors are retried with backoff; sending the same bundle twice is harmless. With
     --wait, the final status is printed (`published`, or `rejected` with the rule that failed), then where the unit
     sits among the other units of its model and what may explain a gap, and the submission's page last; the exit
-    code is non-zero unless the submission was published.
+    code is non-zero unless the submission was published. A trial (a file target or the quick profile) is published
+    to you alone: it prints "private trial run: yours alone, never public".
 
     \b
     Example:

@@ -16,7 +16,7 @@ class Command(BaseCommand):
         "Import a result directory written by SSSPT or py-sss-pts as an unsigned, labelled submission. "
         "Steady state is re-derived with the PTS rule; where the source tool judged differently, the difference is "
         "recorded. Importing the same files again replaces that submission's rows.\n\n"
-        "Example: manage.py import_results --format ssspt ../shared/samples/ssspt-hp-iops-1 --edition client"
+        "Example: manage.py import_results --format ssspt ../SSSPT/analysis/data/platforms/hp/iops/1 --edition client"
     )
 
     def add_arguments(self, parser):

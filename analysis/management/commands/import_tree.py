@@ -21,7 +21,7 @@ class Command(BaseCommand):
         "tree becomes one unsigned, labelled submission. Idempotent: a run whose files were imported before is "
         "skipped, so running it again imports nothing new. Ends with a summary: imported (published, held, rejected) "
         "and skipped, each with its reason.\n\n"
-        "Example: manage.py import_tree ../shared/samples/ssspt-more "
+        "Example: manage.py import_tree ../SSSPT/analysis/data/platforms "
         "--source-base https://github.com/ljishen/SSSPT/tree/0e9fe2e949a4e6024167e56631939f6614c7e805/analysis/data/platforms"
     )
 

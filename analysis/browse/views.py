@@ -67,7 +67,8 @@ def drive_list(request: HttpRequest) -> HttpResponse:
     queries.headline_cells(drives)
     query = request.GET.copy()
     query.pop("page", None)
-    context.update(drives=drives, page=page, query=query.urlencode())
+    filtered = any(value for name, value in request.GET.items() if name not in ("page", "sort"))
+    context.update(drives=drives, page=page, query=query.urlencode(), filtered=filtered)
     return render(request, "analysis/browse/drive_list.html", context)
 
 
@@ -128,7 +129,7 @@ def _render_drive(
         else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
-        "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
+        "flags": _grouped_flags(data.flags),
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
@@ -137,8 +138,38 @@ def _render_drive(
         "n_submissions": data.summary.n_submissions,
         "n_units": data.summary.n_units,
         "n_surface_runs": data.summary.n_surface_runs,
+        "n_compliant_runs": data.summary.n_compliant_runs,
+        "all_compliant": data.summary.all_compliant,
+        "steady_open": bool(request.GET.get("variable")),
     }
+    context["open_section"] = _first_section(context)
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+# the extra tests' sections in page order, each with the context key that holds it
+EXTRA_SECTIONS = (("surface", "surface"), ("hir", "hir"), ("xsr", "xsr"), ("demand-intensity", "dirth_section"),
+                  ("wsat-workloads", "wsat_workloads"))  # fmt: skip
+
+
+def _first_section(context: dict) -> str:
+    """The key of the test section the page opens (the first it shows): every other one is collapsed."""
+    if context["sections"]:
+        return context["sections"][0]["key"]
+    return next((key for key, name in EXTRA_SECTIONS if context[name]), "")
+
+
+def _grouped_flags(flags) -> list[dict]:
+    """The flags on the charted runs, one entry per kind (in the order first seen) with each reason once and how
+    many flags gave it: a run with nine steady-state notes reads as one line, its reasons one click away."""
+    grouped: dict[str, dict] = {}
+    for flag in flags:
+        entry = grouped.setdefault(flag.kind, {"kind": flag.kind, "label": flag.get_kind_display(), "reasons": {}})
+        reason = charts.humanize_variables(flag.reason)
+        entry["reasons"][reason] = entry["reasons"].get(reason, 0) + 1
+    for entry in grouped.values():
+        entry["n"] = sum(entry["reasons"].values())
+        entry["reasons"] = list(entry["reasons"].items())
+    return list(grouped.values())
 
 
 def _spec_rows(data: queries.DriveData) -> dict[str, tuple[str, str]]:
@@ -159,7 +190,9 @@ def _spread_context(data: queries.DriveData) -> dict:
     op = found["op"]
     return {
         "rows": [r for r in found["rows"] if r.varies],
-        "same": [r for r in found["rows"] if not r.varies],
+        "same": [r for r in found["rows"] if not r.varies and r.levels],
+        "unrecorded": [r for r in found["rows"] if not r.levels],
+        "n_runs": max((r.n_runs for r in found["rows"]), default=0),
         "confounded": factors.confounded_groups(found["rows"]),
         "op_figures": [(units.percent(hidden), units.percent(spare), n) for hidden, spare, n in op.figures],
         "op_below_capacity": op.below_capacity,

@@ -35,7 +35,7 @@ from analysis.browse import compare as compare_page
 from analysis.browse import metadata as metadata_services
 from analysis.browse.filters import DriveListFilter
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
-from analysis.browse.methodology import methodology_context, methodology_html
+from analysis.browse.methodology import methodology_context, methodology_document
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
@@ -355,11 +355,16 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
 
 
 def methodology(request: HttpRequest) -> HttpResponse:
-    # methodology_html escapes any raw HTML in the document, so its output is safe to insert
-    body = mark_safe(methodology_html())  # noqa: S308
+    # the document's HTML escapes any raw HTML it holds, so its parts are safe to insert
+    document = methodology_document()
     numbers = methodology_context()
     context = {
-        "body": body,
+        "intro": mark_safe(document.intro),  # noqa: S308
+        "sections": [
+            {**vars(section), "heading": mark_safe(section.heading), "body": mark_safe(section.body)}  # noqa: S308
+            for section in document.sections
+        ],
+        "tests": document.tests,
         "plausibility_rules": numbers["plausibility_rules"],
         "consistency_rules": numbers["consistency_rules"],
         "link_margin_pct": numbers["link_margin_pct"],

@@ -95,8 +95,8 @@ def test_one_valued_factors_name_how_many_runs_record_them(client, drive):
     html = client.get(f"/drives/{drive.slug}/").content.decode()
     factors_html = html[html.index('id="factors-section"') : html.index("</section>", html.index('id="factors"'))]
     text = " ".join(visible_text(factors_html).split())
-    assert "Host CPU Cortex-A72 (recorded for 2 of 8 runs)" in text
-    assert "Firmware FW1 (recorded for all 8 runs)" in text
+    assert "One value where recorded: Host CPU Cortex-A72 (recorded for 2 of 8 runs)." in text
+    assert re.search(r"One value on all 8 runs: [^.]*Firmware FW1", text)
     assert "same for every unit" not in text and "every unit" not in text
     # the make_browse_submission runs record no temperature maximum: throttling is unknown, not "not throttled"
     assert "not throttled" not in text

@@ -15,7 +15,8 @@ from urllib.parse import urlparse
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent
-SHARED_SAMPLES = REPO_ROOT.parent / "shared" / "samples"
+# beside the project root; NVMEDB_SHARED_SAMPLES points elsewhere (a git worktree sits one level deeper)
+SHARED_SAMPLES = Path(os.environ.get("NVMEDB_SHARED_SAMPLES") or REPO_ROOT.parent / "shared" / "samples")
 CHROMIUM = Path("/usr/bin/chromium")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 SERVICE_MARKERS = ("fio", "postgres", "redis", "celery_worker", "browser")

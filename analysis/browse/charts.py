@@ -53,6 +53,10 @@ class Chart:
     # When a chart has many points, the page shows this summary and the CSV holds every row.
     summary_columns: list[str] | None = None
     summary_rows: list[list] | None = None
+    # A chart with one level would draw a single point: the page shows this sentence instead (the CSV stays).
+    sentence: str = ""
+    # The element id of another chart whose table holds the same numbers: this one links there instead of repeating it.
+    numbers_elsewhere: tuple = ()  # (element id, what a reader calls that chart)
 
     @property
     def table_html(self) -> str:
@@ -63,12 +67,35 @@ class Chart:
     def html(self) -> str:
         """The chart's figure element: an empty plot container, its figure as JSON, and its numbers. Built here (the
         page has dozens of charts; an {% include %} per chart is slow); every value is escaped or JSON-encoded."""
+        csv = format_html(' · <a href="{}" class="csv">CSV</a>', self.csv_url) if self.csv_url else ""
+        if self.sentence:
+            return format_html(
+                '<p class="chart-sentence" id="{id}">{sentence}{csv}</p>',
+                id=self.element_id,
+                sentence=self.sentence,
+                csv=format_html(' <small>(<a href="{}" class="csv">CSV</a>)</small>', self.csv_url)
+                if self.csv_url
+                else "",
+            )
+        if self.numbers_elsewhere:
+            numbers = format_html(
+                '<p class="numbers numbers-elsewhere">Numbers: <a href="#{}">the table under {}</a>{}</p>',
+                self.numbers_elsewhere[0], self.numbers_elsewhere[1], csv,
+            )  # fmt: skip
+        else:
+            numbers = format_html(
+                '<details class="numbers" open><summary>Numbers{csv}</summary>{summary}{table}</details>',
+                csv=csv,
+                summary=mark_safe('<p class="note">A summary; the CSV holds every point.</p>')
+                if self.summary_rows is not None
+                else "",
+                table=self.table_html,
+            )
         verdict = format_html_join("", "<dt>{}</dt><dd>{}</dd>", self.verdict)
         return format_html(
             '<figure class="chart" id="{id}"><figcaption><h3>{title}</h3>{note}</figcaption>'
             '<div class="chart-body{wide}"><div class="plot" data-figure="{data_id}" role="img"'
-            ' aria-label="{title} (numbers in the table below)"></div>{verdict}</div>{figure}'
-            '<details class="numbers" open><summary>Numbers{csv}</summary>{summary}{table}</details></figure>',
+            ' aria-label="{title} (numbers in the table below)"></div>{verdict}</div>{figure}{numbers}</figure>',
             id=self.element_id,
             title=self.title,
             note=format_html('<p class="note">{}</p>', self.note) if self.note else "",
@@ -76,11 +103,7 @@ class Chart:
             data_id=self.data_id,
             verdict=format_html('<dl class="verdict">{}</dl>', verdict) if self.verdict else "",
             figure=json_script(self.figure, self.data_id),
-            csv=format_html(' · <a href="{}" class="csv">CSV</a>', self.csv_url) if self.csv_url else "",
-            summary=mark_safe('<p class="note">A summary; the CSV holds every point.</p>')
-            if self.summary_rows is not None
-            else "",
-            table=self.table_html,
+            numbers=numbers,
         )
 
     @property
@@ -292,6 +315,7 @@ def iops_heatmap(rows: list[dict], *, window: str) -> Chart:
         columns=["Block size", *[f"{units.mix(mix)} (IOPS)" for mix in mixes]],
         rows=[[units.block_size(bs), *[_round(means.get((bs, mix)), 0) for mix in mixes]] for bs in sizes],
         note="The same numbers as the table under the 2D plot, as the PTS report's matrix.",
+        numbers_elsewhere=("chart-iops", "the IOPS by block size plot"),
     )
 
 
@@ -617,6 +641,7 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
     for (level, unit), values in sorted(points.items(), key=lambda item: (item[0][0], str(item[0][1]))):
         by_level[level].append((str(unit), _keep_digits(statistics.median(values) / divisor), len(values)))
     levels = sorted(by_level)
+    sentence = _single_level_sentence(headline, factor_label, levels, points) if len(levels) == 1 else ""
     # a box needs two units: one unit is drawn as its point, never as a box flattened to a line
     traces = [
         {
@@ -643,10 +668,12 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
     ]
     return Chart(
         key=f"by-{key}-{metric}",
-        title=f"{headline.label} by {factor_label.lower()}, each unit a point",
+        title=f"{headline.label} by {_factor_name(factor_label)}, each unit a point",
         figure={
             "data": traces,
-            "layout": _layout(f"{headline.label} by {factor_label.lower()}", factor_label, axis, showlegend=False),
+            "layout": _layout(
+                f"{headline.label} by {_factor_name(factor_label)}", factor_label, axis, showlegend=False
+            ),
         },
         columns=[factor_label, "Unit", f"{headline.label} ({axis}, median of the unit's runs)", "Runs"],
         rows=[[level, *point] for level in levels for point in by_level[level]],
@@ -664,7 +691,33 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
             if (points_ := by_level[level])
         ],
         note="A unit tested several times counts once (the median of its runs); runs without a known unit count alone.",
+        sentence=sentence,
     )
+
+
+def _factor_name(label: str) -> str:
+    """A factor's label inside a sentence: "firmware", but "PCIe generation"."""
+    return label if label.startswith("PCIe") else label.lower()
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _single_level_sentence(headline, factor_label: str, levels: list[str], points: dict) -> str:
+    """A breakdown with one level as a sentence: a chart of it would be a single column of points."""
+    medians = sorted(statistics.median(values) for values in points.values())  # one per unit, all of the one level
+    n_runs = sum(len(values) for values in points.values())
+    sample = f"{_plural(n_runs, 'run')}, {_plural(len(medians), 'unit')}"
+    value = units.by_unit(headline.unit, statistics.median(medians))
+    if len(medians) >= 2:
+        value += (
+            f" ({units.by_unit(headline.unit, medians[0])} to {units.by_unit(headline.unit, medians[-1])} across units)"
+        )
+    what = _factor_name(factor_label)
+    if levels[0] == "unknown":
+        return f"{headline.label} by {what}: no run that measured it records its {what} ({sample}); median {value}."
+    return f"{headline.label} by {what}: one level only, {levels[0]}, on every run that measured it ({sample}); median {value}."
 
 
 # --- compare ------------------------------------------------------------------------------------------------------

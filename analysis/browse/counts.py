@@ -1,5 +1,7 @@
-"""A drive's run counts as its pages show them: its PTS runs, and apart from them the runs of an nvmedb extension
-(the queue-depth x block-size surface), which never count as PTS results."""
+"""A drive's run counts as its pages show them: its runs of the PTS tests, of which those that followed the PTS
+procedure (compliant) are counted apart, and apart from them the runs of an nvmedb extension (the queue-depth x
+block-size surface), which never count as PTS results. A run of a PTS test is a PTS result only when compliant: an
+imported run (SSSPT, a quick profile) is a "test run", never a "PTS test run"."""
 
 from __future__ import annotations
 
@@ -19,11 +21,12 @@ def pts_flags(flags: QuerySet) -> QuerySet:
 
 
 def run_counts(runs: list[dict]) -> dict[str, int]:
-    """n_runs, n_submissions and n_units over the PTS runs of `runs` (rows with test, submission_id and unit_id);
-    n_surface_runs over the others."""
+    """n_runs, n_submissions and n_units over the runs of PTS tests in `runs` (rows with test, submission_id,
+    unit_id and compliant), n_compliant_runs over those that are PTS-compliant; n_surface_runs over the others."""
     pts = [r for r in runs if not is_extension(r["test"])]
     return {
         "n_runs": len(pts),
+        "n_compliant_runs": sum(1 for r in pts if r.get("compliant")),
         "n_submissions": len({r["submission_id"] for r in pts}),
         "n_units": len({r["unit_id"] for r in pts if r["unit_id"] is not None}),
         "n_surface_runs": len(runs) - len(pts),

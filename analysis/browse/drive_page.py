@@ -18,9 +18,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from analysis.browse import factors, queries, units
-from analysis.browse.charts import Chart, drive_charts, html_table, variable_label, window_chart
+from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
 from analysis.browse.queries import STATISTICS_SECONDS, DriveData
-from analysis.headline import BY_KEY
+from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel
 
 
@@ -29,25 +29,27 @@ class Section:
     key: str
     title: str
     how_to_read: str
+    short: str = ""  # its name in the page's list of sections
 
 
 SECTIONS: tuple[Section, ...] = (
     Section("iops", "IOPS test: random I/O by block size and R/W mix",
             "Higher is better. Each line is one read/write mix; small blocks show the drive's I/O rate, large blocks "
-            "turn into throughput. The values are the measurement window's mean after preconditioning."),
+            "turn into throughput. The values are the measurement window's mean after preconditioning.", "IOPS"),
     Section("tp", "Throughput test: sequential read and write",
             "Higher is better. The dashed line is what the PCIe link can carry: a bar that reaches it measured the "
-            "link, not the drive."),
+            "link, not the drive.", "Throughput"),
     Section("lat", "Latency test: response times at queue depth 1",
             "Lower is better. The mean is the typical wait; the 99.99th percentile and the maximum show the stalls "
-            "an application feels. Log scale: each gridline is ten times the one below."),
+            "an application feels. Log scale: each gridline is ten times the one below.", "Latency"),
     Section("wsat", "Write saturation: IOPS as the drive fills",
             "A drive starts fast on fresh blocks and settles as garbage collection starts; the level it settles at "
-            "is what sustained writes get."),
+            "is what sustained writes get.", "Write saturation"),
     Section("conditions", "Test conditions: temperature",
-            "A line that reaches the warning threshold means the drive may have slowed itself down."),
+            "A line that reaches the warning threshold means the drive may have slowed itself down.", "Temperature"),
     Section("spread", "Every unit of this drive, by firmware and PCIe generation",
-            "Each point is one unit (the median of its runs); points far apart at one level are unit-to-unit spread."),
+            "Each point is one unit (the median of its runs); points far apart at one level are unit-to-unit spread.",
+            "Units by firmware and PCIe"),
 )  # fmt: skip
 
 
@@ -69,7 +71,7 @@ def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
     page's were built with the drive's data (analysis.browse.summaries), other selections per version."""
     if cacheable and data.is_default_selection and data.stored is not None:
         return [{**s, "html": mark_safe(s["html"])} for s in data.stored["sections"]]  # noqa: S308 -- built below
-    key = f"browse:drive-sections:v2:{data.drive.pk}:{data.drive.slug}:{data.version}"  # its links name the slug
+    key = f"browse:drive-sections:v3:{data.drive.pk}:{data.drive.slug}:{data.version}"  # its links name the slug
     cacheable = cacheable and data.version is not None and data.is_default_selection
     if cacheable and (found := cache.get(key)) is not None:
         return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308 -- built below with format_html
@@ -85,7 +87,8 @@ def build_sections(data: DriveData, *, csv_link) -> list[dict]:
     for chart in built:
         chart.csv_url = csv_link(chart.key)
     found = [
-        {"key": s.key, "title": s.title, "how_to_read": s.how_to_read,
+        {"key": s.key, "title": s.title, "how_to_read": s.how_to_read, "short": s.short,
+         "charted": any(not c.sentence for c in charts_of),  # a section of sentences only has nothing to read
          "html": "".join(str(c.html) for c in charts_of)}
         for s in SECTIONS
         if (charts_of := [c for c in built if section_of(c) == s.key])
@@ -101,15 +104,57 @@ def level_table(data: DriveData) -> str:
 
 
 def level_table_html(aggregates) -> str:
-    rows = [
-        [a.get_factor_display(), a.level, headline.label, cell["median"], cell["spread"], cell["n_runs"],
-         cell["n_units"]]
-        for a in aggregates
-        if a.factor != "all" and (headline := BY_KEY.get(a.metric)) and (cell := units.headline_cell(headline, a))
-    ]  # fmt: skip
-    if not rows:
+    """One row per level of each factor with two levels or more, a column per headline metric (median, spread and
+    sample, as the drive list shows them); the factors with one level are a sentence, since their figures are the
+    headline table's."""
+    by_factor: dict[str, dict[str, dict[str, object]]] = {}
+    labels: dict[str, str] = {}
+    for a in aggregates:
+        if a.factor == "all" or a.metric not in BY_KEY:
+            continue
+        by_factor.setdefault(a.factor, {}).setdefault(a.level, {})[a.metric] = a
+        labels[a.factor] = a.get_factor_display()
+    if not by_factor:
         return ""
-    return html_table(["Factor", "Level", "Metric", "Median", "IQR", "Runs", "Units"], rows, text_columns=5)
+    varying = {factor: levels for factor, levels in by_factor.items() if len(levels) >= 2}
+    single = [(labels[factor], next(iter(levels))) for factor, levels in by_factor.items() if len(levels) < 2]
+    parts = []
+    if varying:
+        metrics = [
+            h for h in HEADLINES if any(h.key in by_metric for lv in varying.values() for by_metric in lv.values())
+        ]
+        head = format_html_join("", '<th scope="col" class="num">{}</th>', ((h.label,) for h in metrics))
+        body = format_html_join(
+            "",
+            '<tr><th scope="row">{}</th><td>{}</td>{}</tr>',
+            (
+                (
+                    labels[factor],
+                    level,
+                    format_html_join(
+                        "",
+                        '<td class="num metric">{}</td>',
+                        (
+                            (cell["html"] if (cell := units.headline_cell(h, by_metric.get(h.key))) else "—",)
+                            for h in metrics
+                        ),
+                    ),
+                )
+                for factor, levels in varying.items()
+                for level, by_metric in sorted(levels.items())
+            ),
+        )
+        parts.append(format_html(
+            '<table class="levels"><thead><tr><th scope="col">Factor</th><th scope="col">Level</th>{}</tr></thead>'
+            "<tbody>{}</tbody></table>", head, body,
+        ))  # fmt: skip
+    if single:
+        named = format_html_join("; ", "{} <strong>{}</strong>", single)
+        parts.append(format_html(
+            '<p class="note" id="levels-single">{}: {}. One level each, so their figures are the headline table\'s.</p>',
+            "The same level on every run" if not varying else "And the same level on every run", named,
+        ))  # fmt: skip
+    return mark_safe("".join(str(p) for p in parts))  # noqa: S308 -- every part built with format_html
 
 
 # Pages rendered by this process's code: a deployment (new templates, new static file names) starts with new keys.
@@ -190,7 +235,7 @@ def spread_explained(data: DriveData) -> dict:
     its public runs, cached per data version."""
     if data.stored is not None:
         return spread_from_json(data.stored["spread"])
-    key = f"browse:drive-factors:v1:{data.drive.pk}:{data.version}"
+    key = f"browse:drive-factors:v2:{data.drive.pk}:{data.version}"
     found = cache.get(key) if data.version is not None else None
     if found is None:
         found = compute_spread(data)

@@ -5,8 +5,10 @@ Plain functions over the rows `queries.factor_runs` reads in one query. For each
 (Gen3 / Gen4, firmware revision, …); each unit counts once per level (the median of its runs, so one unit tested ten
 times does not outvote ten units); a level's value is the median of its units. The effect is the highest level
 median over the lowest, minus one: "+48%" means the best level is 1.48 × the worst. Runs whose level is unknown
-are left out. A factor with one known level does not explain anything here and is listed as "the same for every
-unit" instead.
+are left out. A factor with one known level does not explain anything here: the page names that level and how
+many runs record it ("host CPU Cortex-A72: recorded for 2 of 16 runs"), never "the same for every unit", since the
+runs that do not record it may differ. Bus-bound and thermal throttling are verdicts on data some runs lack: a run
+without a known link bandwidth (or without temperatures) is unknown for them, not "not bus-bound" ("not throttled").
 """
 
 from __future__ import annotations
@@ -47,6 +49,18 @@ def _wear_level(run: dict) -> str | None:
     return "under 10% used" if used < 10 else "10–49% used" if used < 50 else "50% used or more"
 
 
+def _bus_level(run: dict) -> str | None:
+    if run["bus_bound"]:
+        return "bus-bound"
+    return "not bus-bound" if run.get("pcie_link__usable_bandwidth_bytes_per_s") else None
+
+
+def _thermal_level(run: dict) -> str | None:
+    if run["thermal_throttle"]:
+        return "throttled"
+    return "not throttled" if run.get("max_temperature_k") is not None else None
+
+
 def _link_level(run: dict) -> str | None:
     below = run["pcie_link__below_capability"]
     return None if below is None else "below capability" if below else "at capability"
@@ -67,14 +81,12 @@ FACTORS: tuple[Factor, ...] = (
            "A slower link caps sequential throughput."),
     Factor("link", "PCIe link state", "bw_1m_read", _link_level,
            "A link trained below what both ends can do caps throughput."),
-    Factor("bus", "Bus-bound runs", "bw_1m_read", lambda r: "bus-bound" if r["bus_bound"] else "not bus-bound",
-           "The link, not the drive, set these numbers."),
+    Factor("bus", "Bus-bound runs", "bw_1m_read", _bus_level, "The link, not the drive, set these numbers."),
     Factor("firmware", "Firmware", "iops_4k_read", lambda r: r["firmware__revision"] or None,
            "Firmware updates change garbage collection and queueing."),
     Factor("op", "Over-provisioning", "iops_4k_write", op_level,
            "More spare area means less write amplification in steady state."),
-    Factor("thermal", "Thermal throttling", "bw_1m_write",
-           lambda r: "throttled" if r["thermal_throttle"] else "not throttled",
+    Factor("thermal", "Thermal throttling", "bw_1m_write", _thermal_level,
            "A drive at its thermal limit slows itself down."),
     Factor("wear", "Wear (percentage used)", "iops_4k_write", _wear_level,
            "Worn NAND may need more retries and more garbage collection."),
@@ -95,6 +107,19 @@ class FactorRow:
     n_units: int
     groups: frozenset = frozenset()  # the units of each level: factors that split units alike cannot be told apart
     moves_with: list[str] = field(default_factory=list)
+    n_runs_known: int = 0  # runs whose level is known (whatever their metrics)
+    n_runs: int = 0  # runs read
+
+    @property
+    def recorded(self) -> str:
+        """How many runs record this factor, as a reader reads it: "recorded for all 3 runs", "recorded for 2 of 16
+        runs", "recorded for none of 3 runs"."""
+        runs = f"run{'s' if self.n_runs != 1 else ''}"
+        if self.n_runs_known == self.n_runs:
+            return f"recorded for all {self.n_runs} {runs}" if self.n_runs > 1 else f"recorded for {self.n_runs} {runs}"
+        if self.n_runs_known == 0:
+            return f"recorded for none of {self.n_runs} {runs}"
+        return f"recorded for {self.n_runs_known} of {self.n_runs} {runs}"
 
     @property
     def varies(self) -> bool:
@@ -146,18 +171,22 @@ def factor_row(factor: Factor, runs: list[dict]) -> FactorRow:
         effect = (levels[-1][2] / levels[0][2] - 1) * 100
     n_units = len({u for by_unit in per_unit.values() for u in by_unit})
     groups = frozenset(frozenset(by_unit) for by_unit in per_unit.values())
+    known = sum(1 for run in runs if factor.level_of(run) is not None)
     return FactorRow(
-        factor.key, factor.label, factor.why, metric, BY_KEY[metric].label, levels, effect, n_units, groups
-    )
+        factor.key, factor.label, factor.why, metric, BY_KEY[metric].label, levels, effect, n_units, groups,
+        n_runs_known=known, n_runs=len(runs),
+    )  # fmt: skip
 
 
 def factor_rows(runs: list[dict]) -> list[FactorRow]:
-    """Every factor, those that vary first (largest effect first), then those the same for every unit."""
+    """Every factor: those that vary first (largest effect first), then those with one known level, then those no
+    run records (no level), each with how many runs record it."""
     rows = [factor_row(f, runs) for f in FACTORS]
     varying = sorted((r for r in rows if r.varies), key=lambda r: -(r.effect_pct or 0))
     for row in varying:
         row.moves_with = [o.label for o in varying if o is not row and o.groups == row.groups]
-    return varying + [r for r in rows if not r.varies and r.levels]
+    unrecorded = [r for r in rows if not r.levels and not r.n_runs_known]
+    return varying + [r for r in rows if not r.varies and r.levels] + unrecorded
 
 
 def confounded_groups(rows: list[FactorRow]) -> list[list[str]]:

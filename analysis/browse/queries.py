@@ -72,7 +72,7 @@ RUN_FIELDS = (
 )
 # Every public run of a drive is read for the statistics; only these columns, the metrics extracted by the database.
 LIGHT_RUN_FIELDS = ("id", "test", "submission_id", "submission__published_at", "firmware__revision",
-                    "pcie_link__generation", "unit_id", "steady")  # fmt: skip
+                    "pcie_link__generation", "unit_id", "steady", "compliant")  # fmt: skip
 CHARTED_METRICS = ("iops_4k_read", "bw_1m_read", "lat_4k_mean")
 
 
@@ -203,6 +203,7 @@ def headline_cells(drive_models: list[DriveModel]) -> None:
     for drive_model in drive_models:
         summary = found[drive_model.pk]
         drive_model.n_runs, drive_model.n_units = summary.n_runs, summary.n_units
+        drive_model.n_compliant_runs = summary.n_compliant_runs
         if summary.list_cells is not None:
             cells = [{"html": mark_safe(html)} if html else None for html in summary.list_cells]  # noqa: S308
         else:
@@ -298,7 +299,7 @@ def dataset_version(aggregates: list[DriveModelAggregate]) -> str | None:
 class DriveSummary:
     """What the pages need from every public run of a drive, small enough to cache and unpickle on each request."""
 
-    n_runs: int  # these three count PTS runs only: a surface run (an nvmedb extension) is n_surface_runs
+    n_runs: int  # these three count runs of PTS tests only: a surface run (an nvmedb extension) is n_surface_runs
     n_submissions: int
     n_units: int
     representative: dict[str, int]  # test -> id of the run closest to the drive's median
@@ -308,13 +309,19 @@ class DriveSummary:
     tests: tuple[str, ...] = ()  # every test the drive has a public run of (the extra tests' sections query only then)
     list_cells: list[str | None] | None = None  # the drive list's cells, when written with the drive's data
     n_surface_runs: int = 0
+    n_compliant_runs: int = 0  # of n_runs, those that followed the PTS procedure: only these are "PTS test runs"
+
+    @property
+    def all_compliant(self) -> bool:
+        return self.n_compliant_runs == self.n_runs
 
 
 NEWEST_SUBMISSIONS = 15
 NEWEST_FIELDS = ("submission_id", "submission__published_at", "firmware__revision")
 # Which build of analysis.browse.summaries a stored summary is: change it whenever what they hold changes; pages
 # compute per request from a summary of another format until `manage.py refresh_aggregates` rewrites them.
-SUMMARY_FORMAT = 2  # 2: n_runs, n_submissions and n_units count PTS runs only; n_surface_runs
+# 2: n_runs, n_submissions and n_units count PTS runs only; n_surface_runs. 3: n_compliant_runs, the factors' run counts
+SUMMARY_FORMAT = 3
 
 
 def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:
@@ -350,7 +357,7 @@ def cached_summaries(
     """Before a drive's summary is written (an older deployment, or a drive no refresh has visited yet): computed
     from every public run and cached per data version."""
     versions = {pk: dataset_version(aggregates.get(pk, [])) for pk in drive_ids}
-    keys = {pk: f"browse:drive-summary:v4:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
+    keys = {pk: f"browse:drive-summary:v5:{pk}:{versions[pk]}" for pk in drive_ids if versions[pk]}
     cached = cache.get_many(list(keys.values())) if keys else {}
     found = {pk: cached[key] for pk, key in keys.items() if key in cached}
     missing = [pk for pk in drive_ids if pk not in found]
@@ -402,6 +409,7 @@ def _summary(counts: dict, stored: dict) -> DriveSummary:
         list_cells=stored["list_cells"],
         tests=tuple(stored.get("tests", ())),
         n_surface_runs=stored.get("n_surface_runs", 0),
+        n_compliant_runs=stored.get("n_compliant_runs", 0),
     )
 
 
@@ -626,7 +634,8 @@ def submission_dataset(*, submission, with_files: bool) -> dict:
 # --- drive page: what explains the spread -------------------------------------------------------------------------
 
 FACTOR_RUN_FIELDS = ("id", "unit_id", "firmware__revision", "pcie_link__generation", "pcie_link__below_capability",
-                     "host__cpu_model", "overprovisioning", "percentage_used")  # fmt: skip
+                     "pcie_link__usable_bandwidth_bytes_per_s", "host__cpu_model", "overprovisioning",
+                     "percentage_used", "max_temperature_k")  # fmt: skip
 
 
 def factor_runs(drive_id: int, runs_of: QuerySet | None = None) -> list[dict]:

@@ -66,6 +66,7 @@ def summary_refresh(*, drive_model: DriveModel, runs_of: QuerySet, flags_of: Que
                 "list_cells": queries.list_cells(aggregates),
                 "tests": list(summary.tests),
                 "n_surface_runs": summary.n_surface_runs,
+                "n_compliant_runs": summary.n_compliant_runs,
             },
             "compare": compare.computed_compare_figures({pk: summary.representative})[pk],
             "page": {

@@ -13,6 +13,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, Stream
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
@@ -36,7 +37,7 @@ from analysis.browse import compare as compare_page
 from analysis.browse import metadata as metadata_services
 from analysis.browse.filters import DriveListFilter
 from analysis.browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
-from analysis.browse.methodology import methodology_context, methodology_html
+from analysis.browse.methodology import methodology_context, methodology_document
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
@@ -68,7 +69,8 @@ def drive_list(request: HttpRequest) -> HttpResponse:
     queries.headline_cells(drives)
     query = request.GET.copy()
     query.pop("page", None)
-    context.update(drives=drives, page=page, query=query.urlencode())
+    filtered = any(value for name, value in request.GET.items() if name not in ("page", "sort"))
+    context.update(drives=drives, page=page, query=query.urlencode(), filtered=filtered)
     return render(request, "analysis/browse/drive_list.html", context)
 
 
@@ -129,7 +131,7 @@ def _render_drive(
         else None,
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
-        "flags": [(f.kind, f.get_kind_display(), charts.humanize_variables(f.reason)) for f in data.flags],
+        "flags": _grouped_flags(data.flags),
         "selected": [(test, run) for test, run in data.selected.items()],
         "proposal_form": proposal_form or (MetadataProposalForm() if request.user.is_authenticated else None),
         "query": request.GET.urlencode(),
@@ -138,8 +140,38 @@ def _render_drive(
         "n_submissions": data.summary.n_submissions,
         "n_units": data.summary.n_units,
         "n_surface_runs": data.summary.n_surface_runs,
+        "n_compliant_runs": data.summary.n_compliant_runs,
+        "all_compliant": data.summary.all_compliant,
+        "steady_open": bool(request.GET.get("variable")),
     }
+    context["open_section"] = _first_section(context)
     return render(request, "analysis/browse/drive_detail.html", context, status=status)
+
+
+# the extra tests' sections in page order, each with the context key that holds it
+EXTRA_SECTIONS = (("surface", "surface"), ("hir", "hir"), ("xsr", "xsr"), ("demand-intensity", "dirth_section"),
+                  ("wsat-workloads", "wsat_workloads"))  # fmt: skip
+
+
+def _first_section(context: dict) -> str:
+    """The key of the test section the page opens (the first it shows): every other one is collapsed."""
+    if context["sections"]:
+        return context["sections"][0]["key"]
+    return next((key for key, name in EXTRA_SECTIONS if context[name]), "")
+
+
+def _grouped_flags(flags) -> list[dict]:
+    """The flags on the charted runs, one entry per kind (in the order first seen) with each reason once and how
+    many flags gave it: a run with nine steady-state notes reads as one line, its reasons one click away."""
+    grouped: dict[str, dict] = {}
+    for flag in flags:
+        entry = grouped.setdefault(flag.kind, {"kind": flag.kind, "label": flag.get_kind_display(), "reasons": {}})
+        reason = charts.humanize_variables(flag.reason)
+        entry["reasons"][reason] = entry["reasons"].get(reason, 0) + 1
+    for entry in grouped.values():
+        entry["n"] = sum(entry["reasons"].values())
+        entry["reasons"] = list(entry["reasons"].items())
+    return list(grouped.values())
 
 
 def _spec_rows(data: queries.DriveData) -> dict[str, tuple[str, str]]:
@@ -160,7 +192,8 @@ def _spread_context(data: queries.DriveData) -> dict:
     op = found["op"]
     return {
         "rows": [r for r in found["rows"] if r.varies],
-        "same": [r for r in found["rows"] if not r.varies],
+        "n_runs": max((r.n_runs for r in found["rows"]), default=0),
+        "recorded": _recorded_sentence(found["rows"]),
         "confounded": factors.confounded_groups(found["rows"]),
         "op_figures": [(units.percent(hidden), units.percent(spare), n) for hidden, spare, n in op.figures],
         "op_below_capacity": op.below_capacity,
@@ -168,6 +201,28 @@ def _spread_context(data: queries.DriveData) -> dict:
         "op_breakdown": found.get("op_breakdown", []),
         "full_namespace_pct": units.significant(factors.FULL_NAMESPACE_TOLERANCE * 100),
     }
+
+
+def _recorded_sentence(rows: list[factors.FactorRow]):
+    """The factors that explain nothing here, in one line: those with one value on every run, those with one value
+    on the runs that record them (and how many do), those no run records. Never "the same for every unit": a run
+    that does not record a factor may differ in it."""
+    same = [r for r in rows if not r.varies and r.levels]
+    everywhere = [r for r in same if r.n_runs_known == r.n_runs]
+    partly = [r for r in same if r.n_runs_known < r.n_runs]
+    parts = []
+    if everywhere:
+        n = everywhere[0].n_runs
+        named = format_html_join(", ", "{} <strong>{}</strong>", ((r.label, r.levels[0][0]) for r in everywhere))
+        parts.append(format_html("One value on {}: {}.", "the one run" if n == 1 else f"all {n} runs", named))
+    if partly:
+        named = format_html_join(
+            "; ", "{} <strong>{}</strong> ({})", ((r.label, r.levels[0][0], r.recorded) for r in partly)
+        )
+        parts.append(format_html("One value where recorded: {}.", named))
+    if unrecorded := [r.label for r in rows if not r.levels]:
+        parts.append(format_html("Not recorded by any run: {}.", ", ".join(unrecorded)))
+    return format_html_join(" ", "{}", ((p,) for p in parts))
 
 
 def _with_window(cell: dict | None, headline, data: queries.DriveData) -> dict | None:
@@ -323,11 +378,16 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
 
 
 def methodology(request: HttpRequest) -> HttpResponse:
-    # methodology_html escapes any raw HTML in the document, so its output is safe to insert
-    body = mark_safe(methodology_html())  # noqa: S308
+    # the document's HTML escapes any raw HTML it holds, so its parts are safe to insert
+    document = methodology_document()
     numbers = methodology_context()
     context = {
-        "body": body,
+        "intro": mark_safe(document.intro),  # noqa: S308
+        "sections": [
+            {**vars(section), "heading": mark_safe(section.heading), "body": mark_safe(section.body)}  # noqa: S308
+            for section in document.sections
+        ],
+        "tests": document.tests,
         "plausibility_rules": numbers["plausibility_rules"],
         "consistency_rules": numbers["consistency_rules"],
         "link_margin_pct": numbers["link_margin_pct"],

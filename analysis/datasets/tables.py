@@ -297,8 +297,9 @@ TABLES: dict[str, Table] = {
         Table(
             "measurements",
             "Measurements",
-            "One row per cell (block size × R/W mix) per round of every public PTS test run (the surface's cells, an "
-            "nvmedb extension, are in the surface table).",
+            "One row per cell (block size × R/W mix) per round of every public run of a PTS test, PTS-compliant or "
+            "not (the runs table's compliant column says which; the surface's cells, an nvmedb extension, are in the "
+            "surface table).",
             MEASUREMENT_COLUMNS,
             public_measurements,
             run_prefix="test_run__",
@@ -316,7 +317,8 @@ TABLES: dict[str, Table] = {
         Table(
             "runs",
             "Runs",
-            "One row per public PTS test run (surface runs, an nvmedb extension, are in the surface_runs table).",
+            "One row per public run of a PTS test, PTS-compliant or not (the compliant column says which; surface "
+            "runs, an nvmedb extension, are in the surface_runs table).",
             RUN_COLUMNS,
             _runs,
             run_prefix="",

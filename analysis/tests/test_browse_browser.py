@@ -60,6 +60,15 @@ def svg_texts(page, selector: str) -> list[str]:
     return page.eval_on_selector_all(selector, "elements => elements.map(e => e.textContent)")
 
 
+def open_every_section(page) -> None:
+    """Open every collapsed section of a drive page (only the first test's is open) and wait until each chart in
+    them is drawn: a chart is drawn when its section opens."""
+    page.eval_on_selector_all("details.test-section:not([open])", "all => all.forEach(d => { d.open = true; })")
+    page.wait_for_function(
+        "document.querySelectorAll('.js-plotly-plot').length === document.querySelectorAll('[data-figure]').length"
+    )
+
+
 def two_drives():
     first = factories.DriveModelFactory(name="Acme NVMe 990 1TB", slug="acme-990-1tb")
     submission = make_browse_submission(drive_model=first, firmware="FW1", generation=3, scale=0.9)
@@ -91,6 +100,8 @@ def test_the_pages_work_in_a_browser(live_server, page):
     page.wait_for_selector(".js-plotly-plot .main-svg")
     figures = page.locator("[data-figure]").count()
     assert figures >= 10
+    assert 0 < page.locator(".js-plotly-plot").count() < figures  # the open section's charts, the others on opening
+    open_every_section(page)
     assert page.locator(".js-plotly-plot").count() == figures  # every chart was drawn
     assert drawn_traces(page) > figures
     assert page.locator("details.numbers[open]").count() == 0  # tables fold away once the chart is there
@@ -127,7 +138,9 @@ def test_the_pages_work_in_a_browser(live_server, page):
     no_js = page.context.browser.new_context(java_script_enabled=False)
     plain = no_js.new_page()
     plain.goto(live_server.url + "/drives/acme-990-1tb/")
-    assert plain.locator("details.numbers[open] table").count() == figures  # every chart's numbers, unfolded
+    elsewhere = plain.locator(".numbers-elsewhere").count()  # the IOPS matrix links to the 2D plot's table
+    assert elsewhere == 1
+    assert plain.locator("details.numbers[open] table").count() == figures - elsewhere  # every chart's numbers
     plain.screenshot(path=str(ARTIFACTS / "browse-drive-no-js.png"), full_page=False)
     no_js.close()
 
@@ -154,6 +167,7 @@ def test_a_hostile_drive_name_stays_text_in_pages_and_charts(live_server, page):
     assert any("<script>alert(1)</script>" in text for text in legend)  # shown literally in the chart legend
     page.goto(live_server.url + "/drives/acme-990-1tb/")
     page.wait_for_selector(".js-plotly-plot .main-svg")
+    open_every_section(page)  # the firmware breakdown is in a collapsed section
     ticks = " ".join(svg_texts(page, ".js-plotly-plot .xtick text"))
     assert "<b>FW</b><img src=x onerror=alert(2)>" in ticks
     assert page.dialogs == []

@@ -93,7 +93,7 @@ def test_linear_axes_pick_their_scale_by_magnitude():
 
 def test_the_factor_charts_keep_gb_per_second_precise(client, browse_drive):
     figures = embedded_figures(client.get("/drives/acme-990-1tb/").content.decode())
-    by_pcie = [f for f in figures if "sequential read by pcie" in f["layout"]["title"]["text"]]
+    by_pcie = [f for f in figures if "sequential read by pcie" in f["layout"]["title"]["text"].lower()]
     assert by_pcie, [f["layout"]["title"]["text"] for f in figures]
     assert by_pcie[0]["layout"]["yaxis"]["title"]["text"] == "GB/s (10⁹ bytes/s)"
     values = [y for trace in by_pcie[0]["data"] for y in trace["y"]]

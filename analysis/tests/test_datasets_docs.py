@@ -1,5 +1,7 @@
 """The data dictionary in docs/datasets.md matches the tables the site publishes."""
 
+import pytest
+
 from analysis.datasets import docs
 from analysis.datasets.tables import TABLES
 
@@ -26,3 +28,17 @@ def test_every_column_has_a_description_and_a_known_type_and_unique_name():
         for column in table.columns:
             assert column.description.strip(), f"{table.name}.{column.name}"
             assert column.type in {"integer", "number", "boolean", "string", "datetime"}
+
+
+@pytest.mark.django_db
+def test_the_datasets_page_has_contents_and_folds_each_tables_columns(client):
+    html = client.get("/datasets/").content.decode()
+    start = html.index('<nav class="toc"')
+    toc = html[start : html.index("</nav>", start)]
+    for anchor in ("license", "cite", "live", "tables"):
+        assert f'href="#{anchor}"' in toc and f'id="{anchor}"' in html
+    for table in TABLES.values():
+        assert f'href="#table-{table.name}"' in toc
+        folded = html[html.index(f'<details class="columns" id="columns-{table.name}">') :]
+        assert f"{len(table.columns)} columns:" in folded[: folded.index("</summary>")]  # folded, its size named
+        assert all(f"<code>{c.name}</code>" in folded[: folded.index("</details>")] for c in table.columns)

@@ -87,6 +87,8 @@ def test_the_imported_multi_round_run_reads_top_down(live_server, page, shared_s
     drive = imported_drive(shared_samples)
     page.goto(f"{live_server.url}/drives/{drive.slug}/")
     assert_reads_top_down(page, "imported")
+    page.click("#steady-detail > summary")  # collapsed until opened: its chart is drawn then
+    page.wait_for_selector("#steady-detail .js-plotly-plot .main-svg")
     assert page.locator("#steady-detail figure.chart").count() == 1  # one chart, whatever the number of variables
     options = page.locator("#steady-detail select option")
     assert options.count() > MAX_LEGEND
@@ -116,6 +118,7 @@ def test_the_variable_picker_works_without_javascript(live_server, browser):  # 
     context = browser.new_context(viewport=VIEWPORT, java_script_enabled=False)
     plain = context.new_page()
     plain.goto(f"{live_server.url}/drives/{drive.slug}/")
+    plain.click("#steady-detail > summary")  # a <details> opens without JS
     labels = plain.locator("#steady-detail select option").all_inner_texts()
     assert len(labels) >= 2 and not any(RAW_ID.search(label) for label in labels)
     last = plain.locator("#steady-detail select option").nth(len(labels) - 1)

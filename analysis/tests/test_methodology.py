@@ -25,6 +25,34 @@ def test_the_page_renders_the_document_with_its_headings_and_parameters(client, 
         assert f">{heading}</h2>" in html, heading
 
 
+def test_a_table_of_contents_links_every_section_and_lists_the_tests_first(client, document):
+    html = client.get("/methodology/").content.decode()
+    start = html.index('<nav class="toc"')
+    toc = html[start : html.index("</nav>", start)]
+    linked = re.findall(r'<a href="#([^"]+)">', toc)
+    headings = re.findall(r'<h2 id="([^"]+)">', html[html.index("</nav>", start) :])
+    assert set(headings) <= set(linked), set(headings) - set(linked)  # every section is in the contents
+    tests = re.findall(r'<a href="#([^"]+)">', toc[toc.index('id="toc-tests"') : toc.index("</p>")])
+    assert tests[:4] == ["preconditioning-wipc", "iops-test", "throughput-test", "latency-test"]
+    assert "write-saturation-wsat" in tests
+    # each section folds under its heading, the anchor on the heading itself
+    assert re.search(r'<details class="doc-section" id="section-iops-test">\s*<summary><h2 id="iops-test">', html)
+
+
+def test_the_sections_hold_the_whole_document_once(document):
+    from analysis.browse.methodology import methodology_document
+
+    parsed = methodology_document()
+    assert [s.title for s in parsed.sections] == [
+        h.replace("`", "").replace("*", "") for h in re.findall(r"^## (.+)$", document, flags=re.MULTILINE)
+    ]
+    rendered = methodology_html()
+    for section in parsed.sections:
+        assert rendered.count(section.heading) == 1 and section.body in rendered
+    steady = next(s for s in parsed.sections if s.id == "purge-write-cache-multi-namespace-safety-and-resumed-runs")
+    assert ("purge-before-every-test", "Purge before every test") in steady.subheadings
+
+
 def test_the_page_follows_the_file(tmp_path, settings, client):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "methodology.md").write_text("# Methodology\n\n## A new section\n\nTC 9 / QD 99\n")

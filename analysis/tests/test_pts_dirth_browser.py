@@ -36,7 +36,7 @@ def test_the_demand_intensity_curves_and_histograms_are_drawn_with_data(live_ser
     page.on("pageerror", lambda error: problems.append(str(error)))
     page.goto(f"{live_server.url}/drives/{drive.slug}/")
     section = page.locator("#test-demand-intensity")
-    section.scroll_into_view_if_needed()
+    page.click("#test-demand-intensity > summary")  # collapsed (the IOPS section is the one open): opening draws it
     for chart in ("demand-intensity-ecw", "demand-intensity-dirth", "dirth-histograms"):
         page.wait_for_selector(f"#chart-{chart} .js-plotly-plot .main-svg")
     # each curve: two lines (mean, 99.999th) of four TC x QD points each

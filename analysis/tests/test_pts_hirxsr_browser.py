@@ -113,7 +113,8 @@ def test_chromium_draws_the_hir_and_xsr_charts_with_data(live_server, browser):
     problems = []
     page.on("console", lambda message: message.type == "error" and problems.append(message.text))
     page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(f"{live_server.url}/drives/{drive.slug}/#test-hir")
+    page.goto(f"{live_server.url}/drives/{drive.slug}/#test-hir")  # a link to a collapsed section opens it
+    page.click("#test-xsr > summary")  # and a click opens another
     for key in ("hir-iops", "hir-recovery", "xsr-throughput"):
         page.wait_for_selector(f"#chart-{key} .js-plotly-plot .main-svg")
     markers = page.eval_on_selector("#chart-hir-iops", "c => c.querySelectorAll('.scatterlayer .point').length")

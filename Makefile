@@ -2,6 +2,8 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# Test processes (pytest-xdist); 0 runs the tests in make's own pytest process. A test file stays in one process.
+PYTEST_WORKERS ?= 2
 # Where the site serves its client wheel from (the NVMEDB_CLIENT_WHEEL_DIR setting's default).
 CLIENT_WHEEL_DIR ?= $(or $(NVMEDB_CLIENT_WHEEL_DIR),$(or $(NVMEDB_VAR_DIR),var)/client)
 CLIENT_SOURCES := client/pyproject.toml client/README.md client/LICENSE $(shell find client/src -name '*.py' -o -name '*.json')
@@ -31,7 +33,7 @@ run: $(VENV)/.installed $(CLIENT_WHEEL_DIR)/.built
 	bash scripts/run-dev.sh $(PORT)
 
 test: $(VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

@@ -279,6 +279,31 @@ def host_cpu_factor(run: TestRun, peers: dict[object, _Peer]) -> Factor | None:
     return Factor("host_cpu", "Host CPU differs", reason, evidence)
 
 
+def conditions_on_record(runs: list[TestRun], peers: dict[object, _Peer]) -> tuple[list[str], list[str]]:
+    """The conditions this unit and at least one other unit both record (so "they match" can be said of them), and
+    those this unit does not record at all (nothing can be said of them)."""
+    main = runs[0]
+    own = {
+        "PCIe link": main.pcie_link_id is not None and main.pcie_link.speed_gts is not None,
+        "temperature": any(run.max_temperature_k is not None for run in runs),
+        "wear": main.percentage_used is not None,
+        "firmware": main.firmware_id is not None,
+        "over-provisioning": main.overprovisioning is not None,
+        "host CPU": main.host_id is not None and bool(main.host.cpu_model),
+    }
+    others = {
+        "PCIe link": any(peer.link[0] is not None for peer in peers.values()),
+        "temperature": False,  # explained by a throttle flag of its own, never by comparison with other units
+        "wear": any(peer.percentage_used is not None for peer in peers.values()),
+        "firmware": any(peer.firmware for peer in peers.values()),
+        "over-provisioning": any(peer.overprovisioning is not None for peer in peers.values()),
+        "host CPU": any(peer.cpu for peer in peers.values()),
+    }
+    compared = [name for name, known in own.items() if known and others[name]]
+    unrecorded = [name for name, known in own.items() if not known]
+    return compared, unrecorded
+
+
 def explain_submission(submission) -> dict | None:
     """The summary for a submission's page and API, or None when it holds no PTS test run (the surface, an nvmedb
     extension, has no headline to place and its fio runs explain no PTS figure) or measured a file, not a drive."""
@@ -303,11 +328,14 @@ def explain_submission(submission) -> dict | None:
         overprovisioning_factor(main, peers),
         host_cpu_factor(main, peers),
     ]
+    compared, unrecorded = conditions_on_record(runs, peers)
     return {
         "drive_model": main.drive_model.name,
         "drive_model_slug": main.drive_model.slug,
         "min_units": MIN_UNITS,
         "population_units": len(peers) + 1,
+        "conditions_compared": compared,
+        "conditions_unrecorded": unrecorded,
         "metrics": [asdict(p) for p in metric_positions(runs, peers)],
         "factors": [asdict(f) for f in factors if f is not None],
     }

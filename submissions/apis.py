@@ -88,6 +88,13 @@ class ExplanationSerializer(serializers.Serializer):
     population_units = serializers.IntegerField()
     metrics = MetricPositionSerializer(many=True)
     factors = FactorSerializer(many=True)
+    conditions_compared = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Conditions this unit and at least one other unit both record (link, wear, firmware, …).",
+    )
+    conditions_unrecorded = serializers.ListField(
+        child=serializers.CharField(), help_text="Conditions this unit does not record: nothing is said of them."
+    )
 
 
 class SubmissionOutputSerializer(serializers.ModelSerializer):

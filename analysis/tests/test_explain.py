@@ -221,6 +221,18 @@ def test_the_page_of_a_unit_like_the_others_says_nothing_sets_it_apart(client):
     assert "Nothing on record sets this unit apart" in page
 
 
+def test_the_page_claims_a_match_only_for_conditions_both_sides_record(client):
+    runs = population(DriveModelFactory(), [1, 2, 3, 4, 5])
+    for run in runs:
+        run.pcie_link = None
+        run.host = None
+        run.save()
+    page = client.get(f"/submissions/{runs[2].submission.pk}/").content.decode()
+    conditions = page.split("Nothing on record sets this unit apart", 1)[-1].split("</p>", 1)[0]
+    assert "link" not in conditions and "host" not in conditions
+    assert "Not recorded for this unit: PCIe link" in page and "host CPU" in page.split("Not recorded", 1)[1]
+
+
 def test_the_submission_api_answers_the_same_summary_and_its_shape_is_frozen():
     from rest_framework.test import APIClient
 

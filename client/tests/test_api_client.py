@@ -12,7 +12,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from nvmedb_client.api import ApiError, NvmedbApi, describe_outcome, upload_bundle
+from nvmedb_client.api import TRIAL_OUTCOME, ApiError, NvmedbApi, describe_outcome, upload_bundle
 from nvmedb_client.cli import main
 from nvmedb_client.config import ClientConfig, ConfigError, config_path, load_config, save_config
 from nvmedb_client.signing import fingerprint, load_or_create_signing_key, public_key_bytes
@@ -266,13 +266,13 @@ def test_upload_wait_ends_with_the_final_status_of_a_good_bundle(site, tmp_path,
     assert submission.signing_key is not None, "the key login registered is the one that signed"
     lines = result.output.strip().splitlines()
     assert lines[-1] == f"{server}/submissions/{submission.pk}/", "the submission's page comes last"
-    outcome = next(line for line in lines if line.split(":")[0] in ("published", "held", "rejected"))
-    assert outcome.split(":")[0] == submission.status
-    assert result.exit_code == (0 if submission.status == "published" else 1), result.output
-    # the first unit of its model: the summary says there is nothing to compare with yet
-    assert any(line.startswith("Among the units of ") for line in lines), result.output
-    assert "the only unit of this model measured so far" in result.output
-    assert "No other unit to compare its conditions with" in result.output
+    # the factory's bundle is a quick run on a file: a trial, published to its contributor alone
+    assert submission.status == "published", result.output
+    assert TRIAL_OUTCOME in lines, result.output
+    assert result.exit_code == 0, result.output
+    # a file is no unit of any drive model: nothing places it among units or claims its conditions
+    assert not any(line.startswith("Among the units of ") for line in lines), result.output
+    assert "compare its conditions" not in result.output
 
 
 def test_wait_follows_the_status_until_it_is_final(site):
@@ -349,6 +349,7 @@ def test_the_client_prints_the_explanation_the_api_answers():
         "What may explain a gap:",
         "  - Link below capability: Link trained at 8 GT/s x4 though the drive is capable of 16 GT/s x4: "
         "usable 3.60 GB/s, this run moved 94.0% of it.",
+        "Not recorded for this unit: temperature, wear, over-provisioning.",
     ]
     assert describe_explanation({"status": "rejected", "explanation": None}) == []
 

@@ -226,9 +226,14 @@ def describe_explanation(submission: dict) -> list[str]:
         lines.append("What may explain a gap:")
         lines.extend(f"  - {factor.get('label')}: {factor.get('reason')}" for factor in factors)
     elif (explanation.get("population_units") or 0) <= 1:
-        lines.append("No other unit to compare its conditions with; its link and temperature show nothing amiss.")
+        lines.append("No other unit of this model to compare its conditions with.")
+    elif explanation.get("conditions_compared"):
+        compared = ", ".join(explanation["conditions_compared"])
+        lines.append(f"Nothing on record sets this unit apart: its {compared} match the other units'.")
     else:
-        lines.append("Nothing on record sets this unit apart from the others.")
+        lines.append("No condition that could explain a gap is recorded for both this unit and another unit.")
+    if explanation.get("conditions_unrecorded"):
+        lines.append(f"Not recorded for this unit: {', '.join(explanation['conditions_unrecorded'])}.")
     return lines
 
 

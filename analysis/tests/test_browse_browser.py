@@ -33,14 +33,20 @@ def browser():
         browser.close()
 
 
+def watched_page(context):
+    """A new page of `context` whose console errors and uncaught exceptions collect in `page.problems`."""
+    page = context.new_page()
+    page.problems = []
+    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
+    page.on("pageerror", lambda error: page.problems.append(str(error)))
+    return page
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.problems = []
+    page = watched_page(context)
     page.dialogs = []
-    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
-    page.on("pageerror", lambda error: page.problems.append(str(error)))
 
     def on_dialog(dialog):
         page.dialogs.append(dialog.message)

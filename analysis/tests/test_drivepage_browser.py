@@ -15,7 +15,7 @@ from analysis.models import DriveModel, TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.conftest import make_browse_submission
-from analysis.tests.test_browse_browser import ARTIFACTS, browser  # noqa: F401 -- the module's shared browser
+from analysis.tests.test_browse_browser import ARTIFACTS, browser, watched_page  # noqa: F401 -- the module's shared browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,10 +27,7 @@ MAX_LEGEND = 12
 @pytest.fixture
 def page(browser):  # noqa: F811
     context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.problems = []
-    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
-    page.on("pageerror", lambda error: page.problems.append(str(error)))
+    page = watched_page(context)
     yield page
     context.close()
 

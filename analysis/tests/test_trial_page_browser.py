@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from analysis.tests.test_browse_browser import ARTIFACTS, browser, drawn_traces, svg_texts  # noqa: F401
+from analysis.tests.test_browse_browser import ARTIFACTS, browser, drawn_traces, svg_texts, watched_page  # noqa: F401
 from analysis.tests.test_trial_pages import RAW_ID, submit
 
 pytestmark = [pytest.mark.browser, pytest.mark.fio, pytest.mark.django_db(transaction=True)]
@@ -24,10 +24,7 @@ def owner_page(browser, newcomer, live_server):  # noqa: F811
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     cookie = signed_in.cookies[settings.SESSION_COOKIE_NAME].value
     context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}])
-    page = context.new_page()
-    page.problems = []
-    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
-    page.on("pageerror", lambda error: page.problems.append(str(error)))
+    page = watched_page(context)
     yield page
     context.close()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -128,6 +128,8 @@ def _positive(value: object) -> bool:
 def unit_table(rows: Iterable[Run | Mapping]) -> Table:
     """Screen the runs (positive metric, factors recorded for enough units) and reduce them to units."""
     runs = [as_run(r) for r in rows]
+    # a run whose unit is unknown is a unit of its own
+    runs = [r if r.unit is not None else replace(r, unit=f"run-{i}") for i, r in enumerate(runs)]
     notes: list[str] = []
     good = [r for r in runs if _positive(r.value)]
     if len(good) < len(runs):

@@ -191,3 +191,10 @@ def test_missing_values_and_unrecorded_factors_are_reported_not_imputed():
     assert model.factor("kernel").status == "constant"
     assert any("firmware not recorded on" in note and "left out" in note for note in model.notes)
     assert model.n_units == 12 and model.normalized("n6") is None
+
+
+def test_runs_of_unknown_units_count_as_units_of_their_own():
+    runs = [Run(**{**r.__dict__, "unit": None}) if r.unit == "n0" else r for r in population(8, RW)]
+    model = fit(runs, RW)
+    n0_runs = sum(r.unit is None for r in runs)
+    assert model.n_units == 12 + n0_runs and model.status == "fitted"

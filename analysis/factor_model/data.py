@@ -122,7 +122,14 @@ class Table:
 
 
 def _positive(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    """A finite number above zero (numpy scalars and Decimals included, booleans not)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(number) and number > 0
 
 
 def unit_table(rows: Iterable[Run | Mapping]) -> Table:
@@ -161,7 +168,7 @@ def unit_table(rows: Iterable[Run | Mapping]) -> Table:
     for run in kept:
         by_unit.setdefault(run.unit, []).append(run)
     units = [
-        Unit(uid, rs, frozenset(r.contributor for r in rs), sum(math.log(r.value) for r in rs) / len(rs))
+        Unit(uid, rs, frozenset(r.contributor for r in rs), sum(math.log(float(r.value)) for r in rs) / len(rs))
         for uid, rs in by_unit.items()
     ]
     return Table(units, included, left_out, notes, len(kept))

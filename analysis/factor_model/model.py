@@ -90,7 +90,9 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric") -> FactorFit:
     t = float(stdtrit(res.df_resid, 0.5 + CONFIDENCE / 2))
     se = np.sqrt(np.maximum(np.diag(cov), 0))
     low, high = beta - t * se, beta + t * se
-    out.r_squared, out.df_resid = float(res.rsquared), int(res.df_resid)
+    tss = float(((y - y.mean()) ** 2).sum())
+    out.r_squared = 1 - float(res.ssr) / tss if tss > 0 else None  # None: every unit the same
+    out.df_resid = int(res.df_resid)
     out.reference_level = Estimate(math.exp(beta[0]), math.exp(low[0]), math.exp(high[0]))
 
     group_keys = [f.key for f in table.included if any(c.factor is f for c in kept)]

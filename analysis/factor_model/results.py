@@ -96,7 +96,7 @@ class FactorFit:
     factors: list[FactorResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     reference: dict = field(default_factory=dict)  # factor key → reference level or value
-    r_squared: float | None = None
+    r_squared: float | None = None  # of the unit rows; None when every unit has the same figure
     df_resid: int | None = None
     reference_level: Estimate | None = None  # a typical unit at the reference conditions
     units: dict[object, UnitFigures] = field(default_factory=dict)

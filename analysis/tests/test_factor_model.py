@@ -10,6 +10,7 @@ only Xeon host CPU, so that CPU cannot be told apart from the bus cap.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -198,3 +199,22 @@ def test_runs_of_unknown_units_count_as_units_of_their_own():
     model = fit(runs, RW)
     n0_runs = sum(r.unit is None for r in runs)
     assert model.n_units == 12 + n0_runs and model.status == "fitted"
+
+
+def test_odd_inputs_numpy_and_decimal_values_non_positive_runs_and_a_unit_throttled_on_some_runs():
+    assert fit([]).status == "too_few_units"
+    same = fit([Run(f"u{i}", "c", 5.0, throttled=False) for i in range(5)])
+    assert same.status == "fitted" and same.r_squared is None and same.explain("u0") == []
+    rng = np.random.default_rng(9)
+    rows = [
+        {"unit": f"u{i}", "contributor": f"c{i % 3}", "throttled": i == 0 and k < 2, "firmware": "a",
+         "value": np.float64(100 * (0.7 if i == 0 and k < 2 else 1) * math.exp(rng.normal(0, 0.01)))}
+        for i in range(8) for k in range(4)
+    ]  # fmt: skip
+    rows += [{"unit": "u1", "contributor": "c0", "value": Decimal("100.5"), "throttled": False, "firmware": "a"},
+             {"unit": "u1", "contributor": "c0", "value": 0, "throttled": False, "firmware": "a"}]  # fmt: skip
+    model = fit(rows, "random read")
+    assert model.n_runs == 33 and any("1 run(s) left out" in note for note in model.notes)
+    (line,) = model.explain("u0")
+    assert "thermal throttling on 50% of its runs accounts for −1" in line.text  # √0.7 − 1 = −16 %
+    assert model.contribution("u0", "throttled").covers(math.sqrt(0.7))

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from analysis.factor_model.data import FACTORS, Column, Run, columns_of, reference_of, unit_table
+from analysis.factor_model.data import FACTORS, Column, Factor, Run, columns_of, reference_of, unit_table
 from analysis.factor_model.results import Effect, Estimate, FactorFit, FactorResult, UnitFigures
 
 # A column whose part not explained by the earlier columns is below this share of its own spread is aliased.
@@ -50,6 +50,16 @@ def _count(column: Column, units, mask=None) -> tuple[int, int]:
     return len(chosen), len({c for u in chosen for c in u.contributors})
 
 
+def _constant_reason(factor: Factor, reference: object, units: list) -> str:
+    """Why a recorded factor has no column; it speaks of the units in the fit only (runs left out may differ)."""
+    if factor.kind == "continuous":
+        return f"every unit in the fit within ±{factor.step / 2:g} of the median, {reference:g}"
+    if factor.kind == "bool":
+        flagged = any(v for u in units for v in u.values(factor))
+        return f"{'set on every run' if flagged else 'not set on any run'} of the {len(units)} units in the fit"
+    return f"{reference} on every run of the {len(units)} units in the fit"
+
+
 def fit(rows: Iterable[Run | Mapping], metric: str = "metric") -> FactorFit:
     """The factor model of one drive model and one headline metric: log(metric) on the recorded factors, one row
     per unit. Returns effects only when there are at least two more units than parameters."""
@@ -66,8 +76,9 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric") -> FactorFit:
     for factor in table.included:
         cols = columns_of(factor, references[factor.key], units)
         if not cols:
+            reason = _constant_reason(factor, references[factor.key], units)
             results[factor.key] = FactorResult(
-                factor.key, factor.label, "constant", "the same for every unit", reference=references[factor.key]
+                factor.key, factor.label, "constant", reason, reference=references[factor.key]
             )
         columns.extend(cols)
     kept = separate(columns, n)

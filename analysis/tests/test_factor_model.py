@@ -189,7 +189,10 @@ def test_missing_values_and_unrecorded_factors_are_reported_not_imputed():
     model = fit([r.__dict__ | {"exported_column": 1} for r in runs], RW)
     scheduler = model.factor("scheduler")
     assert scheduler.status == "unrecorded" and "recorded for 2 of 13 units" in scheduler.reason
-    assert model.factor("kernel").status == "constant"
+    assert (
+        model.factor("kernel").status == "constant"
+        and "6.8.0 on every run of the 12 units" in model.factor("kernel").reason
+    )
     assert any("firmware not recorded on" in note and "left out" in note for note in model.notes)
     assert model.n_units == 12 and model.normalized("n6") is None
 

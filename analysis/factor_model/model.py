@@ -1,0 +1,153 @@
+"""Fit the factor model: aliasing, ordinary least squares on unit means (statsmodels), variance shares."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from analysis.factor_model.data import FACTORS, Column, Factor, Run, columns_of, reference_of, unit_table
+from analysis.factor_model.results import Effect, Estimate, FactorFit, FactorResult, UnitFigures
+
+# A column whose part not explained by the earlier columns is below this share of its own spread is aliased.
+ALIAS_TOLERANCE = 1e-9
+CONFIDENCE = 0.95
+
+
+def separate(columns: list[Column], n_units: int) -> list[Column]:
+    """Keep the columns, in priority order, that add something the intercept and the kept ones do not span; each
+    other column gets `aliased_with` (the kept columns it is a combination of). Returns the kept columns."""
+    kept: list[Column] = []
+    basis = np.ones((n_units, 1))
+    for column in columns:
+        coef, *_ = np.linalg.lstsq(basis, column.x, rcond=None)
+        residual = column.x - basis @ coef
+        spread = np.linalg.norm(column.x - column.x.mean())
+        if np.linalg.norm(residual) > ALIAS_TOLERANCE * max(spread, 1.0):
+            kept.append(column)
+            basis = np.column_stack([basis, column.x])
+        else:
+            column.aliased_with = [k for k, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
+    return kept
+
+
+def variance_shares(x: np.ndarray, beta: np.ndarray, groups: list[list[int]]) -> list[float]:
+    """Each group's share of the explained variance: the covariance of its part of the fit (its columns times their
+    coefficients) with the whole fit, over the variance of the fit (Pratt's product measure). The shares add up to
+    1; a factor with no effect has about none, however much it moves with others; a negative share is a factor
+    that offsets others on the same units. No refits."""
+    fitted = x[:, 1:] @ beta[1:]
+    total = float(((fitted - fitted.mean()) ** 2).sum())
+    if total <= 0:
+        return [0.0] * len(groups)
+    parts = [x[:, group] @ beta[group] for group in groups]
+    return [float(((part - part.mean()) * (fitted - fitted.mean())).sum()) / total for part in parts]
+
+
+def _count(column: Column, units, mask=None) -> tuple[int, int]:
+    chosen = [u for u, a in zip(units, column.away if mask is None else mask, strict=True) if a]
+    return len(chosen), len({c for u in chosen for c in u.contributors})
+
+
+def _constant_reason(factor: Factor, reference: object, units: list) -> str:
+    """Why a recorded factor has no column; it speaks of the units in the fit only (runs left out may differ)."""
+    if factor.kind == "continuous":
+        return f"every unit in the fit within ±{factor.step / 2:g} of the median, {reference:g}"
+    if factor.kind == "bool":
+        flagged = any(v for u in units for v in u.values(factor))
+        return f"{'set on every run' if flagged else 'not set on any run'} of the {len(units)} units in the fit"
+    return f"{reference} on every run of the {len(units)} units in the fit"
+
+
+def fit(rows: Iterable[Run | Mapping], metric: str = "metric") -> FactorFit:
+    """The factor model of one drive model and one headline metric: log(metric) on the recorded factors, one row
+    per unit. Returns effects only when there are at least two more units than parameters."""
+    table = unit_table(rows)
+    units = table.units
+    n = len(units)
+    results: dict[str, FactorResult] = {}
+    for factor in FACTORS:
+        if factor.key in table.left_out:
+            status, reason = table.left_out[factor.key]
+            results[factor.key] = FactorResult(factor.key, factor.label, status, reason)
+    references = {f.key: reference_of(f, units) for f in table.included} if units else {}
+    columns: list[Column] = []
+    for factor in table.included:
+        cols = columns_of(factor, references[factor.key], units)
+        if not cols:
+            reason = _constant_reason(factor, references[factor.key], units)
+            results[factor.key] = FactorResult(
+                factor.key, factor.label, "constant", reason, reference=references[factor.key]
+            )
+        columns.extend(cols)
+    kept = separate(columns, n)
+    contributors = len({c for u in units for c in u.contributors})
+    out = FactorFit(metric, "fitted", "", n, table.n_runs, contributors, notes=table.notes, reference=references)
+    p = 1 + len(kept)
+    if n < p + 2:
+        out.status = "too_few_units"
+        out.reason = f"too few units: {n} for {p} parameters (the model needs at least {p + 2})"
+        out.factors = [results.get(f.key) or FactorResult(f.key, f.label, "not_fitted", out.reason) for f in FACTORS]
+        return out
+
+    from scipy.special import stdtrit
+    from statsmodels.regression.linear_model import OLS
+
+    y = np.array([u.log_value for u in units])
+    x = np.column_stack([np.ones(n)] + [c.x for c in kept])
+    res = OLS(y, x).fit()
+    beta, cov = np.asarray(res.params), np.asarray(res.cov_params())
+    t = float(stdtrit(res.df_resid, 0.5 + CONFIDENCE / 2))
+    se = np.sqrt(np.maximum(np.diag(cov), 0))
+    low, high = beta - t * se, beta + t * se
+    tss = float(((y - y.mean()) ** 2).sum())
+    out.r_squared = 1 - float(res.ssr) / tss if tss > 0 else None  # None: every unit the same
+    out.df_resid = int(res.df_resid)
+    out.reference_level = Estimate(math.exp(beta[0]), math.exp(low[0]), math.exp(high[0]))
+
+    group_keys = [f.key for f in table.included if any(c.factor is f for c in kept)]
+    groups = [[j for j, c in enumerate(kept, start=1) if c.factor.key == key] for key in group_keys]
+    shares = dict(zip(group_keys, variance_shares(x, beta, groups), strict=True))
+    effects: dict[int, Effect] = {}
+    for j, column in enumerate(kept, start=1):
+        n_u, n_c = _count(column, units)
+        moves_with = [c.name for c in columns if column in c.aliased_with]
+        effects[id(column)] = Effect(
+            column.factor.key, column.name, column.level, "estimated" if n_u >= 2 else "indicative",
+            math.exp(beta[j]), math.exp(low[j]), math.exp(high[j]), n_u, n_c, moves_with, column.factor.per,
+        )  # fmt: skip
+    for column in columns:
+        if column not in kept:
+            n_u, n_c = _count(column, units)
+            names = [c.name for c in column.aliased_with]
+            effects[id(column)] = Effect(
+                column.factor.key, column.name, column.level, "not_separable", None, None, None, n_u, n_c, names
+            )
+    for factor in table.included:
+        if factor.key in results:
+            continue
+        own = [c for c in columns if c.factor is factor]
+        away = np.any([c.away for c in own], axis=0)
+        n_u, n_c = _count(own[0], units, away)
+        factor_effects = [effects[id(c)] for c in own]
+        statuses = {e.status for e in factor_effects}
+        status = next(s for s in ("estimated", "indicative", "not_separable") if s in statuses)
+        share, reference = shares.get(factor.key), references[factor.key]
+        results[factor.key] = FactorResult(
+            factor.key, factor.label, status, "", share, reference, n_u, n_c, factor_effects
+        )
+    out.factors = [results[f.key] for f in FACTORS]
+
+    xf = x[:, 1:]
+    for i, unit in enumerate(units):
+        contributions = []
+        for j, column in enumerate(kept, start=1):
+            lo, hi = sorted((xf[i, j - 1] * low[j], xf[i, j - 1] * high[j]))
+            contribution = Estimate(math.exp(xf[i, j - 1] * beta[j]), math.exp(lo), math.exp(hi))
+            contributions.append((column, effects[id(column)], bool(column.away[i]), contribution))
+        log_norm = y[i] - xf[i] @ beta[1:]
+        half = t * math.sqrt(max(float(xf[i] @ cov[1:, 1:] @ xf[i]), 0.0))
+        normalized = Estimate(math.exp(log_norm), math.exp(log_norm - half), math.exp(log_norm + half))
+        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), normalized, contributions)
+    return out

@@ -1,0 +1,166 @@
+"""What a fit returns: effects with intervals and shares, normalized figures per unit, and explanations."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from analysis.factor_model.data import BY_KEY, Column, Unit
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    low: float  # the 95 % interval
+    high: float
+
+    def covers(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+
+@dataclass
+class Effect:
+    """One design column: a boolean factor, a category level against the reference level, or a continuous factor
+    per `per` (its step). `ratio` is exp(coefficient): the metric at this level ÷ the metric at the reference."""
+
+    factor: str
+    label: str
+    level: object
+    status: str  # "estimated" (≥ 2 units at the level) | "indicative" (1 unit) | "not_separable"
+    ratio: float | None
+    low: float | None
+    high: float | None
+    n_units: int  # units at this level (away from the reference)
+    n_contributors: int
+    moves_with: list[str] = field(default_factory=list)  # kept: the levels not separable from it; else: theirs
+    per: str = ""
+
+    @property
+    def estimate(self) -> Estimate | None:
+        return None if self.ratio is None else Estimate(self.ratio, self.low, self.high)
+
+    @property
+    def significant(self) -> bool:
+        """The interval excludes no effect (a ratio of 1)."""
+        return self.ratio is not None and (self.low > 1 or self.high < 1)
+
+
+@dataclass
+class FactorResult:
+    key: str
+    label: str
+    status: str  # estimated | indicative | not_separable | constant | unrecorded | not_fitted
+    reason: str = ""
+    share: float | None = None  # its share of the explained variance (Pratt: the fitted factors' shares add up to 1)
+    reference: object = None
+    n_units: int = 0
+    n_contributors: int = 0
+    effects: list[Effect] = field(default_factory=list)
+
+
+@dataclass
+class UnitFigures:
+    unit: Unit
+    observed: float  # geometric mean of its runs
+    normalized: Estimate  # at the reference conditions
+    contributions: list[tuple[Column, Effect, bool, Estimate]]  # (column, effect, away from reference, its effect)
+
+
+@dataclass
+class Explanation:
+    unit: object
+    factor: str
+    label: str
+    gap: float  # observed ÷ the reference level − 1
+    contribution: Estimate  # the factor's ratio for this unit
+    status: str
+    text: str
+
+
+def pct(ratio: float, unit: str = "%") -> str:
+    """A ratio as a signed change: 0.25 → "−75%"; `unit=""` for interval bounds ("[−77, −70]")."""
+    v = (ratio - 1) * 100
+    text = f"{abs(v):.0f}" if abs(v) >= 9.95 else f"{abs(v):.1f}"
+    sign = "−" if v < 0 and text.strip("0.") else "+" if unit else ""
+    return sign + text + unit
+
+
+@dataclass
+class FactorFit:
+    metric: str
+    status: str  # "fitted" | "too_few_units"
+    reason: str
+    n_units: int
+    n_runs: int
+    n_contributors: int
+    factors: list[FactorResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reference: dict = field(default_factory=dict)  # factor key → reference level or value
+    r_squared: float | None = None  # of the unit rows; None when every unit has the same figure
+    df_resid: int | None = None
+    reference_level: Estimate | None = None  # a typical unit at the reference conditions
+    units: dict[object, UnitFigures] = field(default_factory=dict)
+
+    @property
+    def effects(self) -> list[Effect]:
+        return [e for f in self.factors for e in f.effects]
+
+    def factor(self, key: str) -> FactorResult:
+        return next(f for f in self.factors if f.key == key)
+
+    def observed(self, unit: object) -> float | None:
+        figures = self.units.get(unit)
+        return figures.observed if figures else None
+
+    def normalized(self, unit: object) -> Estimate | None:
+        """What the unit would do at the reference conditions: its observed figure ÷ the effects of its
+        non-reference levels, with the interval of those effects (delta method, the fit's covariance)."""
+        figures = self.units.get(unit)
+        return figures.normalized if figures else None
+
+    def contribution(self, unit: object, factor: str, level: object = None) -> Estimate | None:
+        """The factor's (level's) effect on this unit: its ratio raised to the unit's share or distance."""
+        figures = self.units.get(unit)
+        for column, _effect, _away, estimate in figures.contributions if figures else ():
+            if column.factor.key == factor and (level is None or column.level == level):
+                return estimate
+        return None
+
+    def explain(self, unit: object) -> list[Explanation]:
+        """The factors that account for this unit's gap: its level is not the reference, the effect's interval
+        excludes no effect, and the unit's gap has the effect's sign. Largest first."""
+        figures = self.units.get(unit)
+        if figures is None or self.reference_level is None:
+            return []
+        gap = figures.observed / self.reference_level.value
+        lines = []
+        for column, effect, away, estimate in figures.contributions:
+            if not (away and effect.significant and math.log(gap) * math.log(estimate.value) > 0):
+                continue
+            what = self._what(column, figures)
+            notes = ["1 unit — indicative"] if effect.status == "indicative" else []
+            if effect.moves_with:
+                notes.append("not separable from " + ", ".join(effect.moves_with))
+            text = f"{self.metric} {pct(gap)}; {what} accounts for {pct(estimate.value)} "
+            text += f"[{pct(estimate.low, '')}, {pct(estimate.high, '')}]" + (f" ({'; '.join(notes)})" if notes else "")
+            lines.append(Explanation(unit, column.factor.key, what, gap - 1, estimate, effect.status, text))
+        return sorted(lines, key=lambda e: -abs(math.log(e.contribution.value)))
+
+    def _what(self, column: Column, figures: UnitFigures) -> str:
+        factor = column.factor
+        x = float(column.x[list(self.units).index(figures.unit.id)])  # units are in the fit's order
+        link = figures.unit.link
+        share = f" on {x:.0%} of its runs" if factor.kind != "continuous" and x < 1 else ""
+        if factor.key == "link_limited":
+            return (f"link {link} (link-limited)" if link else "link-limited") + share
+        if factor.key == "link_below_capability":
+            return (f"link {link}, below capability" if link else "link below capability") + share
+        if factor.kind == "bool":
+            return factor.label + share
+        reference = self.reference[factor.key]
+        if factor.key == "spare_fraction":
+            spare = (reference + x * factor.step) * 100
+            return f"spare {spare:.0f}% of user capacity (reference {reference * 100:.0f}%)"
+        if factor.key == "percentage_used":
+            return f"wear {reference + x * factor.step:.0f}% used (reference {reference:.0f}%)"
+        return f"{BY_KEY[factor.key].label} {column.level} (reference {reference})" + share

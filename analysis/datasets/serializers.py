@@ -85,7 +85,9 @@ class DriveDetailSerializer(DriveSerializer):
         help_text="Median, quartiles and counts of each headline metric over public runs, overall (factor 'all') "
         "and per factor level (firmware, PCIe generation, PCIe width, edition).",
     )
-    public_runs = serializers.IntegerField(read_only=True, help_text="Number of public runs of PTS tests of this drive, PTS-compliant or not.")
+    public_runs = serializers.IntegerField(
+        read_only=True, help_text="Number of public runs of PTS tests of this drive, PTS-compliant or not."
+    )
     public_surface_runs = serializers.IntegerField(
         read_only=True, help_text="Number of public surface runs (the nvmedb extension, not a PTS test) of this drive."
     )

@@ -35,6 +35,7 @@ from analysis.plausibility.limits import (
     epoch,
     link_bounds,
 )
+from analysis.plausibility.link import NVME_MAX_WIDTH, check_link
 from analysis.plausibility.measurement import (
     check_cell_runtime,
     check_finite_non_negative,
@@ -68,6 +69,7 @@ __all__ = [
     "MIN_TEMPERATURE_K",
     "MIN_TRANSFER_BYTES",
     "NOT_COMPLIANT",
+    "NVME_MAX_WIDTH",
     "REJECT",
     "RULES",
     "RUNTIME_TOLERANCE",
@@ -79,6 +81,7 @@ __all__ = [
     "check_compliance_claim",
     "check_finite_non_negative",
     "check_latency_floor",
+    "check_link",
     "check_link_bandwidth",
     "check_link_iops",
     "check_littles_law",
@@ -100,6 +103,8 @@ __all__ = [
 REASONS_PER_RULE = 5
 
 RULES = {
+    "pcie_link": "a device's lspci link is one PCIe allows: 2.5-64 GT/s, x1-x32, negotiated ≤ capable; the drive's "
+    f"capability at most x{NVME_MAX_WIDTH}",
     "finite_non_negative": "every fio figure is a finite number ≥ 0",
     "link_bandwidth": f"bandwidth per direction ≤ the link's usable bandwidth × {1 + LINK_MARGIN:g}",
     "link_iops": f"IOPS × block size (≥ {MIN_TRANSFER_BYTES} B) ≤ the link's usable bandwidth × {1 + LINK_MARGIN:g}",
@@ -142,7 +147,8 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
     """Every gate over every measurement and the submission's evidence, in a stable order."""
     bounds = link_bounds(record)
     measurements = [m for tr in record.test_runs for m in tr.measurements]
-    failures = check_sizes(record)
+    failures = check_link(record)
+    failures += check_sizes(record)
     for m in measurements:
         failures += measurement_failures(m, record, bounds)
     ordered = sorted(

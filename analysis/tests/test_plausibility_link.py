@@ -133,3 +133,108 @@ def test_an_lspci_without_root_stays_a_missing_link_and_publishes(submission, ma
     assert outcome.status == "published", outcome.reasons
     run = TestRun.objects.get(submission=submission)
     assert run.compliant is True and run.pcie_link.usable_bandwidth_bytes_per_s is None
+
+
+def _another_submission(django_user_model):
+    import hashlib
+    import uuid
+
+    from submissions.models import Submission
+
+    user = django_user_model.objects.create_user(username=f"other-{uuid.uuid4().hex[:8]}", password="x" * 12)
+    return Submission.objects.create(
+        uploader=user, sha256=hashlib.sha256(uuid.uuid4().bytes).hexdigest(), size=1, storage_name="o.nvmedb.tar.gz"
+    )
+
+
+def _published_honest_unit(submission, make_verified, shared_samples):
+    """An honest Gen3 x4 run of the sample's drive model (Samsung PM983, MZ1LB960HAJQ, an M.2 22110 drive)."""
+    outcome = ingest_submission(
+        submission=submission, bundle=make_verified(mutate=_attack(shared_samples, factor=1, cap=DRIVE_LINK))
+    )
+    assert outcome.status == "published", outcome.reasons
+    submission.status = "published"
+    submission.save()
+    return TestRun.objects.get(submission=submission).drive_model
+
+
+@pytest.mark.parametrize(
+    ("text", "width"),
+    [
+        ("M.2 2280", 4),
+        ("m.2 22110", 4),
+        ("U.2", 4),
+        ("U.3 15mm", 4),
+        ("E1.S 9.5mm", 8),
+        ("EDSFF E1.L", 8),
+        ("E3.S 1T", 16),
+        ("HHHL AIC", 16),
+        ("add-in card", 16),
+        ("", None),
+        ("2.5-inch", None),
+    ],
+)
+def test_the_widest_link_of_each_form_factor(text, width):
+    from analysis.plausibility import form_factor_width
+
+    assert form_factor_width(text) == width
+
+
+def test_a_gen5_x16_capability_on_an_m2_drive_model_is_held(
+    submission, make_verified, shared_samples, django_user_model
+):
+    """The second reported attack, Gen5 x16 with figures × 40, on a drive model whose form factor is recorded."""
+    model = _published_honest_unit(submission, make_verified, shared_samples)
+    model.form_factor = "M.2 22110"
+    model.save()
+    attack = _another_submission(django_user_model)
+    bundle = make_verified(mutate=_attack(shared_samples, factor=40, cap="Speed 32GT/s, Width x16"))
+    outcome = ingest_submission(submission=attack, bundle=bundle)
+    assert outcome.status == "held", outcome.reasons
+    assert (
+        "pcie_link: the drive's link (3b:00.0): LnkCap 32 GT/s x16 is wider than the drive model's form factor "
+        "'M.2 22110' carries (x4)"
+    ) in outcome.reasons, outcome.reasons
+    _not_public(attack)
+
+
+def test_a_capability_beyond_every_published_unit_of_the_model_is_held(
+    submission, make_verified, shared_samples, django_user_model, settings
+):
+    settings.NVMEDB_REVIEW_FIRST_N = 0  # every contributor counts as past review
+    _published_honest_unit(submission, make_verified, shared_samples)
+    attack = _another_submission(django_user_model)
+    bundle = make_verified(mutate=_attack(shared_samples, factor=40, cap="Speed 32GT/s, Width x16"))
+    outcome = ingest_submission(submission=attack, bundle=bundle)
+    assert outcome.status == "held", outcome.reasons
+    assert any(
+        r.startswith("pcie_link: ")
+        and "LnkCap 32 GT/s x16 is beyond 8 GT/s x4, the fastest and widest any of the 1 "
+        "published units of this drive model reports"
+        in r
+        for r in outcome.reasons
+    ), outcome.reasons
+
+
+def test_without_a_link_the_figures_meet_the_fastest_link_the_model_can_have(
+    submission, make_verified, shared_samples, django_user_model, settings
+):
+    settings.NVMEDB_REVIEW_FIRST_N = 0
+    _published_honest_unit(submission, make_verified, shared_samples)
+
+    def mutate(run_dir, manifest, files):
+        path = run_dir / "system" / "lspci.txt"
+        kept = [line for line in path.read_text().split("\n") if "LnkCap:" not in line and "LnkSta:" not in line]
+        path.write_text("\n".join(kept))
+        for run in manifest["runs"]:
+            _edit_fio(run_dir, run, _scaled(20))  # 1 MiB reads at ~7.8 GB/s, twice what Gen3 x4 carries
+        _pts_claim(run_dir, manifest, files)
+        _device(run_dir, manifest, files, shared_samples)
+
+    attack = _another_submission(django_user_model)
+    outcome = ingest_submission(submission=attack, bundle=make_verified(mutate=mutate))
+    assert outcome.status == "held", outcome.reasons
+    assert any(
+        r.startswith("link_bandwidth: ") and "8 GT/s x4 link, the fastest this drive model can have" in r
+        for r in outcome.reasons
+    ), outcome.reasons

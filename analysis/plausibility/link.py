@@ -1,6 +1,9 @@
 """The gate on the drive's link itself: lspci describes a link the PCIe specification allows, one an NVMe drive can
 have. The figures are then bounded by that link (analysis.plausibility.measurement); a link that is no such link
 bounds nothing, so the submission is held with what is wrong with it rather than bounded by numbers nobody can trust.
+
+`check_link` reads the bundle alone; `check_model_link` also weighs what the site knows of the drive model (its
+recorded form factor, the LnkCap of its published units), which store_submission looks up once it knows the model.
 """
 
 from __future__ import annotations

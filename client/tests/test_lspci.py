@@ -222,4 +222,4 @@ def test_a_link_line_without_a_readable_speed_and_width_is_named():
     [drive] = parse_lspci(_drive_with_link("8GT/s, Width x4", "Speed 8GT/s, Width x4096"))
     assert drive.link_cap_width == 4 and drive.link_speed_gts is None and drive.link_width is None
     assert drive.link_unreadable == ("LnkSta",)
-    assert drive.to_dict()["link_unreadable"] == ("LnkSta",)
+    assert drive.to_dict()["link_unreadable"] == ["LnkSta"]

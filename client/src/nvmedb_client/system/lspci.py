@@ -88,7 +88,13 @@ class PciDevice:
         return self.slot if self.slot.count(":") == 2 else f"0000:{self.slot}"
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "address": self.address, "is_nvme": self.is_nvme}
+        # a list, as facts.json reads it back
+        return {
+            **asdict(self),
+            "link_unreadable": list(self.link_unreadable),
+            "address": self.address,
+            "is_nvme": self.is_nvme,
+        }
 
 
 def parse_lspci(text: str | bytes, *, vendor_names: Mapping[str, str] | None = None) -> list[PciDevice]:

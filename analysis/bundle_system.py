@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from analysis.limits import WRITE_CACHE_STATES, bounded, purge_method_problem
-from analysis.pcie import LinkEnd, assess_link
+from analysis.pcie import LinkEnd, assess_link, link_problems
 from analysis.poison import reading
 from analysis.records import HostRecord, SubmissionRecord
 from analysis.values import optional_int
@@ -231,4 +231,11 @@ def link_end(device) -> LinkEnd:
         status_note=note,
         max_payload_bytes=device.max_payload_bytes,
         max_read_request_bytes=device.max_read_request_bytes,
+        problems=link_problems(
+            capable_speed_gts=device.link_cap_speed_gts,
+            capable_width=device.link_cap_width,
+            speed_gts=device.link_speed_gts,
+            width=device.link_width,
+            unreadable=device.link_unreadable,
+        ),
     )

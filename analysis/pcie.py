@@ -24,6 +24,13 @@ DLLPs (ACK, flow-control updates) travel mostly against the data direction and a
 
 When lspci does not report the negotiated MaxPayload, the model uses 128 bytes (the value every function starts with
 after reset, PCIe Base Specification §7.5.3.4) and says so in the link's `missing`.
+
+Only links the specification allows are modelled (`link_problems`): transfer rates of Gen1–Gen6 (2.5, 5, 8, 16, 32,
+64 GT/s) and the widths x1, x2, x4, x8, x12, x16, x32 (PCIe Base Specification 6.0, §7.5.3.6, Maximum Link Width),
+for both the capability (LnkCap) and the negotiated link (LnkSta), negotiated never above capability. 128 GT/s
+(PCIe 7.0) is not accepted: no host or drive implements it, so an lspci that reports it describes no hardware a
+result can come from; it joins the set when such hardware ships. Anything else gets no bandwidth and its problems are
+listed, for the plausibility gates to hold the submission with them.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ from dataclasses import dataclass, field
 BUS_BOUND_UTILIZATION = 0.90
 DEFAULT_MAX_PAYLOAD_BYTES = 128
 
-# GT/s of each generation; FLIT mode from Gen6 on.
-GENERATION_BY_SPEED_GTS: dict[float, int] = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6, 128.0: 7}
+# GT/s of each generation the site accepts; FLIT mode from Gen6 on. Gen7 (128 GT/s) is left out on purpose (above).
+GENERATION_BY_SPEED_GTS: dict[float, int] = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+# The link widths the Link Capabilities register may encode (PCIe Base Specification 6.0, §7.5.3.6).
+SPEC_WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 32)
 HEADER_BYTES = 16
 
 
@@ -89,6 +98,72 @@ class LinkEnd:
     status_note: str = ""
     max_payload_bytes: int | None = None
     max_read_request_bytes: int | None = None
+    # what lspci printed that is no link the specification allows ("LnkSta: Speed 128 GT/s is no PCIe transfer
+    # rate"), from `link_problems`; a link with problems gets no bandwidth
+    problems: tuple[str, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        """lspci reported a capability and a negotiated link for this end, and both are links the spec allows."""
+        return (
+            not self.problems
+            and _allowed(self.capable_speed_gts, self.capable_width)
+            and _allowed(self.speed_gts, self.width)
+        )
+
+
+def _allowed(speed: float | None, width: int | None) -> bool:
+    return generation(speed) is not None and width in SPEC_WIDTHS
+
+
+def describe(speed: float | None, width: int | None) -> str:
+    """A link as lspci put it: "16 GT/s x4", "unknown speed x0"."""
+    shown_speed = "unknown speed" if speed is None else f"{speed:g} GT/s"
+    return f"{shown_speed} x{'?' if width is None else width}"
+
+
+def link_problems(
+    *,
+    capable_speed_gts: float | None,
+    capable_width: int | None,
+    speed_gts: float | None,
+    width: int | None,
+    unreadable: tuple[str, ...] = (),
+) -> tuple[str, ...]:
+    """Why lspci's LnkCap and LnkSta of one function are no link the PCIe specification allows; () when they are.
+
+    The values are lspci's own (a width of 0 is a link that is down, a speed of None "Speed unknown"); `unreadable`
+    names the lines (LnkCap, LnkSta) lspci printed but that hold no "Speed …, Width x…". A function whose lspci shows
+    neither line (capabilities unreadable without root, no PCI Express capability) has no problems, only no link.
+    """
+    problems = [f"its {label} line holds no readable speed and width" for label in unreadable]
+    for label, speed, lanes in (
+        ("LnkCap", capable_speed_gts, capable_width),
+        ("LnkSta", speed_gts, width),
+    ):
+        if label in unreadable or (speed is None and lanes is None):
+            continue
+        if speed is None:
+            problems.append(f"{label} speed is unknown (an lspci older than the link's generation prints this)")
+        elif generation(speed) is None:
+            rates = ", ".join(f"{rate:g}" for rate in GENERATION_BY_SPEED_GTS)
+            problems.append(f"{label} speed {speed:g} GT/s is no PCIe transfer rate ({rates} GT/s)")
+        if lanes == 0 and label == "LnkSta":
+            problems.append("LnkSta width x0: the link is down")
+        elif lanes not in SPEC_WIDTHS:
+            widths = ", ".join(f"x{w}" for w in SPEC_WIDTHS)
+            problems.append(f"{label} width x{lanes} is no PCIe link width ({widths})")
+    has_cap = capable_speed_gts is not None or capable_width is not None or "LnkCap" in unreadable
+    has_sta = speed_gts is not None or width is not None or "LnkSta" in unreadable
+    if has_cap != has_sta:
+        shown, absent = ("LnkCap", "LnkSta") if has_cap else ("LnkSta", "LnkCap")
+        problems.append(f"lspci shows its {shown} but not its {absent}")
+    both = _allowed(capable_speed_gts, capable_width) and _allowed(speed_gts, width)
+    if both and (speed_gts > capable_speed_gts or width > capable_width):
+        problems.append(
+            f"negotiated {describe(speed_gts, width)} is above its capability {describe(capable_speed_gts, capable_width)}"
+        )
+    return tuple(problems)
 
 
 @dataclass(frozen=True)
@@ -104,10 +179,13 @@ class LinkAssessment:
     below_capability: bool | None
     below_capability_reason: str
     missing: dict[str, str] = field(default_factory=dict)
+    # why the drive's link or a link on its path is no link the PCIe specification allows, one sentence each;
+    # such a link has no bandwidth, and the plausibility gate `pcie_link` holds the submission with these reasons
+    problems: tuple[str, ...] = ()
 
 
 def _bandwidth_key(end: LinkEnd) -> float:
-    if end.speed_gts is None or not end.width or generation(end.speed_gts) is None:
+    if end.problems or end.speed_gts is None or not _allowed(end.speed_gts, end.width):
         return float("inf")
     return raw_bandwidth(end.speed_gts, end.width)
 
@@ -115,10 +193,16 @@ def _bandwidth_key(end: LinkEnd) -> float:
 def assess_link(device: LinkEnd, upstream: LinkEnd | None = None, path: tuple[LinkEnd, ...] = ()) -> LinkAssessment:
     """Judge the drive's link. `upstream` is the port at the other end; `path` the links further up to the root."""
     missing: dict[str, str] = {}
+    problems = [f"the drive's link ({device.address or 'the NVMe controller'}): {p}" for p in device.problems]
+    problems += [
+        f"the link of {end.address or 'a port'} on the drive's path: {p}" for end, p in _path_problems(upstream, path)
+    ]
     if device.speed_gts is None or not device.width:
         missing["speed_gts"] = "lspci reported no negotiated link speed/width for the drive"
-    elif generation(device.speed_gts) is None:
-        missing["speed_gts"] = f"lspci reported {device.speed_gts} GT/s, which is no PCIe generation"
+    elif not _allowed(device.speed_gts, device.width) or device.problems:
+        missing["speed_gts"] = (
+            f"lspci reported {describe(device.speed_gts, device.width)}, which is no link the PCIe specification allows"
+        )
     if device.max_payload_bytes is None:
         missing["max_payload_bytes"] = (
             f"lspci reported no negotiated MaxPayload; the bandwidth model assumes {DEFAULT_MAX_PAYLOAD_BYTES} bytes"
@@ -136,7 +220,7 @@ def assess_link(device: LinkEnd, upstream: LinkEnd | None = None, path: tuple[Li
     raw = usable = None
     if "speed_gts" not in missing:
         speed, width = path_speed, path_width
-        if speed is None or not width or generation(speed) is None:
+        if speed is None or not _allowed(speed, width):
             speed, width = device.speed_gts, device.width
         raw = raw_bandwidth(speed, width)
         # Every link on the path carries the same TLPs: the smallest MaxPayload configured along it applies.
@@ -154,16 +238,23 @@ def assess_link(device: LinkEnd, upstream: LinkEnd | None = None, path: tuple[Li
         below_capability=below,
         below_capability_reason=reason,
         missing=missing,
+        problems=tuple(problems),
     )
+
+
+def _path_problems(upstream: LinkEnd | None, path: tuple[LinkEnd, ...]):
+    for end in ([upstream] if upstream else []) + list(path):
+        for problem in end.problems:
+            yield end, problem
 
 
 def _below_capability(device: LinkEnd, upstream: LinkEnd | None) -> tuple[bool | None, str]:
     """Whether the negotiated speed or width is below what both ends support, and the one-line reason."""
-    if device.speed_gts is None or not device.width or device.capable_speed_gts is None or not device.capable_width:
+    if not device.valid:
         return None, "lspci did not report both the capability and the negotiated state of the drive's link"
     cap_speed, cap_width = device.capable_speed_gts, device.capable_width
     other = "the drive supports"
-    if upstream and upstream.capable_speed_gts is not None and upstream.capable_width:
+    if upstream and upstream.valid:
         cap_speed = min(cap_speed, upstream.capable_speed_gts)
         cap_width = min(cap_width, upstream.capable_width)
         other = "both the drive and its upstream port support"

@@ -165,3 +165,4 @@ class SubmissionRecord:
     evidence: dict[str, str] = field(default_factory=dict)  # imports: field -> where the source states it
     plan: dict = field(default_factory=dict)  # the bundle's declared plan (client bundles), for the evidence gates
     gates_applied: bool = False  # analysis.plausibility.apply ran on this record
+    model_gates_applied: bool = False  # analysis.plausibility.apply_model_evidence ran on this record

@@ -78,6 +78,9 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
         return StoreResult(REJECTED, list(dict.fromkeys(record.reject_reasons)))
 
     drive_model, firmware, unit = _identity_rows(record)
+    if not record.model_gates_applied:
+        record.model_gates_applied = True
+        plausibility.apply_model_evidence(record, _model_link_evidence(drive_model, submission))
     host = _host_row(record.host) if record.host else None
     link_row = _link_row(record)
     hold_reasons = list(record.hold_reasons)
@@ -365,6 +368,36 @@ def _identity_rows(record: SubmissionRecord) -> tuple[DriveModel, Firmware | Non
         digest = serial_hash(identity.serial, key=settings.NVMEDB_SERIAL_HASH_KEY, model_number=identity.model_number)
         unit, _ = PhysicalUnit.objects.get_or_create(drive_model=drive_model, serial_hash=digest)
     return drive_model, firmware, unit
+
+
+def _model_link_evidence(drive_model: DriveModel, submission) -> plausibility.ModelLinkEvidence:
+    """What the site knows of the links `drive_model` can have: its recorded form factor, and the fastest and widest
+    valid LnkCap of its published, public units, counted as the outlier votes are (other contributors past review
+    only, so fresh accounts cannot widen the bound for a later submission)."""
+    from submissions.review import established_uploader_ids
+
+    rows = list(
+        TestRun.objects.exclude(trial_q())
+        .filter(
+            drive_model=drive_model,
+            submission__status=PUBLISHED,
+            submission__hidden=False,
+            pcie_link__capable_speed_gts__in=list(pcie.GENERATION_BY_SPEED_GTS),
+            pcie_link__capable_width__in=[w for w in pcie.SPEC_WIDTHS if w <= plausibility.NVME_MAX_WIDTH],
+        )
+        .exclude(submission_id=submission.pk)
+        .exclude(submission__uploader_id=submission.uploader_id)
+        .values_list("submission__uploader_id", "unit_id", "pcie_link__capable_speed_gts", "pcie_link__capable_width")
+        .distinct()
+    )
+    established = established_uploader_ids({row[0] for row in rows})
+    peers = [row for row in rows if row[0] in established]
+    return plausibility.ModelLinkEvidence(
+        form_factor=drive_model.form_factor,
+        peer_units=len({(uploader, unit) for uploader, unit, _, _ in peers}),
+        peer_speed_gts=max((speed for _, _, speed, _ in peers), default=None),
+        peer_width=max((width for _, _, _, width in peers), default=None),
+    )
 
 
 def _unique_slug(model, base: str) -> str:

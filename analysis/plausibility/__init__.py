@@ -35,6 +35,13 @@ from analysis.plausibility.limits import (
     epoch,
     link_bounds,
 )
+from analysis.plausibility.link import (
+    NVME_MAX_WIDTH,
+    ModelLinkEvidence,
+    check_link,
+    check_model_link,
+    form_factor_width,
+)
 from analysis.plausibility.measurement import (
     check_cell_runtime,
     check_finite_non_negative,
@@ -68,17 +75,22 @@ __all__ = [
     "MIN_TEMPERATURE_K",
     "MIN_TRANSFER_BYTES",
     "NOT_COMPLIANT",
+    "NVME_MAX_WIDTH",
     "REJECT",
     "RULES",
     "RUNTIME_TOLERANCE",
     "GateFailure",
     "LinkBounds",
+    "ModelLinkEvidence",
     "apply",
+    "apply_model_evidence",
     "bus_bound_is_plausible",
     "check_cell_runtime",
     "check_compliance_claim",
     "check_finite_non_negative",
     "check_latency_floor",
+    "check_link",
+    "check_model_link",
     "check_link_bandwidth",
     "check_link_iops",
     "check_littles_law",
@@ -89,6 +101,7 @@ __all__ = [
     "check_smart_progress",
     "check_smart_values",
     "check_transfer_size",
+    "form_factor_width",
     "link_bounds",
     "planned_runtime_s",
     "reference_plan",
@@ -100,6 +113,8 @@ __all__ = [
 REASONS_PER_RULE = 5
 
 RULES = {
+    "pcie_link": "a device's lspci link is one PCIe allows: 2.5-64 GT/s, x1-x32, negotiated ≤ capable; the drive's "
+    f"capability at most x{NVME_MAX_WIDTH}, its form factor's width and its model's published units' fastest LnkCap",
     "finite_non_negative": "every fio figure is a finite number ≥ 0",
     "link_bandwidth": f"bandwidth per direction ≤ the link's usable bandwidth × {1 + LINK_MARGIN:g}",
     "link_iops": f"IOPS × block size (≥ {MIN_TRANSFER_BYTES} B) ≤ the link's usable bandwidth × {1 + LINK_MARGIN:g}",
@@ -142,7 +157,8 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
     """Every gate over every measurement and the submission's evidence, in a stable order."""
     bounds = link_bounds(record)
     measurements = [m for tr in record.test_runs for m in tr.measurements]
-    failures = check_sizes(record)
+    failures = check_link(record)
+    failures += check_sizes(record)
     for m in measurements:
         failures += measurement_failures(m, record, bounds)
     ordered = sorted(
@@ -175,6 +191,19 @@ def apply(record: SubmissionRecord) -> list[GateFailure]:
         return []
     record.gates_applied = True
     failures = submission_failures(record)
+    _record(record, failures)
+    return failures
+
+
+def apply_model_evidence(record: SubmissionRecord, evidence: ModelLinkEvidence) -> list[GateFailure]:
+    """The gate that needs the database (`check_model_link`: the link against the drive model's form factor and
+    published units), recorded like `apply`'s; its failures are holds."""
+    failures = list(dict.fromkeys(check_model_link(record, evidence)))
+    _record(record, failures)
+    return failures
+
+
+def _record(record: SubmissionRecord, failures: list[GateFailure]) -> None:
     for failure in summarised(failures):
         reason = f"{failure.rule}: {failure.reason}"[:300]
         if failure.severity == REJECT:
@@ -186,7 +215,6 @@ def apply(record: SubmissionRecord) -> list[GateFailure]:
             record.compliant = False
         if reason not in record.compliance_reasons:
             record.compliance_reasons.append(reason)
-    return failures
 
 
 def summarised(failures: list[GateFailure]) -> list[GateFailure]:

@@ -90,6 +90,11 @@ def link_bounds(record: SubmissionRecord) -> LinkBounds:
     or a RAID, so only the fastest link that exists bounds it."""
     link = record.link
     fastest = LinkBounds(None, FASTEST_LINK_BYTES_PER_S, f"the fastest PCIe link (Gen6 x{FASTEST_LINK_WIDTH})")
+    if record.target_kind == "device" and link is not None and link.problems:
+        # the link lspci reported is none the specification allows (gate pcie_link): name it where it is not used
+        reported = pcie.describe(link.device.speed_gts, link.device.width)
+        label = f"the fastest PCIe link (Gen6 x{FASTEST_LINK_WIDTH}; lspci's {reported} is no PCIe link)"
+        return LinkBounds(None, FASTEST_LINK_BYTES_PER_S, label)
     if record.target_kind != "device" or link is None or not link.usable_bandwidth_bytes_per_s:
         return fastest
     device = link.device

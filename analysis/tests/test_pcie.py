@@ -105,7 +105,7 @@ def test_the_model_holds_on_every_negotiated_link_of_every_lspci_sample(shared_s
         for device in parse_lspci(path.read_bytes()):
             end = link_end(device)
             link = assess_link(end)
-            if end.speed_gts is None or not end.width:
+            if end.speed_gts is None or not end.width or end.problems:
                 assert link.usable_bandwidth_bytes_per_s is None and link.missing["speed_gts"], path.name
                 continue
             gen = pcie.generation(end.speed_gts)
@@ -175,3 +175,82 @@ def test_the_smallest_max_payload_on_the_path_applies():
     upstream = LinkEnd(capable_speed_gts=8.0, capable_width=4, speed_gts=8.0, width=4, max_payload_bytes=128)
     link = assess_link(drive(8.0, 4, payload=512), upstream)
     assert link.usable_bandwidth_bytes_per_s == pytest.approx(pcie.usable_bandwidth(8.0, 4, 128))
+
+
+def _end(cap_speed, cap_width, speed, width, address="01:00.0", unreadable=()):
+    problems = pcie.link_problems(
+        capable_speed_gts=cap_speed, capable_width=cap_width, speed_gts=speed, width=width, unreadable=unreadable
+    )
+    return LinkEnd(
+        address=address,
+        capable_speed_gts=cap_speed,
+        capable_width=cap_width,
+        speed_gts=speed,
+        width=width or None,
+        max_payload_bytes=256,
+        problems=problems,
+    )
+
+
+@pytest.mark.parametrize("speed", [2.5, 5.0, 8.0, 16.0, 32.0, 64.0])
+@pytest.mark.parametrize("width", [1, 2, 4, 8, 12, 16, 32])
+def test_every_speed_and_width_of_the_specification_is_a_link(speed, width):
+    end = _end(speed, width, speed, width)
+    assert end.problems == () and end.valid
+    link = assess_link(end)
+    assert link.problems == () and link.usable_bandwidth_bytes_per_s == pytest.approx(
+        pcie.usable_bandwidth(speed, width, 256)
+    )
+
+
+def test_128_gts_and_x999_are_no_link_and_get_no_bandwidth():
+    link = assess_link(_end(128.0, 999, 128.0, 999))
+    assert link.usable_bandwidth_bytes_per_s is None and link.raw_bandwidth_bytes_per_s is None
+    assert link.generation is None and link.below_capability is None
+    text = " ".join(link.problems)
+    assert "LnkCap speed 128 GT/s is no PCIe transfer rate" in text and "LnkSta width x999" in text
+    assert all(problem.startswith("the drive's link (01:00.0): ") for problem in link.problems)
+
+
+@pytest.mark.parametrize(
+    ("speed", "width", "words"),
+    [(8.0, 999, "LnkSta width x999"), (128.0, 4, "LnkSta speed 128 GT/s"), (8.0, 3, "LnkSta width x3")],
+)
+def test_a_valid_speed_with_an_invalid_width_or_the_reverse_is_no_link(speed, width, words):
+    link = assess_link(_end(8.0, 4, speed, width))
+    assert link.usable_bandwidth_bytes_per_s is None
+    assert any(words in problem for problem in link.problems), link.problems
+
+
+def test_negotiated_above_capability_is_contradictory():
+    wider = assess_link(_end(16.0, 4, 16.0, 16))
+    assert wider.usable_bandwidth_bytes_per_s is None
+    assert wider.problems == ("the drive's link (01:00.0): negotiated 16 GT/s x16 is above its capability 16 GT/s x4",)
+    faster = assess_link(_end(8.0, 4, 32.0, 4))
+    assert "negotiated 32 GT/s x4 is above its capability 8 GT/s x4" in faster.problems[0]
+
+
+def test_unknown_speed_a_down_link_and_an_unreadable_line_are_problems():
+    assert "LnkSta speed is unknown" in _end(16.0, 4, None, 4).problems[0]
+    assert _end(16.0, 4, 16.0, 0).problems == ("LnkSta width x0: the link is down",)
+    assert _end(16.0, 4, None, None, unreadable=("LnkSta",)).problems == (
+        "its LnkSta line holds no readable speed and width",
+    )
+    assert _end(16.0, 4, None, None).problems == ("lspci shows its LnkCap but not its LnkSta",)
+
+
+def test_no_link_lines_at_all_is_no_problem_only_no_link():
+    end = _end(None, None, None, None)
+    link = assess_link(end)
+    assert end.problems == () and link.problems == ()
+    assert link.usable_bandwidth_bytes_per_s is None and "speed_gts" in link.missing
+
+
+def test_a_port_on_the_path_with_no_valid_link_is_named_and_bounds_nothing():
+    port = _end(16.0, 4, 16.0, 64, address="00:01.1")
+    link = assess_link(_end(8.0, 4, 8.0, 4), port)
+    assert link.problems == (
+        "the link of 00:01.1 on the drive's path: LnkSta width x64 is no PCIe link width "
+        "(x1, x2, x4, x8, x12, x16, x32)",
+    )
+    assert (link.path_speed_gts, link.path_width) == (8.0, 4)

@@ -187,3 +187,39 @@ def test_nvme_endpoints_are_found_in_every_sample_that_has_one(shared_samples, s
     text = _sample(shared_samples, sample)
     expected = len(re.findall(r"^\S+ Non-Volatile memory controller", text, re.MULTILINE))
     assert len(nvme_devices(parse_lspci(text))) == expected > 0
+
+
+def _drive_with_link(cap: str, sta: str) -> str:
+    return (
+        "0000:3b:00.0 Non-Volatile memory controller [0108]: Samsung Electronics Co Ltd NVMe SSD Controller "
+        "PM9A1/PM9A3/980PRO [144d:a80a] (prog-if 02 [NVM Express])\n"
+        "\tCapabilities: [70] Express (v2) Endpoint, MSI 00\n"
+        f"\t\tLnkCap:\tPort #0, Speed {cap}, ASPM L1, Exit Latency L1 <64us\n"
+        f"\t\tLnkSta:\t{sta}, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
+        "\tKernel driver in use: nvme\n"
+    )
+
+
+@pytest.mark.parametrize("width", [12, 32])
+def test_the_x12_and_x32_widths_of_the_specification_parse(width):
+    [drive] = parse_lspci(_drive_with_link(f"32GT/s, Width x{width}", f"Speed 32GT/s, Width x{width}"))
+    assert (drive.link_cap_speed_gts, drive.link_cap_width) == (32.0, width)
+    assert (drive.link_speed_gts, drive.link_width) == (32.0, width)
+    assert drive.link_unreadable == ()
+
+
+def test_values_no_pcie_link_has_are_read_as_printed_for_the_server_to_judge():
+    [drive] = parse_lspci(_drive_with_link("128GT/s, Width x999", "Speed 128GT/s, Width x999"))
+    assert (drive.link_cap_speed_gts, drive.link_cap_width, drive.link_speed_gts, drive.link_width) == (
+        128.0,
+        999,
+        128.0,
+        999,
+    )
+
+
+def test_a_link_line_without_a_readable_speed_and_width_is_named():
+    [drive] = parse_lspci(_drive_with_link("8GT/s, Width x4", "Speed 8GT/s, Width x4096"))
+    assert drive.link_cap_width == 4 and drive.link_speed_gts is None and drive.link_width is None
+    assert drive.link_unreadable == ("LnkSta",)
+    assert drive.to_dict()["link_unreadable"] == ["LnkSta"]

@@ -73,6 +73,8 @@ class PciDevice:
     numa_node: int | None
     driver: str | None
     capabilities_denied: bool  # lspci could not read the capabilities (run without root)
+    # LnkCap / LnkSta lines lspci printed that hold no "Speed …, Width x…" (an edited or damaged report)
+    link_unreadable: tuple[str, ...] = ()
 
     @property
     def is_nvme(self) -> bool:
@@ -86,7 +88,13 @@ class PciDevice:
         return self.slot if self.slot.count(":") == 2 else f"0000:{self.slot}"
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "address": self.address, "is_nvme": self.is_nvme}
+        # a list, as facts.json reads it back
+        return {
+            **asdict(self),
+            "link_unreadable": list(self.link_unreadable),
+            "address": self.address,
+            "is_nvme": self.is_nvme,
+        }
 
 
 def parse_lspci(text: str | bytes, *, vendor_names: Mapping[str, str] | None = None) -> list[PciDevice]:
@@ -191,17 +199,19 @@ def _device(header: re.Match, body: list[str], vendor_names: Mapping[str, str]) 
         numa_node=int(numa.group(1)) if numa else None,
         driver=driver.group(1) if driver else None,
         capabilities_denied="Capabilities: <access denied>" in text,
+        link_unreadable=tuple(label for label, link in (("LnkCap", cap), ("LnkSta", sta)) if link is False),
     )
 
 
-def _link_after(text: str, label: str) -> dict | None:
+def _link_after(text: str, label: str) -> dict | None | bool:
+    """The link on the line `label` starts: None without such a line, False when it holds no speed and width."""
     start = text.find(label)
     if start < 0:
         return None
     end = text.find("\n", start)
     match = _LINK.search(text, start, end if end >= 0 else len(text))
     if not match:
-        return None
+        return False
     return {
         "speed": None if match.group("unknown") else float(match.group("speed")),
         "width": int(match.group("width")),

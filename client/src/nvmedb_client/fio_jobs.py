@@ -86,6 +86,19 @@ def sequential_starts(*, slice_bytes: int, block_size: int, moved: list[int]) ->
     return starts
 
 
+def carried_starts(*, range_bytes: int, threads: int, block_size: int, moved: list[int]) -> list[int]:
+    """Each job's start inside its slice of the range (split_range) for the next round of a sequential series, given
+    the bytes every earlier round of the series moved (all jobs together, the direction that went furthest: a mixed
+    rw= job streams its reads and its writes each from its start). The same rule for the throughput test's segments
+    and the sequential WSAT workloads' samples; it needs only the recorded outputs, so a resumed run starts where the
+    original would have."""
+    per_job = [amount // threads // block_size * block_size for amount in moved]
+    return [
+        sequential_starts(slice_bytes=size, block_size=block_size, moved=per_job)[-1]
+        for _, size in split_range(range_bytes, threads, unit=block_size)
+    ]
+
+
 def format_runtime(seconds: float) -> str:
     """fio's runtime= value: whole seconds when possible, otherwise milliseconds."""
     if float(seconds).is_integer():

@@ -373,7 +373,9 @@ class Runner:
                     cell_index=1,
                     cells=1,
                 )
-                self._run_series_cell(series, sample, cell, run_id)
+                # a sequential workload: each job continues in its own slice where the previous sample stopped
+                starts = self._sequential_starts(series, cell, sample) if series.split_range else None
+                self._run_series_cell(series, sample, cell, run_id, starts=starts)
             written += self._summary(run_id).write_bytes
         if written >= target:
             reason = f"{written} bytes written, at least {WSAT_CAPACITY_MULTIPLE}x the capacity ({target} bytes)"

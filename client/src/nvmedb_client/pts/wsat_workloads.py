@@ -6,6 +6,9 @@
 | ws-vod  | video on demand                  | sequential | 128 KiB                           | 90/10 |
 | ws-meta | metadata                         | sequential | 0.5 KiB                           | 50/50 |
 | ws-comp | composite block size (the ECW mix) | random, hot zones | 0.5 KiB .. 64 KiB mix      | 40/60 |
+
+A sequential workload (rw=rw) gives each job its own slice of the range, and each sample starts every job where the
+previous sample stopped in its slice, as the throughput test's rounds do (fio_jobs.carried_starts).
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ class Workload:
     read_pct: int
     bssplit: str | None = None
     zones: str | None = None  # fio random_distribution=zoned:...
+
+    @property
+    def sequential(self) -> bool:
+        """Streams through the range: each job gets its own slice and carries its position from sample to sample."""
+        return self.pattern in ("rw", "read", "write")
 
 
 # The ECW block-size mix and its LBA hot zones (50 % of accesses to the first 5 % of the range, 30 % to the next 15 %,

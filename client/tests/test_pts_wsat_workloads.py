@@ -60,6 +60,7 @@ def test_the_composite_workload_asks_fio_for_the_block_size_mix_and_hot_zones():
     assert "random_distribution=zoned:50/5:30/15:20/80" in lines
     shares = [int(part.split("/")[1]) for part in lines[lines.index("rwmixread=40") + 2].split("=")[1].split(":")]
     assert sum(shares) == 100
+    assert "blockalign=512" in lines  # aligned to the mix's smallest block, as the ECW
 
 
 def test_sequential_workloads_split_the_range_and_random_ones_roam_it():
@@ -177,3 +178,14 @@ def test_a_real_ws_vod_sample_starts_where_the_previous_one_stopped_as_its_outpu
     (series,) = next(b for b in runner.plan.blocks if b.test == "ws-vod").series
     for number, sample_starts in enumerate(starts, start=1):
         assert runner._sequential_starts(series, series.cells[0], number) == sample_starts
+
+
+def test_a_real_ws_comp_job_aligns_its_blocks_like_the_ecw(sequential_run):
+    from nvmedb_client.pts import ecw
+
+    job = (sequential_run / "files" / "jobs" / "ws-comp-r0001.fio").read_text().splitlines()
+    assert f"blockalign={ecw.SMALLEST_BLOCK_SIZE}" in job
+    assert [line for line in job if line.startswith("blockalign=")] == [
+        line for line in "\n".join(ecw.fio_options()).splitlines() if line.startswith("blockalign=")
+    ]
+    assert "numjobs=4" in job  # a random workload: every job roams the whole range

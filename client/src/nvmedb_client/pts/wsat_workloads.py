@@ -8,12 +8,15 @@
 | ws-comp | composite block size (the ECW mix) | random, hot zones | 0.5 KiB .. 64 KiB mix      | 40/60 |
 
 A sequential workload (rw=rw) gives each job its own slice of the range, and each sample starts every job where the
-previous sample stopped in its slice, as the throughput test's rounds do (fio_jobs.carried_starts).
+previous sample stopped in its slice, as the throughput test's rounds do (fio_jobs.carried_starts). ws-comp aligns its
+blocks to the mix's smallest block, as the ECW does (nvmedb_client.pts.ecw).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from nvmedb_client.pts import ecw
 
 KIB = 1024
 
@@ -27,6 +30,7 @@ class Workload:
     read_pct: int
     bssplit: str | None = None
     zones: str | None = None  # fio random_distribution=zoned:...
+    blockalign: int | None = None  # fio blockalign= for a block-size mix
 
     @property
     def sequential(self) -> bool:
@@ -45,7 +49,10 @@ WORKLOADS = {
         Workload("ws-oltp", "OLTP", "randrw", 8 * KIB, 65),
         Workload("ws-vod", "video on demand", "rw", 128 * KIB, 90),
         Workload("ws-meta", "metadata", "rw", 512, 50),
-        Workload("ws-comp", "composite block size", "randrw", 4 * KIB, 40, COMPOSITE_BSSPLIT, COMPOSITE_ZONES),
+        Workload(
+            "ws-comp", "composite block size", "randrw", 4 * KIB, 40, COMPOSITE_BSSPLIT, COMPOSITE_ZONES,
+            ecw.SMALLEST_BLOCK_SIZE,
+        ),  # fmt: skip
     )
 }
 QUICK_MAX_SAMPLES = 5
@@ -61,5 +68,10 @@ def job_lines(key: str) -> list[str]:
         lines += [
             "# LBA hot zones (percent of accesses / percent of the range)",
             f"random_distribution={workload.zones}",
+        ]
+    if workload.blockalign:
+        lines += [
+            "# blocks of the mix are aligned to its smallest block, as the ECW issues them",
+            f"blockalign={workload.blockalign}",
         ]
     return lines

@@ -174,7 +174,7 @@ def render_cell(
         if len(positions) != threads or any(not 0 <= q < size for q, (_, size) in zip(positions, slices, strict=True)):
             raise ValueError(f"one start inside its slice per job is needed, got {positions}")
         if starts is not None:
-            lines.append("# each job continues in its slice from where the previous round (or sample) of the series stopped")
+            lines.append("# each job continues in its slice where the previous round (or sample) of the series stopped")
         for index, ((offset, size), position) in enumerate(zip(slices, positions, strict=True)):
             lines += [f"[{name}-job{index}]", f"offset={offset + position}", f"size={size - position}", ""]
     else:

@@ -50,9 +50,15 @@ WORKLOADS = {
         Workload("ws-vod", "video on demand", "rw", 128 * KIB, 90),
         Workload("ws-meta", "metadata", "rw", 512, 50),
         Workload(
-            "ws-comp", "composite block size", "randrw", 4 * KIB, 40, COMPOSITE_BSSPLIT, COMPOSITE_ZONES,
-            ecw.SMALLEST_BLOCK_SIZE,
-        ),  # fmt: skip
+            "ws-comp",
+            "composite block size",
+            "randrw",
+            4 * KIB,
+            40,
+            COMPOSITE_BSSPLIT,
+            COMPOSITE_ZONES,
+            blockalign=ecw.SMALLEST_BLOCK_SIZE,
+        ),
     )
 }
 QUICK_MAX_SAMPLES = 5

@@ -92,11 +92,17 @@ def carried_starts(*, range_bytes: int, threads: int, block_size: int, moved: li
     rw= job streams its reads and its writes each from its start). The same rule for the throughput test's segments
     and the sequential WSAT workloads' samples; it needs only the recorded outputs, so a resumed run starts where the
     original would have."""
+    return carried_starts_by_round(range_bytes=range_bytes, threads=threads, block_size=block_size, moved=moved)[-1]
+
+
+def carried_starts_by_round(*, range_bytes: int, threads: int, block_size: int, moved: list[int]) -> list[list[int]]:
+    """carried_starts for every round at once: one list of job starts per round, `len(moved) + 1` in all."""
     per_job = [amount // threads // block_size * block_size for amount in moved]
-    return [
-        sequential_starts(slice_bytes=size, block_size=block_size, moved=per_job)[-1]
+    columns = [
+        sequential_starts(slice_bytes=size, block_size=block_size, moved=per_job)
         for _, size in split_range(range_bytes, threads, unit=block_size)
     ]
+    return [list(row) for row in zip(*columns, strict=True)]
 
 
 def format_runtime(seconds: float) -> str:

@@ -28,6 +28,7 @@ from analysis.overprovisioning import overprovisioning
 from analysis.poison import reading
 from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import recovery
+from analysis.pts import sequential as pts_sequential
 from analysis.pts.surface import read_surface
 from analysis.records import (
     FlagRecord,
@@ -197,6 +198,7 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
     failures: list[crosscheck.CheckFailure] = []
     documents_options: dict[str, dict] = {}
     plan = manifest.get("plan") or {}
+    starts: dict[str, list[int]] = {}  # each sliced run's job positions in their slices (pts.sequential)
     for run in runs:
         run_id = str(run.get("id"))
         doc = documents.get(run_id)
@@ -204,7 +206,9 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
             continue
         raw = str(run.get("output_file"))
         with reading(f"run {run_id}: {raw}"):
-            failures += _check_run(bundle, run, doc, plan, raw, record, documents_options)
+            failures += _check_run(bundle, run, doc, plan, raw, record, documents_options, starts)
+    with reading("the positions of the sequential WSAT workloads' samples"):
+        failures += pts_sequential.position_failures(runs, starts, summaries, plan.get("active_range_bytes"))
     timed = [
         {
             "id": str(run.get("id")),
@@ -231,7 +235,9 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
     return documents_options
 
 
-def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict) -> list:
+def _check_run(
+    bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict, starts: dict
+) -> list:
     run_id = str(run.get("id"))
     failures = crosscheck.check_figures(doc, raw_file=raw)
     # a block-size mix (bssplit) has no single block size to check IOPS x size against
@@ -241,8 +247,11 @@ def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, docum
     )
     failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
     options = crosscheck.job_options(doc)
-    if run.get("job_file") and not all(key in options for key in CHECKED_OPTIONS):
-        # fio echoes every option it was given; the job file is read only for what the output leaves out
+    job_text = None
+    sliced = pts_sequential.sliced(run)
+    if run.get("job_file") and (sliced or not all(key in options for key in CHECKED_OPTIONS)):
+        # fio echoes every option it was given; the job file is read for what the output leaves out, and for the
+        # slices of a sequential run's jobs (fio's output echoes the first job's options only)
         try:
             job_bytes = bundle.read_bytes(run["job_file"])
         except KeyError:
@@ -255,6 +264,13 @@ def _check_run(bundle, run, doc, plan, raw: str, record: SubmissionRecord, docum
                 options = crosscheck.job_options(doc, job_text)
     documents_options[run_id] = options
     failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
+    slices = pts_sequential.job_slices(job_text) if sliced and job_text is not None else None
+    if slices is not None:  # one section per job: each in its own slice of the active range
+        positions, problems = pts_sequential.slice_problems(run, slices, plan.get("active_range_bytes"))
+        failures += [crosscheck.CheckFailure("job_slices", crosscheck.REJECT, f"{run['job_file']}: {p}"[:300])
+                     for p in problems]  # fmt: skip
+        if positions is not None:
+            starts[run_id] = positions
     if plan.get("blocks"):
         failures += crosscheck.check_run_against_plan(run=run, plan=plan)
     return failures

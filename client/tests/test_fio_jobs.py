@@ -238,6 +238,19 @@ def test_a_round_that_reached_the_end_of_the_range_is_followed_by_one_from_the_s
     assert fio_jobs.sequential_starts(slice_bytes=100, block_size=1, moved=[300]) == [0, 0]
 
 
+def test_carried_starts_divide_what_a_round_moved_between_the_jobs_and_agree_round_by_round():
+    # 2 jobs, 100-block slices: each round's bytes are shared by the jobs, in whole blocks
+    moved = [60, 90, 120, 40]
+    by_round = fio_jobs.carried_starts_by_round(range_bytes=200, threads=2, block_size=1, moved=moved)
+    # round 3 would start at 75, but a start stays one round (45) before the slice end: 55
+    assert by_round == [[0, 0], [30, 30], [55, 55], [0, 0], [20, 20]]
+    for number in range(len(moved) + 1):
+        assert (
+            fio_jobs.carried_starts(range_bytes=200, threads=2, block_size=1, moved=moved[:number]) == by_round[number]
+        )
+    assert fio_jobs.carried_starts(range_bytes=8192, threads=2, block_size=512, moved=[3000]) == [1024, 1024]
+
+
 @pytest.mark.fio
 def test_real_fio_rounds_start_where_the_previous_round_stopped_and_cover_the_range(tmp_path):
     """Throttled half-second rounds of the throughput write segment, each job file made from the bytes the previous

@@ -1,9 +1,23 @@
-"""The WSAT optional workloads as selectable tests: their stimulus and fio options."""
+"""The WSAT optional workloads as selectable tests: their stimulus and fio options, and a real quick run of the
+sequential ws-vod (each job in its own slice, each sample continuing where the previous one stopped) with ws-comp."""
+
+import configparser
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from nvmedb_client import fio_jobs
+from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan
+from nvmedb_client.runner import Runner
 
 KIB = 1024
+MIB = 1024 * KIB
 
 
 def cell_of(test, **kwargs):
@@ -46,6 +60,12 @@ def test_the_composite_workload_asks_fio_for_the_block_size_mix_and_hot_zones():
     assert "random_distribution=zoned:50/5:30/15:20/80" in lines
     shares = [int(part.split("/")[1]) for part in lines[lines.index("rwmixread=40") + 2].split("=")[1].split(":")]
     assert sum(shares) == 100
+    assert "blockalign=512" in lines  # aligned to the mix's smallest block, as the ECW
+
+
+def test_sequential_workloads_split_the_range_and_random_ones_roam_it():
+    for test, split in (("ws-oltp", False), ("ws-vod", True), ("ws-meta", True), ("ws-comp", False)):
+        assert cell_of(test)[2].split_range is split, test
 
 
 def test_the_metadata_workload_is_skipped_on_a_4k_lba_namespace_with_the_reason():
@@ -58,3 +78,114 @@ def test_the_metadata_workload_is_skipped_on_a_4k_lba_namespace_with_the_reason(
 def test_core_tests_stay_the_default_selection():
     plan = build_plan(capacity_bytes=10**12)
     assert plan.tests == ("iops", "tp", "lat", "wsat")
+
+
+# fio as the client finds it on PATH, but throttled for ws-vod's samples (the job file the client recorded is left as it
+# is; fio reads a copy with a rate cap), so a half-second sample covers a part of a job's slice, not all of it
+FIO_WRAPPER = """#!{python}
+import os, sys
+args = sys.argv[1:]
+if args and os.path.basename(args[-1]).startswith("ws-vod-r"):
+    text = open(args[-1]).read().replace("[global]\\n", "[global]\\nrate=8m,1m\\n", 1)
+    copy = os.path.join({rated!r}, os.path.basename(args[-1]))
+    open(copy, "w").write(text)
+    args[-1] = copy
+os.execv({fio!r}, [{fio!r}, *args])
+"""
+
+
+@pytest.fixture(scope="module")
+def sequential_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ws-vod")
+    (base / "bin").mkdir()
+    (base / "rated").mkdir()
+    wrapper = base / "bin" / "fio"
+    wrapper.write_text(FIO_WRAPPER.format(python=sys.executable, rated=str(base / "rated"), fio=shutil.which("fio")))
+    wrapper.chmod(0o755)
+    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config"), "NVMEDB_QUICK_CELL_S": "0.5",
+           "PATH": f"{base / 'bin'}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
+         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--tests", "ws-vod,ws-comp",
+         "--out", str(base / "out"), "--json"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(list((base / "rated").iterdir())) == 5  # every ws-vod sample ran throttled
+    return Path(json.loads(result.stdout)["run_dir"])
+
+
+def job_sections(path: Path) -> list[tuple[int, int]]:
+    """(offset, size) of each job section of a job file, in order."""
+    parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
+    parser.read_string(path.read_text())
+    assert not parser.has_option("global", "numjobs")
+    return [(parser.getint(s, "offset"), parser.getint(s, "size")) for s in parser.sections() if s != "global"]
+
+
+def ws_vod_samples(run_dir: Path) -> list[dict]:
+    runs = json.loads((run_dir / "state.json").read_text())["runs"]
+    samples = sorted((r for r in runs if r["test"] == "ws-vod"), key=lambda r: r["round"])
+    assert [r["round"] for r in samples] == [1, 2, 3, 4, 5]  # the quick profile's samples (the writes are few)
+    return samples
+
+
+def test_a_real_ws_vod_run_gives_each_job_its_own_slice_of_the_range(sequential_run):
+    plan = Runner(run_dir=sequential_run).plan
+    range_bytes, block = plan.active_range_bytes, 128 * KIB
+    slices = fio_jobs.split_range(range_bytes, plan.threads, unit=block)
+    assert plan.threads == 4 and range_bytes == 64 * MIB
+    # the slices are distinct, do not overlap and cover the range
+    assert [offset for offset, _ in slices] == [i * 16 * MIB for i in range(4)]
+    assert all(size == 16 * MIB for _, size in slices)
+    for sample in ws_vod_samples(sequential_run):
+        sections = job_sections(sequential_run / "files" / sample["job_file"])
+        assert len(sections) == 4, sample["id"]
+        for (offset, size), (slice_offset, slice_size) in zip(sections, slices, strict=True):
+            # each job stays inside its own slice, from its position to the slice's end
+            assert slice_offset <= offset < slice_offset + slice_size and offset + size == slice_offset + slice_size
+            assert (offset - slice_offset) % block == 0
+    first = job_sections(sequential_run / "files" / "jobs" / "ws-vod-r0001.fio")
+    assert first == slices  # the first sample starts every job at its slice's start
+
+
+def test_a_real_ws_vod_sample_starts_where_the_previous_one_stopped_as_its_outputs_say(sequential_run):
+    samples = ws_vod_samples(sequential_run)
+    files = sequential_run / "files"
+    slices = fio_jobs.split_range(64 * MIB, 4, unit=128 * KIB)
+    starts = [
+        [
+            offset - slice_offset
+            for (offset, _), (slice_offset, _) in zip(job_sections(files / s["job_file"]), slices, strict=True)
+        ]
+        for s in samples
+    ]
+    summaries = [summarize(parse_fio_output((files / s["output_file"]).read_bytes())) for s in samples]
+    # a job streams its reads and its writes each from its start: it stopped where its reads (90 %) got to
+    moved = [max(s.read_bytes, s.write_bytes) for s in summaries]
+    assert all(s.read_bytes > s.write_bytes > 0 for s in summaries)
+    per_job = moved[0] // 4 // (128 * KIB) * (128 * KIB)
+    assert 0 < per_job < 8 * MIB  # the throttled first sample covered less than half of a slice
+    assert starts[1] == [per_job] * 4  # the second sample continued where the first stopped
+    for index, sample_starts in enumerate(starts):
+        assert sample_starts == fio_jobs.carried_starts(
+            range_bytes=64 * MIB, threads=4, block_size=128 * KIB, moved=moved[:index]
+        )
+    assert len({s[0] for s in starts}) >= 3  # the position really moved on from sample to sample
+
+    # a resumed run derives the same positions from the recorded outputs alone
+    runner = Runner(run_dir=sequential_run)
+    (series,) = next(b for b in runner.plan.blocks if b.test == "ws-vod").series
+    for number, sample_starts in enumerate(starts, start=1):
+        assert runner._sequential_starts(series, series.cells[0], number) == sample_starts
+
+
+def test_a_real_ws_comp_job_aligns_its_blocks_like_the_ecw(sequential_run):
+    from nvmedb_client.pts import ecw
+
+    job = (sequential_run / "files" / "jobs" / "ws-comp-r0001.fio").read_text().splitlines()
+    assert f"blockalign={ecw.SMALLEST_BLOCK_SIZE}" in job
+    assert [line for line in job if line.startswith("blockalign=")] == [
+        line for line in "\n".join(ecw.fio_options()).splitlines() if line.startswith("blockalign=")
+    ]
+    assert "numjobs=4" in job  # a random workload: every job roams the whole range

@@ -86,6 +86,25 @@ def sequential_starts(*, slice_bytes: int, block_size: int, moved: list[int]) ->
     return starts
 
 
+def carried_starts(*, range_bytes: int, threads: int, block_size: int, moved: list[int]) -> list[int]:
+    """Each job's start inside its slice of the range (split_range) for the next round of a sequential series, given
+    the bytes every earlier round of the series moved (all jobs together, the direction that went furthest: a mixed
+    rw= job streams its reads and its writes each from its start). The same rule for the throughput test's segments
+    and the sequential WSAT workloads' samples; it needs only the recorded outputs, so a resumed run starts where the
+    original would have."""
+    return carried_starts_by_round(range_bytes=range_bytes, threads=threads, block_size=block_size, moved=moved)[-1]
+
+
+def carried_starts_by_round(*, range_bytes: int, threads: int, block_size: int, moved: list[int]) -> list[list[int]]:
+    """carried_starts for every round at once: one list of job starts per round, `len(moved) + 1` in all."""
+    per_job = [amount // threads // block_size * block_size for amount in moved]
+    columns = [
+        sequential_starts(slice_bytes=size, block_size=block_size, moved=per_job)
+        for _, size in split_range(range_bytes, threads, unit=block_size)
+    ]
+    return [list(row) for row in zip(*columns, strict=True)]
+
+
 def format_runtime(seconds: float) -> str:
     """fio's runtime= value: whole seconds when possible, otherwise milliseconds."""
     if float(seconds).is_integer():
@@ -161,7 +180,7 @@ def render_cell(
         if len(positions) != threads or any(not 0 <= q < size for q, (_, size) in zip(positions, slices, strict=True)):
             raise ValueError(f"one start inside its slice per job is needed, got {positions}")
         if starts is not None:
-            lines.append("# each job continues from where the previous round of this segment stopped")
+            lines.append("# each job continues in its slice where the previous round (or sample) of the series stopped")
         for index, ((offset, size), position) in enumerate(zip(slices, positions, strict=True)):
             lines += [f"[{name}-job{index}]", f"offset={offset + position}", f"size={size - position}", ""]
     else:

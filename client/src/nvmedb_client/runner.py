@@ -338,16 +338,19 @@ class Runner:
                 return
 
     def _sequential_starts(self, series: Series, cell: Cell, round_number: int) -> list[int]:
-        """Each job's start in its slice for this round, carried over from the bytes the earlier rounds of this
-        segment moved (re-derived from their outputs, so a resumed run starts where the original would have)."""
-        field_name = "write_bytes" if series.phase == "tp-write" else "read_bytes"
-        slices = fio_jobs.split_range(self.plan.active_range_bytes, series.threads, unit=cell.block_size_bytes)
-        moved = [int(getattr(self._summary(series.run_id(r, cell)), field_name) or 0) for r in range(1, round_number)]
-        per_job = [m // series.threads // cell.block_size_bytes * cell.block_size_bytes for m in moved]
-        return [
-            fio_jobs.sequential_starts(slice_bytes=size, block_size=cell.block_size_bytes, moved=per_job)[-1]
-            for _, size in slices
-        ]
+        """Each job's start in its slice for this round (a throughput segment or a sequential WSAT workload's
+        sample), carried over from the bytes the earlier rounds of the series moved (re-derived from their outputs, so
+        a resumed run starts where the original would have)."""
+        moved = []
+        for earlier in range(1, round_number):
+            summary = self._summary(series.run_id(earlier, cell))
+            moved.append(max(int(summary.read_bytes or 0), int(summary.write_bytes or 0)))
+        return fio_jobs.carried_starts(
+            range_bytes=self.plan.active_range_bytes,
+            threads=series.threads,
+            block_size=cell.block_size_bytes,
+            moved=moved,
+        )
 
     def _wsat(self, series: Series, block: Block) -> None:
         target = self.plan.wsat_target_bytes
@@ -370,7 +373,9 @@ class Runner:
                     cell_index=1,
                     cells=1,
                 )
-                self._run_series_cell(series, sample, cell, run_id)
+                # a sequential workload: each job continues in its own slice where the previous sample stopped
+                starts = self._sequential_starts(series, cell, sample) if series.split_range else None
+                self._run_series_cell(series, sample, cell, run_id, starts=starts)
             written += self._summary(run_id).write_bytes
         if written >= target:
             reason = f"{written} bytes written, at least {WSAT_CAPACITY_MULTIPLE}x the capacity ({target} bytes)"

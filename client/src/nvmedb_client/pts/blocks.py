@@ -27,5 +27,6 @@ def extra_block(
         max_samples = min(max_samples, wsat_workloads.QUICK_MAX_SAMPLES)
     cell = Cell(workload.pattern, workload.block_size_bytes or WSAT_BLOCK_SIZE, workload.read_pct, workload=test)
     cells = runnable(test, "wsat", (cell,))
-    series = Series(test, "wsat", cells, tc, qd, prof.wsat_sample_s, max_samples, split_range=False)
+    # a sequential workload: each job streams through its own slice, carrying its position from sample to sample
+    series = Series(test, "wsat", cells, tc, qd, prof.wsat_sample_s, max_samples, split_range=workload.sequential)
     return Block(test, test, purge=True, wipc=False, series=(series,) if cells else ())

@@ -6,11 +6,17 @@
 | ws-vod  | video on demand                  | sequential | 128 KiB                           | 90/10 |
 | ws-meta | metadata                         | sequential | 0.5 KiB                           | 50/50 |
 | ws-comp | composite block size (the ECW mix) | random, hot zones | 0.5 KiB .. 64 KiB mix      | 40/60 |
+
+A sequential workload (rw=rw) gives each job its own slice of the range, and each sample starts every job where the
+previous sample stopped in its slice, as the throughput test's rounds do (fio_jobs.carried_starts). ws-comp aligns its
+blocks to the mix's smallest block, as the ECW does (nvmedb_client.pts.ecw).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from nvmedb_client.pts import ecw
 
 KIB = 1024
 
@@ -24,6 +30,12 @@ class Workload:
     read_pct: int
     bssplit: str | None = None
     zones: str | None = None  # fio random_distribution=zoned:...
+    blockalign: int | None = None  # fio blockalign= for a block-size mix
+
+    @property
+    def sequential(self) -> bool:
+        """Streams through the range: each job gets its own slice and carries its position from sample to sample."""
+        return self.pattern in ("rw", "read", "write")
 
 
 # The ECW block-size mix and its LBA hot zones (50 % of accesses to the first 5 % of the range, 30 % to the next 15 %,
@@ -37,7 +49,16 @@ WORKLOADS = {
         Workload("ws-oltp", "OLTP", "randrw", 8 * KIB, 65),
         Workload("ws-vod", "video on demand", "rw", 128 * KIB, 90),
         Workload("ws-meta", "metadata", "rw", 512, 50),
-        Workload("ws-comp", "composite block size", "randrw", 4 * KIB, 40, COMPOSITE_BSSPLIT, COMPOSITE_ZONES),
+        Workload(
+            "ws-comp",
+            "composite block size",
+            "randrw",
+            4 * KIB,
+            40,
+            COMPOSITE_BSSPLIT,
+            COMPOSITE_ZONES,
+            blockalign=ecw.SMALLEST_BLOCK_SIZE,
+        ),
     )
 }
 QUICK_MAX_SAMPLES = 5
@@ -53,5 +74,10 @@ def job_lines(key: str) -> list[str]:
         lines += [
             "# LBA hot zones (percent of accesses / percent of the range)",
             f"random_distribution={workload.zones}",
+        ]
+    if workload.blockalign:
+        lines += [
+            "# blocks of the mix are aligned to its smallest block, as the ECW issues them",
+            f"blockalign={workload.blockalign}",
         ]
     return lines

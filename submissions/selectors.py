@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from submissions import leases
 from submissions.models import ApiToken, SigningKey, Submission, SubmissionStatus
 from submissions.private import is_private
 from submissions.services import token_digest
@@ -70,12 +71,24 @@ def submission_for_viewer(
 
 def stranded_submission_ids(*, now=None) -> list[uuid.UUID]:
     """Submissions no worker is taking care of: still `received` after a grace period (the queue lost them or was
-    down at upload time), or in a worker's hands longer than a task may live (that worker died)."""
+    down at upload time), in a worker's hands with no live lease (that worker died: submissions.leases), or in a
+    worker's hands longer than a task may live (a worker hung with its lease alive)."""
     now = now or timezone.now()
     received_before = now - timedelta(seconds=settings.NVMEDB_REQUEUE_RECEIVED_AFTER_S)
     working_before = now - timedelta(seconds=settings.NVMEDB_REQUEUE_WORKING_AFTER_S)
-    stranded = Submission.objects.filter(
-        Q(status=SubmissionStatus.RECEIVED, status_changed__lte=received_before)
-        | Q(status__in=[SubmissionStatus.VALIDATING, SubmissionStatus.INGESTING], status_changed__lte=working_before)
+    lease_lapsed_before = now - timedelta(seconds=leases.lease_seconds())
+    working = [SubmissionStatus.VALIDATING, SubmissionStatus.INGESTING]
+    candidates = list(
+        Submission.objects.filter(
+            Q(status=SubmissionStatus.RECEIVED, status_changed__lte=received_before)
+            | Q(status__in=working, status_changed__lte=lease_lapsed_before)
+        )
+        .order_by("status_changed")
+        .values_list("id", "status", "status_changed")[:500]
     )
-    return list(stranded.order_by("status_changed").values_list("id", flat=True)[:500])
+    alive = leases.leased_ids(pk for pk, status, _ in candidates if status in working)
+    return [
+        pk
+        for pk, status, changed in candidates
+        if status == SubmissionStatus.RECEIVED or pk not in alive or changed <= working_before
+    ]

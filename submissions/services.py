@@ -20,6 +20,7 @@ from django.db import DatabaseError, IntegrityError, InterfaceError, Operational
 from django.utils import timezone
 
 from nvmedb_client import data_license
+from submissions import leases
 from submissions.content import (
     Conflict,
     bundle_fingerprints,
@@ -464,7 +465,14 @@ def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = N
 
     Poison detection: only TRANSIENT_ERRORS (and the time limit) leave the submission to be tried again; any other
     error is the bundle's doing, so the submission is rejected on this first attempt with the error as its reason."""
-    storage = storage or default_storage
+    with leases.leased(submission_id) as ours:
+        if not ours:  # a live worker is validating it: this is a second delivery of the same message
+            logger.info("submission %s is being validated by another worker; nothing to do", submission_id)
+            return Submission.objects.filter(pk=submission_id).first()
+        return _validate_leased(submission_id, storage or default_storage)
+
+
+def _validate_leased(submission_id: uuid.UUID, storage: Storage) -> Submission | None:
     submission = _claim(submission_id)
     if submission is None:
         return Submission.objects.filter(pk=submission_id).first()

@@ -181,6 +181,9 @@ NVMEDB_VALIDATION_TIME_LIMIT_S = env_int("NVMEDB_VALIDATION_TIME_LIMIT_S", 1800)
 NVMEDB_REQUEUE_RECEIVED_AFTER_S = env_int("NVMEDB_REQUEUE_RECEIVED_AFTER_S", 120)
 NVMEDB_REQUEUE_WORKING_AFTER_S = env_int("NVMEDB_REQUEUE_WORKING_AFTER_S", NVMEDB_VALIDATION_TIME_LIMIT_S + 120)
 NVMEDB_MAX_VALIDATION_ATTEMPTS = env_int("NVMEDB_MAX_VALIDATION_ATTEMPTS", 5)
+# A validating worker renews a lease of this many seconds (submissions.leases); once a killed worker's lease lapses,
+# its submission is queued again without waiting for NVMEDB_REQUEUE_WORKING_AFTER_S.
+NVMEDB_VALIDATION_LEASE_S = env_int("NVMEDB_VALIDATION_LEASE_S", 30)
 # A contributor's first N submissions wait for staff review (admin action "Approve and publish"); 0 turns review off.
 NVMEDB_REVIEW_FIRST_N = env_int("NVMEDB_REVIEW_FIRST_N", 3)
 # How many reverse proxies in front of the site append to X-Forwarded-For. 0: the client is REMOTE_ADDR and the header

@@ -266,3 +266,28 @@ def test_a_worker_killed_mid_validation_leaves_nothing_and_the_submission_comple
     done.refresh_from_db()
     assert_finished_once(done)
     assert dataset_rows() == rows
+
+
+def test_a_whole_worker_killed_mid_ingest_is_taken_over_within_a_minute_of_a_worker_being_back(
+    start_worker, owner_api, signed_bundle
+):
+    """kill -9 of the worker's whole process group; the replacement runs with the production timings (an hour's
+    visibility timeout, the requeue every minute, the time-limit rule after half an hour): only the lapsed lease
+    brings the submission back, once."""
+    slow = start_worker(NVMEDB_TEST_VALIDATION_DELAY_S="60", NVMEDB_VALIDATION_LEASE_S="5")
+    with publishing_to(redis_url(), start_worker.queue):
+        submission = upload(owner_api, signed_bundle)
+    wait_for(
+        lambda: Submission.objects.get(pk=submission.pk).status == SubmissionStatus.VALIDATING,
+        timeout=60,
+        what="the first worker to start validating",
+        worker=slow,
+    )
+    slow.kill()
+
+    back = time.monotonic()
+    replacement = start_worker(beat=True, NVMEDB_VALIDATION_LEASE_S="5")
+    done = final(submission, timeout=60, worker=replacement)
+    assert time.monotonic() - back < 60
+    assert done.attempts == 2, "validated by the dead worker's attempt and one more"
+    assert_finished_once(done)

@@ -197,3 +197,70 @@ def test_a_submission_that_keeps_failing_is_held_for_staff(owner, settings):
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.HELD
     assert "staff will look" in submission.report["reasons"][0]
+
+
+def _left_validating(tmp_path, samples, owner, owner_key, *, seconds_ago: float) -> Submission:
+    submission, _ = services.submission_create(
+        uploader=owner,
+        stream=bundle_factory.make_bundle(tmp_path, fio_samples=samples, signing_key=owner_key).open("rb"),
+    )
+    Submission.objects.filter(pk=submission.pk).update(
+        status=SubmissionStatus.VALIDATING, attempts=1, status_changed=timezone.now() - timedelta(seconds=seconds_ago)
+    )
+    return submission
+
+
+def test_a_submission_whose_worker_lease_lapsed_is_stranded_long_before_the_time_limit(
+    tmp_path, samples, owner, owner_key, settings
+):
+    from submissions import leases, selectors
+
+    settings.NVMEDB_VALIDATION_LEASE_S = 30
+    lapsed = _left_validating(tmp_path, samples, owner, owner_key, seconds_ago=40)
+    assert settings.NVMEDB_REQUEUE_WORKING_AFTER_S > 40, "the time-limit rule alone would not find it"
+    assert selectors.stranded_submission_ids() == [lapsed.pk]
+
+    with leases.leased(lapsed.pk) as ours:  # a live worker on it: not stranded, and nobody else may take it
+        assert ours
+        assert selectors.stranded_submission_ids() == []
+        with leases.leased(lapsed.pk) as theirs:
+            assert not theirs
+        assert services.submission_validate(submission_id=lapsed.pk).status == SubmissionStatus.VALIDATING
+    assert not leases.is_leased(lapsed.pk), "the lease ends with the block"
+    assert selectors.stranded_submission_ids() == [lapsed.pk]
+
+
+def test_a_just_claimed_submission_is_not_stranded_before_its_lease_could_lapse(
+    tmp_path, samples, owner, owner_key, settings
+):
+    from submissions import selectors
+
+    settings.NVMEDB_VALIDATION_LEASE_S = 30
+    _left_validating(tmp_path, samples, owner, owner_key, seconds_ago=5)
+    assert selectors.stranded_submission_ids() == []
+
+
+def test_a_worker_hung_with_a_live_lease_is_stranded_after_the_time_limit(
+    tmp_path, samples, owner, owner_key, settings
+):
+    from submissions import leases, selectors
+
+    hung = _left_validating(
+        tmp_path, samples, owner, owner_key, seconds_ago=settings.NVMEDB_REQUEUE_WORKING_AFTER_S + 1
+    )
+    with leases.leased(hung.pk):
+        assert selectors.stranded_submission_ids() == [hung.pk]
+
+
+def test_the_lease_is_renewed_while_the_worker_works(settings):
+    import time
+    import uuid
+
+    from submissions import leases
+
+    settings.NVMEDB_VALIDATION_LEASE_S = 3
+    submission_id = uuid.uuid4()
+    with leases.leased(submission_id):
+        time.sleep(4.5)  # longer than one lease: only the renewals keep it
+        assert leases.is_leased(submission_id)
+    assert not leases.is_leased(submission_id)

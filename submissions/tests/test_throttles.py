@@ -155,23 +155,32 @@ def test_api_uploads_are_limited_per_real_address(owner_token, stranger_token, r
     assert answers == [202, 202, 429]
 
 
-def test_invalid_api_tokens_lock_the_real_address_out_even_with_a_valid_token(owner_token, rates, behind_proxy):
+def test_invalid_api_tokens_lock_the_real_address_out_but_not_a_valid_token(owner, owner_token, rates, behind_proxy):
+    """A shared address (NAT) where someone guessed: guesses and any other invalid token get 429 without a reason,
+    the owner's valid token still works, and a revoked one is refused like a guess."""
     rates(auth_failed_ip="3/hour")
     for i in range(3):
         response = api_client(f"nvmedb_guess-{i}").get("/api/v1/me/", **spoofed(i, behind_proxy=behind_proxy))
         assert response.status_code == 401
-    locked = api_client(owner_token).get("/api/v1/me/", **spoofed(99, behind_proxy=behind_proxy))
+    locked = api_client("nvmedb_guess-4").get("/api/v1/me/", **spoofed(99, behind_proxy=behind_proxy))
     assert locked.status_code == 429
     assert locked.json()["code"] == "throttled"
     assert "invalid API tokens" in locked.json()["detail"]
     assert int(locked["Retry-After"]) > 0
+
+    assert api_client(owner_token).get("/api/v1/me/", **spoofed(99, behind_proxy=behind_proxy)).status_code == 200
+
+    revoked, revoked_raw = services.api_token_create(user=owner, name="old")
+    services.api_token_revoke(token=revoked)
+    refused = api_client(revoked_raw).get("/api/v1/me/", **spoofed(99, behind_proxy=behind_proxy))
+    assert refused.status_code == 429 and "revoked" not in refused.json()["detail"]
 
     elsewhere = (
         {"REMOTE_ADDR": "192.0.2.50"}
         if not behind_proxy
         else {"REMOTE_ADDR": PROXY, "HTTP_X_FORWARDED_FOR": "192.0.2.50"}
     )
-    assert api_client(owner_token).get("/api/v1/me/", **elsewhere).status_code == 200
+    assert api_client("nvmedb_guess-5").get("/api/v1/me/", **elsewhere).status_code == 401, "the lock is per address"
 
 
 def test_valid_tokens_never_count_as_failures(owner_token, rates):

@@ -4,7 +4,12 @@ from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from submissions.views import RateLimitedLoginView, admin_login
+from submissions.views import (
+    RateLimitedLoginView,
+    RateLimitedPasswordResetConfirmView,
+    RateLimitedPasswordResetView,
+    admin_login,
+)
 
 
 def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
@@ -17,6 +22,12 @@ urlpatterns = [
     path("admin/login/", admin_login, name="admin-login"),  # rate-limited; the admin's other pages follow
     path("admin/", admin.site.urls),
     path("accounts/login/", RateLimitedLoginView.as_view(), name="login"),
+    path("accounts/password_reset/", RateLimitedPasswordResetView.as_view(), name="password_reset"),
+    path(
+        "accounts/reset/<uidb64>/<token>/",
+        RateLimitedPasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("submissions.urls")),
     path("", include("analysis.urls")),

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordResetConfirmView, PasswordResetView
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
@@ -25,11 +25,30 @@ TOO_MANY = "Too many attempts from your address; wait a few minutes and try agai
 TOO_MANY_UPLOADS = "Too many uploads from your account or address; wait a while and try again."
 
 
-class RateLimitedLoginView(LoginView):
+class RateLimitedPostMixin:
+    """The sign-in limit per address on a form's POST: sign-in and asking for a password reset."""
+
     def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not address_allowed(request):
             return HttpResponse(TOO_MANY, status=429, content_type="text/plain")
         return super().post(request, *args, **kwargs)
+
+
+class RateLimitedLoginView(RateLimitedPostMixin, LoginView):
+    pass
+
+
+class RateLimitedPasswordResetView(RateLimitedPostMixin, PasswordResetView):
+    pass
+
+
+class RateLimitedPasswordResetConfirmView(PasswordResetConfirmView):
+    """Every request checks the reset token in its URL (Django judges it before any POST), so every request counts."""
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not address_allowed(request):
+            return HttpResponse(TOO_MANY, status=429, content_type="text/plain")
+        return super().dispatch(request, *args, **kwargs)
 
 
 def admin_login(request: HttpRequest) -> HttpResponse:

@@ -114,6 +114,25 @@ def test_sign_in_forms_are_limited_per_real_address(owner, rates, behind_proxy, 
     assert answers == [200, 200, 429]
 
 
+def test_password_reset_and_its_confirmation_are_limited_like_sign_in(owner, rates, behind_proxy):
+    rates(auth_ip="2/minute")
+    reset = [
+        Client().post(
+            "/accounts/password_reset/", {"email": "owner@example.org"}, **spoofed(i, behind_proxy=behind_proxy)
+        )
+        for i in range(3)
+    ]
+    assert [r.status_code for r in reset] == [302, 302, 429]
+
+    from django.core.cache import cache
+
+    cache.clear()  # a fresh window
+    guesses = [f"/accounts/reset/MQ/c0ffee-{i}/" for i in range(3)]  # guessed reset tokens
+    answers = [Client().get(url, **spoofed(10 + i, behind_proxy=behind_proxy)) for i, url in enumerate(guesses)]
+    assert [r.status_code for r in answers][-1] == 429
+    assert all(r.status_code != 429 for r in answers[:2])
+
+
 def test_the_upload_form_shares_the_upload_limit_per_real_address(owner, stranger, rates, behind_proxy):
     rates(upload_ip="2/hour", upload_user="100/hour")
     answers = []

@@ -51,7 +51,6 @@ TEST_ORDER = (
     "iops", "tp", "lat", "wsat", "hir", "xsr", "ecw", "dirth", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", "surface"
 )  # fmt: skip
 MIXED_BLOCK_SIZE_TESTS = ("ws-comp",)
-CHECKED_OPTIONS = ("bs", "rw", "iodepth", "numjobs", "runtime")
 # the client's job files are a few hundred bytes
 MAX_JOB_FILE_BYTES = 1024 * 1024
 
@@ -249,9 +248,9 @@ def _check_run(
     options = crosscheck.job_options(doc)
     job_text = None
     sliced = pts_sequential.sliced(run)
-    if run.get("job_file") and (sliced or not all(key in options for key in CHECKED_OPTIONS)):
-        # fio echoes every option it was given; the job file is read for what the output leaves out, and for the
-        # slices of a sequential run's jobs (fio's output echoes the first job's options only)
+    if run.get("job_file"):
+        # fio echoes every option it was given; the job file is read for what the output leaves out, for the slices
+        # of a sequential run's jobs (fio's output echoes the first job's options only), and to hold it to the echo
         try:
             job_bytes = bundle.read_bytes(run["job_file"])
         except KeyError:
@@ -261,7 +260,11 @@ def _check_run(
                 return [*failures, _oversized_job_file(run["job_file"], len(job_bytes))]
             job_text = job_bytes.decode("utf-8", errors="replace")
             with reading(f"run {run_id}: {run['job_file']}"):
-                options = crosscheck.job_options(doc, job_text)
+                file_options = crosscheck.job_file_options(job_text)
+                failures += crosscheck.check_job_file_matches_output(
+                    file_options=file_options, doc=doc, raw_file=run["job_file"]
+                )
+                options = {**file_options, **options}
     documents_options[run_id] = options
     failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
     slices = pts_sequential.job_slices(job_text) if sliced and job_text is not None else None

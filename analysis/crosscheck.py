@@ -227,24 +227,49 @@ def parse_seconds(text: str) -> float | None:
     return value * {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}[unit]
 
 
-def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str]:
-    """The options fio ran with: the job file's, then fio's echo of global and per-job options on top."""
+def job_file_options(job_file_text: str | None) -> dict[str, str]:
+    """The options a job file sets (later sections over earlier ones); empty when it does not parse."""
     options: dict[str, str] = {}
     if job_file_text:
         parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
         try:
             parser.read_string(job_file_text)
         except configparser.Error:
-            parser = None
-        if parser is not None:
-            for section in parser.sections():
-                options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
+            return options
+        for section in parser.sections():
+            options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
+    return options
+
+
+def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str]:
+    """The options fio ran with: the job file's, then fio's echo of global and per-job options on top."""
+    options = job_file_options(job_file_text)
     options.update({str(k): str(v) for k, v in _mapping(doc.get("global options")).items()})
     # fio in client/server mode reports each job under client_stats, with its options there
     for entry in _entries(doc):
         if isinstance(entry, Mapping):
             options.update({str(k): str(v) for k, v in _mapping(entry.get("job options")).items()})
     return options
+
+
+def check_job_file_matches_output(
+    *, file_options: Mapping[str, str], doc: Mapping, raw_file: str
+) -> list[CheckFailure]:
+    """The job file in the bundle is the one fio ran: its block size and pattern are those fio's output echoes."""
+    echoed = job_options(doc)
+    failures = []
+    for key in ("bs", "rw"):
+        mine, theirs = file_options.get(key), echoed.get(key)
+        if mine is None or theirs is None:
+            continue
+        same = parse_size(mine) == parse_size(theirs) if key == "bs" else mine.strip() == theirs.strip()
+        if not same:
+            failures.append(
+                CheckFailure(
+                    "job_options", REJECT, f"{raw_file}: the job file says {key}={mine}, fio ran {key}={theirs}"
+                )
+            )
+    return failures
 
 
 def _percent(text: str) -> int | None:

@@ -141,3 +141,26 @@ def test_an_oversized_job_file_is_a_reason_to_reject_not_parsed(make_verified, s
     outcome = ingest_submission(submission=submission, bundle=verified)
     assert outcome.status == "rejected"
     assert any("more than the limit of 1048576 for a fio job file" in reason for reason in outcome.reasons)
+
+
+def test_a_job_file_whose_block_size_is_not_the_one_fio_ran_is_rejected(make_verified, submission):
+    """fio echoes bs=4k; the job file kept in the bundle (and served as the run's job) says another size."""
+
+    def other_block_size(run_dir, manifest, files):
+        run = manifest["runs"][0]
+        doc = json.loads((run_dir / run["output_file"]).read_text())
+        echoed = [doc.get("global options") or {}] + [job.get("job options") or {} for job in doc["jobs"]]
+        ran = next(options["bs"] for options in echoed if "bs" in options)
+        job = run_dir / run["job_file"]
+        lines = [
+            f"bs={'8m' if ran != '8m' else '4k'}" if line.startswith("bs=") else line
+            for line in job.read_text().splitlines()
+        ]
+        assert any(line.startswith("bs=") for line in lines), "the job file names its block size"
+        job.write_text("\n".join(lines) + "\n")
+
+    outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=other_block_size))
+    assert outcome.status == "rejected"
+    assert any("the job file says bs=" in reason and "fio ran bs=" in reason for reason in outcome.reasons), (
+        outcome.reasons
+    )

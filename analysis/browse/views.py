@@ -109,6 +109,7 @@ def _render_drive(
             (h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data), spec_rows.get(h.key))
             for h in HEADLINES
         ],
+        "unconfirmed": any(a.unconfirmed for a in overall.values()),
         "level_table": drive_page.level_table(data),
         "sections": drive_page.sections_html(
             data,

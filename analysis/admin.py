@@ -133,7 +133,7 @@ class FlagAdmin(ReadOnlyAdmin):
 
 @admin.register(DriveModelAggregate)
 class DriveModelAggregateAdmin(ReadOnlyAdmin):
-    list_display = ["drive_model", "metric", "factor", "level", "median", "iqr", "n_runs", "n_units"]
+    list_display = ["drive_model", "metric", "factor", "level", "median", "iqr", "n_runs", "n_units", "n_contributors"]
     list_filter = ["metric", "factor"]
 
 

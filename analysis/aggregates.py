@@ -8,12 +8,17 @@ of an even count is the mean of the middle two. An outlier is a result whose rob
 exceeds `OUTLIER_Z` in magnitude: the modified z-score of Iglewicz and Hoaglin ("How to Detect and Handle
 Outliers", ASQC 1993), who recommend 3.5. It is judged only with at least `MIN_PEERS` peers, because with fewer the
 spread itself is unknown.
+
+Every statistic counts physical units, not runs: the runs of one unit are summarised first (their median), and a run
+with no unit id counts as its own unit, so uploading the same unit many times moves nothing. The outlier vote goes one
+step further and gives each independent contributor (uploader account) one voice, the median of their units.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 OUTLIER_Z = 3.5
@@ -51,6 +56,28 @@ def spread(values: Sequence[float]) -> Spread:
     return Spread(mid, q1, q3, q3 - q1, len(values))
 
 
+def unit_values(samples: Iterable[tuple[float, Hashable]]) -> list[float]:
+    """One value per unit from (value, unit key) samples: the median of each unit's runs (first-seen order)."""
+    by_unit: dict[Hashable, list[float]] = defaultdict(list)
+    for value, unit in samples:
+        by_unit[unit].append(value)
+    return [median(values) for values in by_unit.values()]
+
+
+def contributor_values(samples: Iterable[tuple[float, Hashable, Hashable]]) -> list[float]:
+    """One value per contributor from (value, contributor, unit key) samples: the median of each of their units'
+    values, so several units of one contributor are one voice."""
+    by_contributor: dict[Hashable, list[tuple[float, Hashable]]] = defaultdict(list)
+    for value, contributor, unit in samples:
+        by_contributor[contributor].append((value, unit))
+    return [median(unit_values(units)) for units in by_contributor.values()]
+
+
+def unit_key(unit_id: int | None, run_id: int) -> tuple[str, int]:
+    """Who a run's value belongs to: its physical unit, or the run itself when its unit is unknown."""
+    return ("unit", unit_id) if unit_id is not None else ("run", run_id)
+
+
 def robust_z(value: float, peers: Sequence[float]) -> float | None:
     """The modified z-score of `value` among `peers`; None when there are too few peers or no spread at all."""
     if len(peers) < MIN_PEERS:
@@ -70,6 +97,6 @@ def outlier_reason(metric_label: str, value: float, peers: Sequence[float]) -> s
     if z is None or abs(z) <= OUTLIER_Z:
         return None
     return (
-        f"{metric_label} of {value:.4g} is far from the median {median(peers):.4g} of {len(peers)} runs of the same "
+        f"{metric_label} of {value:.4g} is far from the median {median(peers):.4g} of {len(peers)} units of the same "
         f"drive model (robust z-score {z:+.1f}, threshold ±{OUTLIER_Z})"
     )

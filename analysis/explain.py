@@ -2,7 +2,7 @@
 factors on record that explain a gap.
 
 The population is every public, non-trial PTS run of the same drive model in other submissions and on other physical
-units (a unit counts once: its runs are averaged). A percentile reads "better than P% of the other units": the share
+units (a unit counts once: the median of its runs). A percentile reads "better than P% of the other units": the share
 of other units this run beats, ties counting half, so the lowest unit is at 0, the highest at 100 and a unit tied with
 every other one at 50. Below MIN_UNITS units (this one included) no percentile is given: one unit more or less would
 move it by 25 points or more.
@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.db.models import Max
 
-from analysis import pcie
+from analysis import aggregates, pcie
 from analysis.headline import HEADLINES
 from analysis.models import Flag, Measurement, TestRun
 from analysis.selectors import TRIAL_TARGET_KIND, extension_q, pts_q, public_pts_runs
@@ -112,7 +112,8 @@ def metric_positions(runs: list[TestRun], peers: dict[object, _Peer]) -> list[Me
         value = (run.headline or {}).get(headline.key) if run else None
         if value is None:
             continue
-        others = [statistics.fmean(p.values[headline.key]) for p in peers.values() if headline.key in p.values]
+        # one value per unit, the median of its runs, as the aggregates count (analysis.aggregates.unit_values)
+        others = [aggregates.median(p.values[headline.key]) for p in peers.values() if headline.key in p.values]
         population = len(others) + 1
         percentile = percentile_among(value, others, higher_is_better=headline.higher_is_better)
         shown = percentile if population >= MIN_UNITS else None

@@ -39,8 +39,9 @@ def ingest_submission(*, submission: Submission, bundle: VerifiedBundle) -> Inge
     """Parse, cross-check and store every run of `bundle` for `submission`; say what should happen to it.
 
     Rejected: no rows are left for the submission and `reasons` names each failed check exactly. Held: the rows are
-    stored for staff to review and `reasons` says why (smart-log counters that disagree with fio, an outlier among
-    the model's published runs). Published: the rows are stored and the model's aggregates include them. A bundle
+    stored for staff to review and `reasons` says why (smart-log counters that disagree with fio, a failed
+    plausibility gate). Published: the rows are stored and the model's aggregates include them; a result far from
+    the model's other contributors is published with an outlier flag, never held for it. A bundle
     that makes the reader fail unexpectedly is rejected at once with the file it failed on (analysis.poison).
     """
     try:

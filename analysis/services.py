@@ -172,8 +172,9 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
                 reason=flag.reason[:300],
             )
         )
+    # An outlier is a label for readers, never a hold: a crowd that disagrees proves nothing about a unit. Only the
+    # plausibility gates and cross-checks (record.hold_reasons) hold a submission.
     for test_run, reason in _outliers(test_runs):
-        hold_reasons.append(reason)
         flags.append(Flag(submission=submission, test_run=test_run, kind="outlier", reason=reason[:300]))
     if hold_reasons:
         flags.append(
@@ -452,9 +453,11 @@ def _link_row(record: SubmissionRecord) -> PcieLink | None:
 def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
     """Results far from the published runs of the same model, test, profile and edition (one query for all).
 
-    One vote per independent contributor and unit: the peers are the medians of each (contributor, unit) pair's
-    published runs, counting only contributors past review (submissions.review) and never the submitter
-    themselves, so a handful of fresh accounts cannot make an established result look like an outlier.
+    One voice per independent contributor: each unit's published runs are summarised first (their median; a run
+    with no unit id is its own unit), then each contributor's units (their median), counting only contributors past
+    review (submissions.review) and never the submitter themselves. So one account's many uploads or many units are
+    one vote, and a handful of fresh accounts cannot make an established result look like an outlier. The verdict is
+    a flag for readers; it never holds the submission (store_submission).
     """
     from submissions.review import established_uploader_ids
 
@@ -475,17 +478,17 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
         )
         .exclude(submission_id=first.submission_id)
         .exclude(submission__uploader_id=uploader_id)
-        .values_list("test", "headline", "submission__uploader_id", "unit_id")
+        .values_list("pk", "test", "headline", "submission__uploader_id", "unit_id")
     )
-    established = established_uploader_ids({peer[2] for peer in peers})
-    votes: dict[tuple[str, str], dict[tuple[int, int | None], list[float]]] = defaultdict(lambda: defaultdict(list))
-    for test, headline, contributor, unit in peers:
+    established = established_uploader_ids({peer[3] for peer in peers})
+    votes: dict[tuple[str, str], list[tuple[float, int, tuple[str, int]]]] = defaultdict(list)
+    for pk, test, headline, contributor, unit in peers:
         if contributor not in established:
             continue
         for key, value in (headline or {}).items():
             if value is not None:
-                votes[(test, key)][(contributor, unit)].append(float(value))
-    peer_values = {metric: [aggregates.median(v) for v in by_voter.values()] for metric, by_voter in votes.items()}
+                votes[(test, key)].append((float(value), contributor, aggregates.unit_key(unit, pk)))
+    peer_values = {metric: aggregates.contributor_values(samples) for metric, samples in votes.items()}
     found = []
     for run in runs:
         for key, value in run.headline.items():
@@ -499,8 +502,8 @@ def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
 def _outlier_sentence(label: str, value: float, voters: list[float], z: float) -> str:
     return (
         f"{label} of {value:.4g} is far from the median {aggregates.median(voters):.4g} of {len(voters)} independent "
-        f"results of the same drive model (one per contributor and unit; robust z-score {z:+.1f}, threshold "
-        f"±{aggregates.OUTLIER_Z})"
+        f"contributors to the same drive model (one voice each, the median of their units; robust z-score {z:+.1f}, "
+        f"threshold ±{aggregates.OUTLIER_Z}); labelled, not held"
     )
 
 
@@ -513,7 +516,9 @@ def refresh_aggregates_for_submission(*, submission) -> int:
 
 def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
     """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level, and the
-    drive's page summary (analysis.browse.summaries) from the same runs, in the same transaction.
+    drive's page summary (analysis.browse.summaries) from the same runs, in the same transaction. The median and
+    quartiles are over physical units (each unit's runs summarised by their median, a run without a unit id its own
+    unit); n_contributors counts the distinct uploader accounts behind them.
 
     Only published submissions count; `also_submission` adds one that is being published in this transaction.
     Returns the number of aggregate rows written.
@@ -536,10 +541,12 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
     runs = runs.filter(pts_q())  # nor is an nvmedb extension (the surface) a PTS result, whatever its row holds
     rows = runs.values_list(
-        "headline", "unit_id", "edition", "firmware__revision", "pcie_link__generation", "pcie_link__width"
-    )
-    groups: dict[tuple[str, str, str], list[tuple[float, int | None]]] = defaultdict(list)
-    for headline, unit_id, edition, firmware, generation, width in rows:
+        "pk", "headline", "unit_id", "submission__uploader_id", "edition", "firmware__revision",
+        "pcie_link__generation", "pcie_link__width",
+    )  # fmt: skip
+    # (value, unit id, the unit key the median counts by, contributor) per run and metric
+    groups: dict[tuple[str, str, str], list[tuple[float, int | None, tuple[str, int], int]]] = defaultdict(list)
+    for pk, headline, unit_id, contributor, edition, firmware, generation, width in rows:
         levels = {
             Factor.ALL: "",
             Factor.FIRMWARE: firmware or "unknown",
@@ -551,7 +558,9 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
             if value is None:
                 continue
             for factor, level in levels.items():
-                groups[(key, factor, level)].append((float(value), unit_id))
+                groups[(key, factor, level)].append(
+                    (float(value), unit_id, aggregates.unit_key(unit_id, pk), contributor)
+                )
     DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
     created = DriveModelAggregate.objects.bulk_create(
         [
@@ -560,12 +569,14 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
                 metric=key,
                 factor=factor,
                 level=level,
-                median=(spread := aggregates.spread([v for v, _ in values])).median,
+                # one value per physical unit (the median of its runs): repeating a unit's upload moves nothing
+                median=(spread := aggregates.spread(aggregates.unit_values((v, k) for v, _, k, _ in values))).median,
                 q1=spread.q1,
                 q3=spread.q3,
                 iqr=spread.iqr,
                 n_runs=len(values),
-                n_units=len({u for _, u in values if u is not None}),
+                n_units=len({u for _, u, _, _ in values if u is not None}),
+                n_contributors=len({c for _, _, _, c in values if c is not None}),
             )
             for (key, factor, level), values in groups.items()
         ]

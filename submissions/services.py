@@ -584,8 +584,9 @@ def _content_report(conflict: Conflict) -> dict:
 
 @transaction.atomic
 def submission_approve(*, submission: Submission, by: AbstractBaseUser) -> Submission:
-    """Staff publish a held submission whose dataset rows were stored (held for review, as an outlier, or for a
-    cross-check staff judged harmless); the drive models' aggregates follow in the same transaction."""
+    """Staff publish a held submission whose dataset rows were stored (held for review, for a failed plausibility
+    gate or a cross-check staff judged harmless; an outlier is published with its flag, never held); the drive
+    models' aggregates follow in the same transaction."""
     locked = Submission.objects.select_for_update().get(pk=submission.pk)
     if locked.status != SubmissionStatus.HELD:
         raise NotApprovable(f"Submission {locked.pk} is {locked.status}; only a held submission can be approved.")

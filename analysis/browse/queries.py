@@ -321,7 +321,8 @@ NEWEST_FIELDS = ("submission_id", "submission__published_at", "firmware__revisio
 # Which build of analysis.browse.summaries a stored summary is: change it whenever what they hold changes; pages
 # compute per request from a summary of another format until `manage.py refresh_aggregates` rewrites them.
 # 2: n_runs, n_submissions and n_units count PTS runs only; n_surface_runs. 3: n_compliant_runs, the factors' run counts
-SUMMARY_FORMAT = 3
+# 4: aggregates by unit, the list cells say "unconfirmed" (one contributor); aggregates gained n_contributors
+SUMMARY_FORMAT = 4
 
 
 def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:

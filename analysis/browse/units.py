@@ -98,7 +98,11 @@ def headline_cell(headline, aggregate) -> dict | None:
         "spread_pct": round(100 * aggregate.iqr / aggregate.median) if aggregate.median else None,
         "n_runs": aggregate.n_runs,
         "n_units": aggregate.n_units,
-        "sample": sample_size_label(aggregate.n_runs),
+        "n_contributors": aggregate.n_contributors,
+        # one contributor's bundles cannot prove their hardware: the figure waits for a second, independent one
+        "unconfirmed": aggregate.unconfirmed,
+        # the median counts units (a run of an unknown unit is its own): so does its sample size
+        "sample": sample_size_label(aggregate.n_units or aggregate.n_runs),
         # a spread across runs of one unit is not the model's spread: shown only from two units on
         "spread_shown": aggregate.n_units >= 2,
     }
@@ -111,10 +115,15 @@ def headline_cell(headline, aggregate) -> dict | None:
         else format_html('<span class="spread" title="No spread from a single unit">{}</span>', cell["spread"])
     )  # fmt: skip
     cell["html"] = format_html(
-        '<span class="median">{}</span>{}<span class="badge badge-{}" title="{} run(s) on {} unit(s)">n={}</span>',
+        '<span class="median">{}</span>{}<span class="badge badge-{}" title="{} run(s) on {} unit(s)">n={}</span>{}',
         cell["median"], spread, cell["sample"], cell["n_runs"], cell["n_units"], cell["n_runs"],
+        UNCONFIRMED_HTML if cell["unconfirmed"] else "",
     )  # fmt: skip
     return cell
+
+
+UNCONFIRMED_TITLE = "Backed by a single contributor: no independent upload confirms it yet"
+UNCONFIRMED_HTML = format_html(' <span class="unconfirmed" title="{}">unconfirmed</span>', UNCONFIRMED_TITLE)
 
 
 def units_label(n_units: int) -> str:

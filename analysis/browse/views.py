@@ -109,6 +109,7 @@ def _render_drive(
             (h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data), spec_rows.get(h.key))
             for h in HEADLINES
         ],
+        "unconfirmed": any(a.unconfirmed for a in overall.values()),
         "level_table": drive_page.level_table(data),
         "sections": drive_page.sections_html(
             data,
@@ -461,6 +462,7 @@ FLAG_HELP = {
     FlagKind.STEADY_STATE_NOT_REACHED: "No window of 5 rounds met the steady-state rule; the last rounds are shown.",
     FlagKind.STEADY_STATE_CLAIM_DIFFERS: "The client's steady-state verdict differs from the one re-derived here.",
     FlagKind.CROSSCHECK: "Numbers in the raw files disagree with each other beyond tolerance.",
-    FlagKind.OUTLIER: "Far from other runs of the same model (robust z-score beyond ±3.5).",
+    FlagKind.OUTLIER: "Far from the other contributors' units of the same model (robust z-score beyond ±3.5); "
+    "a label for readers, not a hold.",
     FlagKind.SURFACE_CLAIM_DIFFERS: "The client's surface figures differ from those re-derived here; these are shown.",
 }

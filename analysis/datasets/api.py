@@ -63,7 +63,8 @@ class DriveListApi(ReadApi, generics.ListAPIView):
 
 
 class DriveDetailApi(ReadApi, generics.RetrieveAPIView):
-    """One drive model with its headline aggregates (median, quartiles, run and unit counts).
+    """One drive model with its headline aggregates (median and quartiles over units, run, unit and contributor
+    counts, and whether a single contributor backs the figure: unconfirmed).
 
     Stable within v1: documented fields are never removed or renamed and keep their meaning and unit."""
 

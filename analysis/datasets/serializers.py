@@ -38,10 +38,21 @@ def row_serializer(table: Table) -> type[serializers.Serializer]:
 class AggregateSerializer(serializers.ModelSerializer):
     label = serializers.SerializerMethodField(help_text="What the metric is, e.g. '4 KiB random read'.")
     unit = serializers.SerializerMethodField(help_text="Unit of median, q1, q3 and iqr: IOPS, bytes/s or ns.")
+    unconfirmed = serializers.BooleanField(
+        read_only=True,
+        help_text="Backed by a single contributor (n_contributors ≤ 1): no independent upload confirms the figure.",
+    )
 
     class Meta:
         model = DriveModelAggregate
-        fields = ["metric", "label", "unit", "factor", "level", "median", "q1", "q3", "iqr", "n_runs", "n_units"]
+        fields = [
+            "metric", "label", "unit", "factor", "level", "median", "q1", "q3", "iqr", "n_runs", "n_units",
+            "n_contributors", "unconfirmed",
+        ]  # fmt: skip
+        extra_kwargs = {
+            "median": {"help_text": "Median over physical units, each unit's runs summarised by their median."},
+            "n_contributors": {"help_text": "Distinct uploader accounts behind the runs."},
+        }
 
     def get_label(self, obj: DriveModelAggregate) -> str:
         headline = BY_KEY.get(obj.metric)

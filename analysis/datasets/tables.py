@@ -22,7 +22,7 @@ from django.db.models import (
 )
 
 from analysis.datasets import tables_demand_intensity
-from analysis.models import DriveModel
+from analysis.models import DriveModel, DriveModelAggregate
 from analysis.selectors import (
     public_measurements,
     public_pts_runs,
@@ -277,6 +277,31 @@ SUBMISSION_COLUMNS: tuple[Column, ...] = (
 )  # fmt: skip
 
 
+AGGREGATE_COLUMNS: tuple[Column, ...] = (
+    *_drive_columns("drive_model__"),
+    _c("metric", "string", "Headline metric key, e.g. iops_4k_read (see the read API's label for its meaning)."),
+    _c("factor", "string", "all (every public run of the drive), or the factor the level splits by: firmware, "
+       "pcie_generation, pcie_width, edition."),
+    _c("level", "string", "The factor's value, e.g. Gen4 or a firmware revision; empty for factor all."),
+    _c("median", "number", "Median over physical units: each unit's runs count once, as their median, and a run "
+       "with no unit id is its own unit. In the metric's unit (IOPS, bytes/s or ns)."),
+    _c("q1", "number", "First quartile over the same units (linear interpolation)."),
+    _c("q3", "number", "Third quartile over the same units."),
+    _c("iqr", "number", "q3 − q1."),
+    _c("n_runs", "integer", "Public runs of PTS tests behind the figure."),
+    _c("n_units", "integer", "Distinct physical units (by serial) among them; runs of unknown units not counted."),
+    _c("n_contributors", "integer", "Distinct uploader accounts behind the runs."),
+    _c("unconfirmed", "boolean", "n_contributors ≤ 1: a single contributor backs the figure, and one account's "
+       "bundles cannot prove their hardware.",
+       ExpressionWrapper(Q(n_contributors__lte=1), output_field=BooleanField())),
+)  # fmt: skip
+
+
+def _aggregates(*, trials_of: int | None = None) -> QuerySet:
+    """Every aggregate row: refresh_aggregates writes them from published PTS runs only (never a trial)."""
+    return DriveModelAggregate.objects.all()
+
+
 def _runs(*, trials_of: int | None = None) -> QuerySet:
     return public_pts_runs(trials_of=trials_of)
 
@@ -331,6 +356,15 @@ TABLES: dict[str, Table] = {
             _drives,
         ),  # fmt: skip
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
+        Table(
+            "aggregates",
+            "Aggregates",
+            "Per drive model, headline metric and factor level: the median and quartiles over physical units (not "
+            "runs), and how many runs, units and contributors stand behind them, as the drive pages show them.",
+            AGGREGATE_COLUMNS,
+            _aggregates,
+            ordering=("drive_model_id", "metric", "factor", "level"),
+        ),
         *tables_recovery.tables(Table),
         *tables_demand_intensity.tables(),
     )

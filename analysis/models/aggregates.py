@@ -1,4 +1,5 @@
-"""Per drive model and factor level, the spread of each headline metric across runs (recomputed after ingest)."""
+"""Per drive model and factor level, the spread of each headline metric across physical units (recomputed after
+ingest): each unit's runs count once, as their median, and a run with no unit id is its own unit."""
 
 from django.db import models
 
@@ -34,6 +35,9 @@ class DriveModelAggregate(models.Model):
     iqr = models.FloatField()
     n_runs = models.PositiveIntegerField()
     n_units = models.PositiveIntegerField()
+    n_contributors = models.PositiveIntegerField(
+        default=0, help_text="Distinct uploader accounts behind the runs; one alone leaves the figure unconfirmed."
+    )
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -46,3 +50,8 @@ class DriveModelAggregate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.drive_model_id} {self.metric} {self.factor}={self.level}: {self.median}"
+
+    @property
+    def unconfirmed(self) -> bool:
+        """Backed by a single contributor: one account's bundles cannot prove their hardware to anyone else."""
+        return self.n_contributors <= 1

@@ -116,6 +116,10 @@ def dataset_runs(db):
         add_recovery_rows(run)  # the HIR/XSR tables (analysis.datasets.tables_recovery)
     for run in (public, other, hidden_from_view[0]):  # rows of the demand_intensity and histogram tables
         add_results(run)
+    from analysis.tests.factories import DriveModelAggregateFactory
+
+    for run, n_contributors in ((public, 2), (other, 1)):  # the aggregates table (refresh_aggregates' rows)
+        DriveModelAggregateFactory(drive_model=run.drive_model, metric="iops_4k_write", n_contributors=n_contributors)
     return {"public": [public, other], "not_public": hidden_from_view, "surface": surface}
 
 

@@ -242,6 +242,7 @@ class DriveModelAggregateFactory(factory.django.DjangoModelFactory):
     iqr = 40_000.0
     n_runs = 5
     n_units = 3
+    n_contributors = 2
 
 
 def iops_run(

@@ -13,7 +13,7 @@ from analysis.datasets.releases import build_release
 from analysis.datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
 from analysis.datasets.tables import TABLES, Column
 from analysis.models import Measurement
-from analysis.tests.factories import HostFactory, SteadyStateWindowFactory, iops_run
+from analysis.tests.factories import DriveModelAggregateFactory, HostFactory, SteadyStateWindowFactory, iops_run
 from analysis.tests.factories_dirth import add_results
 from analysis.tests.recovery_rows import add_recovery_rows
 from analysis.tests.surface_factory import surface_run
@@ -37,6 +37,7 @@ def hostile_run(db):
     surface_run(**{k: getattr(run, k) for k in ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")})
     add_recovery_rows(run)  # the HIR/XSR tables
     add_results(run)  # the demand-intensity and histogram tables
+    DriveModelAggregateFactory(drive_model=run.drive_model)  # the aggregates table
     return run
 
 

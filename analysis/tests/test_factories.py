@@ -23,6 +23,8 @@ def test_aggregates_count_runs_and_distinct_units(db):
     factories.TestRunFactory(drive_model=model, headline={"iops_4k_read": 1e9}, submission__status="withdrawn")
     refresh_aggregates(drive_model=model)
     aggregate = model.aggregates.get(metric="iops_4k_read", factor="all")
-    assert (aggregate.median, aggregate.q1, aggregate.q3, aggregate.n_runs) == (200.0, 150.0, 250.0, 3)
-    assert aggregate.n_units == 1  # runs without a known unit do not count as units
+    # per unit (issue 21): the unit's two runs count once as their median 150; the run of no known unit is its own
+    assert (aggregate.median, aggregate.q1, aggregate.q3, aggregate.n_runs) == (225.0, 187.5, 262.5, 3)
+    assert aggregate.n_units == 1  # runs without a known unit do not count in n_units
+    assert aggregate.n_contributors == 3  # each factory run has its own uploader
     assert model.aggregates.get(metric="iops_4k_read", factor="pcie_generation", level="Gen4").n_runs == 3

@@ -1,5 +1,6 @@
-"""Outliers are judged by one vote per independent contributor and unit, among contributors past review: crafted
-populations of fresh accounts, many runs of one unit, and the submitter's own runs cannot outvote honest peers."""
+"""Outliers are judged by one voice per independent contributor (the median of their units, each unit the median of
+its runs), among contributors past review: crafted populations of fresh accounts, many runs of one unit, one
+contributor's many units and the submitter's own runs cannot outvote honest peers."""
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_five_fresh_accounts_publishing_fakes_cannot_make_an_established_run_an_
             SubmissionFactory(uploader=user)
     found = _outliers([candidate(drive, honest, HONEST)])
     assert len(found) == 1
-    assert "of 5 independent results of the same drive model (one per contributor and unit" in found[0][1]
+    assert "of 5 independent contributors to the same drive model (one voice each" in found[0][1]
 
 
 def test_many_runs_of_one_unit_are_one_vote(drive):
@@ -81,12 +82,28 @@ def test_many_runs_of_one_unit_are_one_vote(drive):
     assert _outliers([candidate(drive, contributor(accepted=3), HONEST)]) == []
 
 
-def test_one_contributors_units_each_vote_once(drive):
+def test_one_contributors_five_units_cannot_outvote_one_other_contributors_unit(drive):
+    """Issue 21: a lab (or one person's many serials) is one voice however many units it uploads."""
     lab = contributor(accepted=3)
     for i in range(5):
-        publish(drive, lab, HONEST * (1 + 0.02 * i))  # five units of one lab: five votes
+        publish(drive, lab, FAKE * (1 + 0.02 * i))  # five units of one contributor, all far from the others
+    for i in range(4):
+        publish(drive, contributor(accepted=3), HONEST * (1 + 0.02 * i))  # four others, one unit each
+    assert _outliers([candidate(drive, contributor(accepted=3), HONEST)]) == []  # 5 voices: 4 honest, 1 lab
+    # one more independent contributor at the lab's value is still one voice against four
+    publish(drive, contributor(accepted=3), FAKE)
+    assert _outliers([candidate(drive, contributor(accepted=3), HONEST)]) == []
+
+
+def test_one_contributors_units_are_one_voice_too_few_to_judge(drive):
+    lab = contributor(accepted=3)
+    for i in range(5):
+        publish(drive, lab, HONEST * (1 + 0.02 * i))  # five units of one lab: one voice, below MIN_PEERS
+    assert _outliers([candidate(drive, contributor(accepted=3), HONEST * 3)]) == []
+    for i in range(4):
+        publish(drive, contributor(accepted=3), HONEST * (1 + 0.02 * i))
     found = _outliers([candidate(drive, contributor(accepted=3), HONEST * 3)])
-    assert len(found) == 1 and "robust z-score" in found[0][1]
+    assert len(found) == 1 and "robust z-score" in found[0][1] and "of 5 independent contributors" in found[0][1]
 
 
 def test_the_submitters_own_runs_are_not_their_peers(drive):

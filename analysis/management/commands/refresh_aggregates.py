@@ -10,11 +10,11 @@ from analysis.services import refresh_aggregates
 
 class Command(BaseCommand):
     help = (
-        "Recompute the median, IQR, run and unit counts of every headline metric per drive model and factor level, "
-        "and each drive's page summary (what its page, the drive list and compare show), from published, unhidden "
-        "submissions only, never trial runs (file target or quick profile). Run it once after a deployment that "
-        "changes the summaries' format; --missing visits only drive models whose summary is missing or of another "
-        "format (cheap enough to run at every start).\n\n"
+        "Recompute the median and IQR over physical units and the run, unit and contributor counts of every headline "
+        "metric per drive model and factor level, and each drive's page summary (what its page, the drive list and "
+        "compare show), from published, unhidden submissions only, never trial runs (file target or quick "
+        "profile). Run it once after a deployment that changes the summaries' format; --missing visits only drive "
+        "models whose summary is missing or of another format (cheap enough to run at every start).\n\n"
         "Example: manage.py refresh_aggregates --missing"
     )
 

@@ -20,17 +20,11 @@ from dataclasses import dataclass, field
 
 from analysis.browse import units
 from analysis.headline import BY_KEY
+from analysis.overprovisioning import spare_vs_user
 
 # Namespace sizes are whole LBAs: a namespace within 0.1% of tnvmcap is the full drive.
 FULL_NAMESPACE_TOLERANCE = 0.001
 FACTOR_METRICS = ("iops_4k_read", "iops_4k_write", "bw_1m_read", "bw_1m_write")
-
-
-def spare_vs_user(hidden_share: float | None) -> float | None:
-    """Over-provisioning as vendors quote it (hidden ÷ user capacity) from the share of raw capacity hidden."""
-    if hidden_share is None or not 0 <= hidden_share < 1:
-        return None
-    return hidden_share / (1 - hidden_share)
 
 
 def op_level(run: dict) -> str | None:

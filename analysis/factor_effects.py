@@ -21,15 +21,6 @@ from analysis.models import DriveModel, FactorEffect, FactorFitSummary
 
 logger = logging.getLogger(__name__)
 
-# What a page says of each status, after the effect's units.
-STATUS_WORDS = {
-    "estimated": "estimated",
-    "indicative": "indicative",
-    "not_separable": "not separable",
-    "constant": "constant",
-    "unrecorded": "not recorded for enough units",
-}
-
 
 def queue_factor_effects(drive_model_id: int) -> None:
     """Queue a refit of the drive (called on commit). A broker outage only delays the refit to the drive's next
@@ -59,7 +50,8 @@ def _text(value: object) -> str:
 
 
 def effect_rows(drive_model: DriveModel, fitted, now) -> list[FactorEffect]:
-    """FactorEffect rows of one fit: one per effect; one per factor that has none (constant, unrecorded)."""
+    """FactorEffect rows of one fit: one per effect; one per factor that has none (constant, unrecorded, or not
+    fitted: it varies, but the fit has too few units)."""
     rows = []
     for result in fitted.factors:
         common = {"drive_model": drive_model, "metric": fitted.metric, "factor": result.key, "fitted_at": now}
@@ -82,7 +74,7 @@ def effect_rows(drive_model: DriveModel, fitted, now) -> list[FactorEffect]:
                         note=_note(effect)[:500],
                     )
                 )
-        elif result.status in ("constant", "unrecorded"):
+        elif result.status in ("constant", "unrecorded", "not_fitted"):
             rows.append(
                 FactorEffect(
                     **common,

@@ -181,8 +181,8 @@ def filtered_queryset(table: Table, filters: Filters) -> QuerySet:
         queryset = queryset.filter(filters.run_q(table.run_prefix))
     elif filters.has_run_filters():
         runs = public_test_runs(trials_of=filters.trials_of).filter(filters.run_q(""))
-        key = "drive_model_id" if table.name == "drives" else "submission_id"
-        queryset = queryset.filter(pk__in=runs.values(key))
+        field, key = table.runs_key or ("pk", "drive_model_id" if table.name == "drives" else "submission_id")
+        queryset = queryset.filter(**{f"{field}__in": runs.values(key)})
     if table.cell_filters:
         queryset = queryset.filter(filters.cell_q())
     return queryset.order_by(*table.ordering)

@@ -56,6 +56,9 @@ class Table:
     # Filters a table understands beyond the run-level ones.
     cell_filters: frozenset[str] = field(default_factory=frozenset)
     ordering: tuple[str, ...] = ("pk",)
+    # Without run_prefix, run-level filters keep the rows whose `runs_key[0]` is a matching run's `runs_key[1]`
+    # (None: a drive's pk for the drives table, a submission's pk otherwise).
+    runs_key: tuple[str, str] | None = None
 
     @property
     def column_names(self) -> list[str]:
@@ -289,7 +292,7 @@ def _submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
     return public_submissions(trials_of=trials_of)
 
 
-from analysis.datasets import tables_recovery  # noqa: E402 - its columns are built with Column, defined above
+from analysis.datasets import tables_factor_effects, tables_recovery  # noqa: E402 - built with Column, defined above
 
 TABLES: dict[str, Table] = {
     table.name: table
@@ -333,6 +336,7 @@ TABLES: dict[str, Table] = {
         Table("submissions", "Submissions", "Published submissions.", SUBMISSION_COLUMNS, _submissions),
         *tables_recovery.tables(Table),
         *tables_demand_intensity.tables(),
+        tables_factor_effects.table(Table),
     )
 }
 # registered last: they import the helpers above

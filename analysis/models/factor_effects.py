@@ -12,6 +12,7 @@ class EffectStatus(models.TextChoices):
     NOT_SEPARABLE = "not_separable", "not separable"  # the earlier factors' columns already span it
     CONSTANT = "constant", "constant"  # every unit in the fit at one level
     UNRECORDED = "unrecorded", "unrecorded"  # recorded for too few units to enter the model
+    NOT_FITTED = "not_fitted", "not fitted"  # varies, but the fit has too few units for its factors
 
 
 class FactorFitSummary(models.Model):
@@ -39,7 +40,8 @@ class FactorFitSummary(models.Model):
 class FactorEffect(models.Model):
     """One effect of one fit: a flag, a continuous factor per its step, or a category level against the reference
     level, as a ratio of the metric with its 95 % interval. A factor without effects (constant, unrecorded) is one
-    row with no ratio and the reason in `note`."""
+    row with no ratio and the reason in `note`, and so is a factor that varies in a fit with too few units
+    (not_fitted)."""
 
     drive_model = models.ForeignKey(DriveModel, on_delete=models.CASCADE, related_name="factor_effects")
     metric = models.CharField(max_length=32, help_text="A headline key (analysis.headline).")

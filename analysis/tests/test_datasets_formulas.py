@@ -12,6 +12,7 @@ from analysis.datasets import parquet, writers
 from analysis.datasets.releases import build_release
 from analysis.datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
 from analysis.datasets.tables import TABLES, Column
+from analysis.factor_effects import refresh_factor_effects
 from analysis.models import Measurement
 from analysis.tests.factories import HostFactory, SteadyStateWindowFactory, iops_run
 from analysis.tests.factories_dirth import add_results
@@ -37,6 +38,8 @@ def hostile_run(db):
     surface_run(**{k: getattr(run, k) for k in ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")})
     add_recovery_rows(run)  # the HIR/XSR tables
     add_results(run)  # the demand-intensity and histogram tables
+    type(run).objects.filter(pk=run.pk).update(headline={"iops_4k_read": 5e5})
+    refresh_factor_effects(run.drive_model)  # the factor_effects table (its reference firmware is the hostile one)
     return run
 
 

@@ -3,11 +3,16 @@ publish or a withdrawal (analysis.factor_effects, by a task after commit), expor
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import random
+import re
 
 import pytest
 from django.core.management import call_command
 
+from analysis.datasets.tables import TABLES
 from analysis.factor_effects import refresh_factor_effects
 from analysis.factor_rows import drive_rows, throughput
 from analysis.models import FactorEffect, FactorFitSummary
@@ -180,3 +185,75 @@ def test_the_command_refits_every_drive(capsys):
     call_command("refresh_factor_effects")
     assert FactorEffect.objects.filter(drive_model=world["drive"], status="estimated").exists()
     assert "factor effect rows written" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_factor_effects_export_has_one_row_per_effect_with_its_interval(client, fmt):
+    world = population()
+    other = DriveModelFactory()
+    TestRunFactory(drive_model=other, test="tp", headline={SEQ: 6e9})
+    refresh_factor_effects(world["drive"])
+    refresh_factor_effects(other)
+    response = client.get(f"/datasets/factor_effects.{fmt}")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(body)))
+        assert list(rows[0]) == TABLES["factor_effects"].column_names
+    else:
+        rows = json.loads(body)
+    expected = ["drive_slug", "drive_name", "vendor", "metric", "factor", "level", "ratio", "ci_low", "ci_high",
+                "variance_share", "n_units", "n_contributors", "status", "note"]  # fmt: skip
+    assert set(expected) <= set(rows[0])
+    firmware = next(r for r in rows if r["metric"] == SEQ and r["factor"] == "firmware")
+    assert firmware["drive_slug"] == world["drive"].slug and firmware["status"] == "estimated"
+    assert float(firmware["ci_low"]) < float(firmware["ratio"]) < float(firmware["ci_high"])
+    assert int(firmware["n_units"]) == 2 and firmware["level"] == "1.4.2"
+    assert len(rows) == FactorEffect.objects.count()
+    # a drive filter keeps that drive's effects only
+    filtered = client.get(f"/datasets/factor_effects.json?drive={other.slug}")
+    body = b"".join(filtered.streaming_content) if filtered.streaming else filtered.content
+    assert {r["drive_slug"] for r in json.loads(body)} == {other.slug}
+
+
+def factors_text(client, drive) -> tuple[str, str]:
+    html = client.get(f"/drives/{drive.slug}/").content.decode()
+    section = html[html.index('id="factors-section"') : html.index("</section>", html.index('id="factors"'))]
+    return section, " ".join(re.sub(r"<[^>]+>", " ", section).split())
+
+
+def test_the_drive_page_shows_each_effect_with_its_interval_units_and_status(client):
+    world = population()
+    drive = world["drive"]
+    refresh_factor_effects(drive)
+    section, text = factors_text(client, drive)
+    assert 'id="factor-effects"' in section
+    rows = re.findall(r"<tr><td>(.*?)</tr>", section, re.S)
+    assert 0 < len(rows) <= 6
+    first = " ".join(re.sub(r"<[^>]+>", " ", rows[0]).split())
+    # the Gen2 box explains most of sequential read's spread: its effect first, with its interval and its one unit
+    assert first.startswith("1024 KiB sequential read link-limited −7") and "1 unit, 1 contributor" in first
+    assert re.search(r"\[−\d+, −\d+\]", first) and "1 unit — indicative" in first
+    assert re.search(
+        r"firmware 1\.4\.2 −\d+(\.\d)?% \[−\d+(\.\d)?, [−+]?\d+(\.\d)?\] \d+% 2 units, 2 contributors estimated", text
+    )
+    assert "Units were not assigned to conditions at random" in text and "from 11 units (4 contributors)" in text
+    assert "always +" not in text and not re.search(r"(?<![\[,−\d.] )\+\d+%", text.split("Units were")[0])
+
+
+def test_a_drive_with_one_unit_shows_a_sentence_not_a_table(client):
+    drive = DriveModelFactory()
+    run = TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 6e9}, max_temperature_k=320.0)
+    TestRunFactory(drive_model=drive, unit=run.unit, test="iops", headline={SEQ: 6.1e9}, max_temperature_k=320.0)
+    refresh_factor_effects(drive)
+    section, text = factors_text(client, drive)
+    assert "<table" not in section
+    assert "Measured on 1 unit from 2 contributors: too few to tell the effects of the conditions apart." in text
+    assert "The same on every unit fitted:" in text and "firmware" in text
+
+
+def test_a_drive_not_fitted_yet_says_so(client):
+    drive = DriveModelFactory()
+    TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 6e9})
+    section, text = factors_text(client, drive)
+    assert "<table" not in section and "has not been fitted on these 1 run yet" in text

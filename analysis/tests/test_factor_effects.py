@@ -257,3 +257,13 @@ def test_a_drive_not_fitted_yet_says_so(client):
     TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 6e9})
     section, text = factors_text(client, drive)
     assert "<table" not in section and "has not been fitted on these 1 run yet" in text
+
+
+def test_the_command_with_missing_fits_only_drives_without_a_fit(capsys):
+    fitted, missing = population()["drive"], population()["drive"]
+    refresh_factor_effects(fitted)
+    before = set(FactorEffect.objects.filter(drive_model=fitted).values_list("pk", flat=True))
+    call_command("refresh_factor_effects", "--missing", "--queue")  # tasks run in-process here (always eager)
+    assert "1 drive model refits queued" in capsys.readouterr().out
+    assert set(FactorEffect.objects.filter(drive_model=fitted).values_list("pk", flat=True)) == before
+    assert FactorFitSummary.objects.filter(drive_model=missing).exists()

@@ -49,12 +49,13 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def effect_rows(drive_model: DriveModel, fitted, now) -> list[FactorEffect]:
+def effect_rows(drive_model: DriveModel, fitted, summary: FactorFitSummary, now) -> list[FactorEffect]:
     """FactorEffect rows of one fit: one per effect; one per factor that has none (constant, unrecorded, or not
     fitted: it varies, but the fit has too few units)."""
     rows = []
     for result in fitted.factors:
-        common = {"drive_model": drive_model, "metric": fitted.metric, "factor": result.key, "fitted_at": now}
+        common = {"drive_model": drive_model, "fit": summary, "metric": fitted.metric, "factor": result.key,
+                  "fitted_at": now}  # fmt: skip
         if result.effects:
             for effect in result.effects:
                 rows.append(
@@ -97,25 +98,22 @@ def refresh_factor_effects(drive_model: DriveModel) -> int:
         list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
         found = drive_rows(drive_model)
         now = timezone.now()
-        summaries, effects = [], []
-        for metric, rows in found.rows.items():
-            fitted = fit(rows, metric)
-            summaries.append(
-                FactorFitSummary(
-                    drive_model=drive_model,
-                    metric=metric,
-                    status=fitted.status,
-                    reason=fitted.reason[:300],
-                    n_units=fitted.n_units,
-                    n_runs=fitted.n_runs,
-                    n_contributors=fitted.n_contributors,
-                    r_squared=fitted.r_squared,
-                    notes=[*found.notes.get(metric, []), *fitted.notes],
-                    fitted_at=now,
-                )
-            )
-            effects.extend(effect_rows(drive_model, fitted, now))
         FactorEffect.objects.filter(drive_model=drive_model).delete()
         FactorFitSummary.objects.filter(drive_model=drive_model).delete()
-        FactorFitSummary.objects.bulk_create(summaries)
+        effects = []
+        for metric, rows in found.rows.items():
+            fitted = fit(rows, metric)
+            summary = FactorFitSummary.objects.create(
+                drive_model=drive_model,
+                metric=metric,
+                status=fitted.status,
+                reason=fitted.reason[:300],
+                n_units=fitted.n_units,
+                n_runs=fitted.n_runs,
+                n_contributors=fitted.n_contributors,
+                r_squared=fitted.r_squared,
+                notes=[*found.notes.get(metric, []), *fitted.notes],
+                fitted_at=now,
+            )
+            effects.extend(effect_rows(drive_model, fitted, summary, now))
         return len(FactorEffect.objects.bulk_create(effects))

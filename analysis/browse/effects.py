@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import FactorEffect, FactorFitSummary
+from analysis.models import FactorEffect
 
 MAX_ROWS = 6
 SHOWN = ("estimated", "indicative", "not_separable")
@@ -85,7 +85,9 @@ def _order(effect: FactorEffect) -> tuple:
 
 
 def spread_of(drive_id: int) -> Spread:
-    fits = list(FactorFitSummary.objects.filter(drive_model_id=drive_id))
+    """The drive's spread from its stored effects and their fits, in one query (every fit has a row per factor)."""
+    effects = list(FactorEffect.objects.filter(drive_model_id=drive_id).select_related("fit"))
+    fits = list({e.fit_id: e.fit for e in effects}.values())
     spread = Spread()
     if not fits:
         return spread
@@ -94,7 +96,6 @@ def spread_of(drive_id: int) -> Spread:
     spread.n_units, spread.n_contributors = fits[0].n_units, fits[0].n_contributors
     fitted = {f.metric for f in fits if f.status == "fitted"}
     spread.fitted = bool(fitted)
-    effects = list(FactorEffect.objects.filter(drive_model_id=drive_id))
     # a factor is named "the same" or "too rarely recorded" only when it is so in every fit of the drive
     statuses: dict[str, set[str]] = {}
     labels: dict[str, str] = {}

@@ -44,6 +44,7 @@ class FactorEffect(models.Model):
     (not_fitted)."""
 
     drive_model = models.ForeignKey(DriveModel, on_delete=models.CASCADE, related_name="factor_effects")
+    fit = models.ForeignKey(FactorFitSummary, on_delete=models.CASCADE, related_name="effects")
     metric = models.CharField(max_length=32, help_text="A headline key (analysis.headline).")
     factor = models.CharField(max_length=32, help_text="A factor key (analysis.factor_model.FACTORS).")
     level = models.CharField(max_length=200, blank=True, help_text="The category level; blank for other factors.")

@@ -17,3 +17,10 @@ def overprovisioning(*, raw_capacity_bytes: int | None, exposed_bytes: int | Non
     if exposed_bytes > raw_capacity_bytes:
         return None, f"the namespace ({exposed_bytes} bytes) is larger than the drive's capacity ({raw_capacity_bytes})"
     return 1 - exposed_bytes / raw_capacity_bytes, ""
+
+
+def spare_vs_user(hidden_share: float | None) -> float | None:
+    """Over-provisioning as vendors quote it (hidden ÷ user capacity) from the share of raw capacity hidden."""
+    if hidden_share is None or not 0 <= hidden_share < 1:
+        return None
+    return hidden_share / (1 - hidden_share)

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -14,6 +15,7 @@ from django.utils.text import slugify
 from analysis import aggregates, columns, pcie, plausibility
 from analysis.browse.summaries import summary_refresh
 from analysis.bulk import insert_rows
+from analysis.factor_effects import queue_factor_effects
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
 from analysis.latency import latency_columns, latency_missing
@@ -516,7 +518,8 @@ def refresh_aggregates_for_submission(*, submission) -> int:
 
 def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
     """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level, and the
-    drive's page summary (analysis.browse.summaries) from the same runs, in the same transaction. The median and
+    drive's page summary (analysis.browse.summaries) from the same runs, in the same transaction; once that
+    transaction commits, a task refits the drive's factor effects (analysis.factor_effects). The median and
     quartiles are over physical units (each unit's runs summarised by their median, a run without a unit id its own
     unit); n_contributors counts the distinct uploader accounts behind them.
 
@@ -531,6 +534,8 @@ def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
     """
     with transaction.atomic():
         list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+        # the factor model is refitted once the change is committed, by a task: the write path never waits on a fit
+        transaction.on_commit(partial(queue_factor_effects, drive_model.pk))
         return _refresh_aggregates_locked(drive_model, also_submission)
 
 

@@ -33,3 +33,22 @@ def warm_raw_file_identifiers(storage_name: str) -> int:
     """Collect a just-ingested bundle's identifiers into the cache (analysis.browse.raw_files), so the first visitor
     of one of its raw files does not wait for the whole bundle to be read. Returns how many it names."""
     return len(raw_files.bundle_identifiers(storage_name=storage_name))
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=600,
+    time_limit=660,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=30,
+    max_retries=3,
+)
+def refresh_factor_effects(drive_model_id: int) -> int:
+    """Refit a drive model's factor effects after its public data changed (analysis.factor_effects). Returns the
+    effect rows written; 0 for a drive model deleted since."""
+    from analysis.factor_effects import refresh_factor_effects as refit
+    from analysis.models import DriveModel
+
+    drive_model = DriveModel.objects.filter(pk=drive_model_id).first()
+    return refit(drive_model) if drive_model is not None else 0

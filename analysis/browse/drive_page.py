@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db.models import OuterRef, Subquery
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
@@ -21,7 +22,7 @@ from analysis.browse import factors, queries, units
 from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
 from analysis.browse.queries import STATISTICS_SECONDS, DriveData
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import DriveModel
+from analysis.models import DriveModel, FactorFitSummary
 
 
 @dataclass(frozen=True)
@@ -165,13 +166,16 @@ PAGE_FIELDS = tuple(f.attname for f in DriveModel._meta.concrete_fields) + ("ven
 def shared_page_key(request, slug: str) -> str | None:
     """The cache key of a drive's default page as anyone without a session sees it, or None when this request is
     not that page. The key names the version of the drive's summary (new at every change of its public data, in
-    the same transaction) and every column of the drive and its vendor's name (staff-approved metadata), in one
-    query; a drive without a current summary has no key (its page is computed)."""
+    the same transaction), when its factor effects were last fitted (by a task after that transaction) and every
+    column of the drive and its vendor's name (staff-approved metadata), in one query; a drive without a current
+    summary has no key (its page is computed)."""
     if request.GET or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
         return None
+    fitted = FactorFitSummary.objects.filter(drive_model=OuterRef("pk")).order_by("-fitted_at").values("fitted_at")
     row = (
         DriveModel.objects.filter(slug=slug, page_summary__slug=slug, page_summary__format=queries.SUMMARY_FORMAT)
-        .values_list(*PAGE_FIELDS)
+        .annotate(fitted=Subquery(fitted[:1]))
+        .values_list(*PAGE_FIELDS, "fitted")
         .first()
     )
     if row is None:
@@ -231,11 +235,12 @@ def factors_first(data: DriveData) -> list:
 
 
 def spread_explained(data: DriveData) -> dict:
-    """The factor table and the over-provisioning figures: written with the drive's data, else from one query over
-    its public runs, cached per data version."""
+    """The over-provisioning figures and the headline metrics by over-provisioning: written with the drive's data,
+    else from one query over its public runs, cached per data version. (What explains the spread is the factor
+    model's stored effects: analysis.browse.effects.)"""
     if data.stored is not None:
         return spread_from_json(data.stored["spread"])
-    key = f"browse:drive-factors:v2:{data.drive.pk}:{data.version}"
+    key = f"browse:drive-factors:v3:{data.drive.pk}:{data.version}"
     found = cache.get(key) if data.version is not None else None
     if found is None:
         found = compute_spread(data)
@@ -246,23 +251,18 @@ def spread_explained(data: DriveData) -> dict:
 
 def compute_spread(data: DriveData) -> dict:
     runs = queries.factor_runs(data.drive.pk, data.runs_of)
-    return {"rows": factors.factor_rows(runs), "op": factors.overprovisioning_summary(runs),
-            "op_breakdown": factors.op_breakdown(runs)}  # fmt: skip
+    return {"op": factors.overprovisioning_summary(runs), "op_breakdown": factors.op_breakdown(runs)}
 
 
 def spread_to_json(found: dict) -> dict:
-    rows = [{**asdict(row), "groups": []} for row in found["rows"]]  # groups served only to find `moves_with`
-    return {"rows": rows, "op": asdict(found["op"]), "op_breakdown": found["op_breakdown"]}
+    return {"op": asdict(found["op"]), "op_breakdown": found["op_breakdown"]}
 
 
 def spread_from_json(stored: dict) -> dict:
-    rows = [
-        factors.FactorRow(**{**row, "levels": [tuple(level) for level in row["levels"]], "groups": frozenset()})
-        for row in stored["rows"]
-    ]
+    """A stored spread; a summary written before the factor model also holds the old factor table ("rows"), which
+    nothing reads any more."""
     op = stored["op"]
     return {
-        "rows": rows,
         "op": factors.Overprovisioning(**{**op, "figures": [tuple(f) for f in op["figures"]]}),
         "op_breakdown": [tuple(row) for row in stored["op_breakdown"]],
     }

@@ -632,29 +632,23 @@ def submission_dataset(*, submission, with_files: bool) -> dict:
             "file_target": file_target}  # fmt: skip
 
 
-# --- drive page: what explains the spread -------------------------------------------------------------------------
+# --- drive page: over-provisioning ---------------------------------------------------------------------------------
 
-FACTOR_RUN_FIELDS = ("id", "unit_id", "firmware__revision", "pcie_link__generation", "pcie_link__below_capability",
-                     "pcie_link__usable_bandwidth_bytes_per_s", "host__cpu_model", "overprovisioning",
-                     "percentage_used", "max_temperature_k")  # fmt: skip
+FACTOR_RUN_FIELDS = ("id", "unit_id", "overprovisioning")
 
 
 def factor_runs(drive_id: int, runs_of: QuerySet | None = None) -> list[dict]:
-    """Every public PTS run of a drive with what the spread factors read (analysis.browse.factors), in one query: the
-    headline metrics as floats and whether a bus-bound or thermal flag touches the run."""
+    """Every public PTS run of a drive with what the over-provisioning figures read (analysis.browse.factors), in one
+    query: the headline metrics they break down as floats. (The factor model reads its own rows:
+    analysis.factor_rows.)"""
     from analysis.browse.factors import FACTOR_METRICS
-    from analysis.models import FlagKind
-
-    def flagged(kind: str) -> Exists:
-        on_run = Q(test_run=OuterRef("pk")) | Q(submission=OuterRef("submission_id"), test_run__isnull=True)
-        return Exists(Flag.objects.filter(on_run, kind=kind))
 
     metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in FACTOR_METRICS}
     rows = (
         pts_runs(public_test_runs() if runs_of is None else runs_of)
         .filter(drive_model_id=drive_id)
-        .annotate(**metrics, bus_bound=flagged(FlagKind.BUS_BOUND), thermal_throttle=flagged(FlagKind.THERMAL_THROTTLE))
+        .annotate(**metrics)
         .order_by("id")
-        .values(*FACTOR_RUN_FIELDS, *metrics, "bus_bound", "thermal_throttle")
+        .values(*FACTOR_RUN_FIELDS, *metrics)
     )
     return list(rows)

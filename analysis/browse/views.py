@@ -13,7 +13,6 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, Stream
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
@@ -28,6 +27,7 @@ from analysis.browse import (
     client_wheel,
     compare_pts,
     drive_page,
+    effects,
     factors,
     queries,
     raw_files,
@@ -109,6 +109,7 @@ def _render_drive(
             (h, _with_window(units.headline_cell(h, overall.get(h.key)), h, data), spec_rows.get(h.key))
             for h in HEADLINES
         ],
+        "window_notes": _window_notes(data),
         "unconfirmed": any(a.unconfirmed for a in overall.values()),
         "level_table": drive_page.level_table(data),
         "sections": drive_page.sections_html(
@@ -189,13 +190,12 @@ def _spec_rows(data: queries.DriveData) -> dict[str, tuple[str, str]]:
 
 
 def _spread_context(data: queries.DriveData) -> dict:
+    """What explains the spread (the factor model's stored effects) and the over-provisioning figures."""
     found = drive_page.spread_explained(data)
     op = found["op"]
     return {
-        "rows": [r for r in found["rows"] if r.varies],
-        "n_runs": max((r.n_runs for r in found["rows"]), default=0),
-        "recorded": _recorded_sentence(found["rows"]),
-        "confounded": factors.confounded_groups(found["rows"]),
+        "effects": effects.spread_of(data.drive.pk),
+        "n_runs": data.summary.n_runs,
         "op_figures": [(units.percent(hidden), units.percent(spare), n) for hidden, spare, n in op.figures],
         "op_below_capacity": op.below_capacity,
         "op_unknown_units": op.unknown_units,
@@ -204,33 +204,19 @@ def _spread_context(data: queries.DriveData) -> dict:
     }
 
 
-def _recorded_sentence(rows: list[factors.FactorRow]):
-    """The factors that explain nothing here, in one line: those with one value on every run, those with one value
-    on the runs that record them (and how many do), those no run records. Never "the same for every unit": a run
-    that does not record a factor may differ in it."""
-    same = [r for r in rows if not r.varies and r.levels]
-    everywhere = [r for r in same if r.n_runs_known == r.n_runs]
-    partly = [r for r in same if r.n_runs_known < r.n_runs]
-    parts = []
-    if everywhere:
-        n = everywhere[0].n_runs
-        named = format_html_join(", ", "{} <strong>{}</strong>", ((r.label, r.levels[0][0]) for r in everywhere))
-        parts.append(format_html("One value on {}: {}.", "the one run" if n == 1 else f"all {n} runs", named))
-    if partly:
-        named = format_html_join(
-            "; ", "{} <strong>{}</strong> ({})", ((r.label, r.levels[0][0], r.recorded) for r in partly)
-        )
-        parts.append(format_html("One value where recorded: {}.", named))
-    if unrecorded := [r.label for r in rows if not r.levels]:
-        parts.append(format_html("Not recorded by any run: {}.", ", ".join(unrecorded)))
-    return format_html_join(" ", "{}", ((p,) for p in parts))
-
-
 def _with_window(cell: dict | None, headline, data: queries.DriveData) -> dict | None:
     """Label a headline with what its runs' values are: steady-state window means only if every run was steady."""
     if cell is not None:
         cell["window"] = window_label(*data.summary.steady_runs.get(headline.test, (0, 0)))
     return cell
+
+
+def _window_notes(data: queries.DriveData) -> list[str]:
+    """What the headline values of each test are, the tests that share a label named together ("IOPS, TP: …")."""
+    tests_by_label: dict[str, list[str]] = {}
+    for test in dict.fromkeys(h.test for h in HEADLINES if h.test in data.summary.steady_runs):
+        tests_by_label.setdefault(window_label(*data.summary.steady_runs[test]), []).append(test.upper())
+    return [f"{', '.join(tests)}: {label}." for label, tests in tests_by_label.items()]
 
 
 def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:

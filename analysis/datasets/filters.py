@@ -181,12 +181,8 @@ def filtered_queryset(table: Table, filters: Filters) -> QuerySet:
         queryset = queryset.filter(filters.run_q(table.run_prefix))
     elif filters.has_run_filters():
         runs = public_test_runs(trials_of=filters.trials_of).filter(filters.run_q(""))
-        if table.name == "drives":
-            queryset = queryset.filter(pk__in=runs.values("drive_model_id"))
-        elif table.name == "aggregates":  # the aggregates of the drives with a matching run
-            queryset = queryset.filter(drive_model_id__in=runs.values("drive_model_id"))
-        else:
-            queryset = queryset.filter(pk__in=runs.values("submission_id"))
+        field, key = table.runs_key or ("pk", "drive_model_id" if table.name == "drives" else "submission_id")
+        queryset = queryset.filter(**{f"{field}__in": runs.values(key)})
     if table.cell_filters:
         queryset = queryset.filter(filters.cell_q())
     return queryset.order_by(*table.ordering)

@@ -56,6 +56,9 @@ class Table:
     # Filters a table understands beyond the run-level ones.
     cell_filters: frozenset[str] = field(default_factory=frozenset)
     ordering: tuple[str, ...] = ("pk",)
+    # Without run_prefix, run-level filters keep the rows whose `runs_key[0]` is a matching run's `runs_key[1]`
+    # (None: a drive's pk for the drives table, a submission's pk otherwise).
+    runs_key: tuple[str, str] | None = None
 
     @property
     def column_names(self) -> list[str]:
@@ -314,7 +317,7 @@ def _submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
     return public_submissions(trials_of=trials_of)
 
 
-from analysis.datasets import tables_recovery  # noqa: E402 - its columns are built with Column, defined above
+from analysis.datasets import tables_factor_effects, tables_recovery  # noqa: E402 - built with Column, defined above
 
 TABLES: dict[str, Table] = {
     table.name: table
@@ -364,9 +367,11 @@ TABLES: dict[str, Table] = {
             AGGREGATE_COLUMNS,
             _aggregates,
             ordering=("drive_model_id", "metric", "factor", "level"),
+            runs_key=("drive_model_id", "drive_model_id"),  # the aggregates of the drives with a matching run
         ),
         *tables_recovery.tables(Table),
         *tables_demand_intensity.tables(),
+        tables_factor_effects.table(Table),
     )
 }
 # registered last: they import the helpers above

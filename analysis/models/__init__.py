@@ -7,6 +7,7 @@ from analysis.models.demand_intensity import (
     HistogramBucket,
     OperatingPoint,
 )
+from analysis.models.factor_effects import EffectStatus, FactorEffect, FactorFitSummary
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
 from analysis.models.recovery import HirWaitState, RecoveryPoint, XsrGroup
@@ -34,6 +35,9 @@ __all__ = [
     "DriveModel",
     "DriveModelAggregate",
     "DrivePageSummary",
+    "EffectStatus",
+    "FactorEffect",
+    "FactorFitSummary",
     "HistogramBucket",
     "Firmware",
     "Flag",

@@ -205,8 +205,8 @@ def test_drive_page_list_and_compare_cost_the_same_queries_for_one_or_many_submi
     assert few_cold == many_cold
     assert few_warm == many_warm
     # the drive's statistics were written with its data: the first request after a change reads a few rows, the
-    # next one (the same page for every reader without a session) one row
-    assert few_cold[0] <= 9
+    # next one (the same page for every reader without a session) one row; the factor effects are one more query
+    assert few_cold[0] <= 10
     assert few_warm[0] == 1
 
 

@@ -1,6 +1,6 @@
 """What the drive page and the drive list claim stays within the data: only PTS-compliant runs are counted as "PTS"
-runs (imported runs are "test runs", with the compliant count apart); the factors with one value say how many runs
-record them, never "the same for every unit"; a filter matching nothing and an empty site say so in words; a chart
+runs (imported runs are "test runs", with the compliant count apart); a factor few units record is "recorded for
+too few units", never "the same for every unit"; a filter matching nothing and an empty site say so in words; a chart
 with a single level is a sentence; no table repeats another's figures."""
 
 from __future__ import annotations
@@ -9,12 +9,14 @@ import re
 
 import pytest
 
-from analysis.browse import drive_page, factors
+from analysis import factor_rows
+from analysis.browse import drive_page
+from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, Host, TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.conftest import make_browse_submission
-from analysis.tests.test_drivepage import run, visible_text
+from analysis.tests.test_drivepage import visible_text
 
 pytestmark = pytest.mark.django_db
 
@@ -85,33 +87,41 @@ def test_an_empty_site_says_it_has_no_drive_yet(client, db):
     assert "No drive has public results yet." in text
 
 
-def test_one_valued_factors_name_how_many_runs_record_them(client, drive):
+def test_a_factor_few_units_record_is_named_unrecorded_never_the_same_for_every_unit(client, drive):
     runs = list(TestRun.objects.filter(drive_model=drive).order_by("id"))
     arm = Host.objects.create(fingerprint="a" * 64, cpu_model="Cortex-A72")
     blank = Host.objects.create(fingerprint="b" * 64, cpu_model="")
     TestRun.objects.filter(pk__in=[r.pk for r in runs[:2]]).update(host=arm)
     TestRun.objects.filter(pk__in=[r.pk for r in runs[2:]]).update(host=blank)
     refresh_aggregates(drive_model=drive)
+    refresh_factor_effects(drive)  # what the task queued on commit does (no commit in a test transaction)
     html = client.get(f"/drives/{drive.slug}/").content.decode()
     factors_html = html[html.index('id="factors-section"') : html.index("</section>", html.index('id="factors"'))]
     text = " ".join(visible_text(factors_html).split())
-    assert "One value where recorded: Host CPU Cortex-A72 (recorded for 2 of 8 runs)." in text
-    assert re.search(r"One value on all 8 runs: [^.]*Firmware FW1", text)
-    assert "same for every unit" not in text and "every unit" not in text
+    # host CPU is on record for one of the two units: too few to measure, not "the same"
+    assert re.search(r"Recorded for too few units to measure: [^.]*host CPU", text)
+    assert not re.search(r"The same on every unit fitted: [^.]*host CPU", text)
+    assert "same for every unit" not in text
     # the make_browse_submission runs record no temperature maximum: throttling is unknown, not "not throttled"
     assert "not throttled" not in text
-    assert re.search(r"Not recorded by any run: [^.]*Thermal throttling", text)
+    assert re.search(r"Recorded for too few units to measure: [^.]*thermal throttling", text)
 
 
 def test_unknown_links_and_temperatures_are_not_verdicts():
-    runs = [run(1, 1, m_bw_1m_read=3e9, m_bw_1m_write=2e9), run(2, 2, m_bw_1m_read=3e9, m_bw_1m_write=2e9)]
-    rows = {r.key: r for r in factors.factor_rows(runs)}
-    assert not rows["bus"].levels and not rows["thermal"].levels
-    assert rows["bus"].recorded == "recorded for none of 2 runs"
-    runs[0].update(pcie_link__usable_bandwidth_bytes_per_s=3.5e9, max_temperature_k=320.0)
-    rows = {r.key: r for r in factors.factor_rows(runs)}
-    assert rows["bus"].levels[0][0] == "not bus-bound" and rows["bus"].recorded == "recorded for 1 of 2 runs"
-    assert rows["thermal"].levels[0][0] == "not throttled" and rows["thermal"].n_runs_known == 1
+    def row(pk, unit, **fields):
+        return {"id": pk, "unit_id": unit, "submission__uploader_id": 1, "headline": {"bw_1m_read": 3e9},
+                "overprovisioning": None, "percentage_used": None, "max_temperature_k": None, "scheduler": "",
+                "firmware__revision": "F1", "host__cpu_model": "", "host__kernel": "", "pcie_link__generation": None,
+                "pcie_link__width": None, "pcie_link__below_capability": None,
+                "pcie_link__usable_bandwidth_bytes_per_s": None, "thermal_flag": False, **fields}  # fmt: skip
+
+    rows = factor_rows.rows_of([row(1, 1), row(2, 2)]).rows["bw_1m_read"]
+    assert all(r.link_limited is None and r.throttled is None and r.host_cpu is None for r in rows)
+    found = factor_rows.rows_of([row(1, 1, pcie_link__usable_bandwidth_bytes_per_s=3.5e9, max_temperature_k=320.0),
+                                 row(2, 2, headline={"bw_1m_read": 5e9})])  # fmt: skip
+    first, second = found.rows["bw_1m_read"]
+    assert first.link_limited is True and first.throttled is False  # another unit reached 5 GB/s > its 3.5
+    assert second.link_limited is None and second.throttled is None
 
 
 def test_a_breakdown_with_one_level_is_a_sentence_and_keeps_its_csv(client, drive):

@@ -12,6 +12,7 @@ from analysis.datasets import parquet, writers
 from analysis.datasets.releases import build_release
 from analysis.datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
 from analysis.datasets.tables import TABLES, Column
+from analysis.factor_effects import refresh_factor_effects
 from analysis.models import Measurement
 from analysis.tests.factories import DriveModelAggregateFactory, HostFactory, SteadyStateWindowFactory, iops_run
 from analysis.tests.factories_dirth import add_results
@@ -38,6 +39,8 @@ def hostile_run(db):
     add_recovery_rows(run)  # the HIR/XSR tables
     add_results(run)  # the demand-intensity and histogram tables
     DriveModelAggregateFactory(drive_model=run.drive_model)  # the aggregates table
+    type(run).objects.filter(pk=run.pk).update(headline={"iops_4k_read": 5e5})
+    refresh_factor_effects(run.drive_model)  # the factor_effects table (its reference firmware is the hostile one)
     return run
 
 

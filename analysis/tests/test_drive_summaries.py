@@ -241,7 +241,7 @@ def test_pages_cost_the_same_queries_for_one_submission_or_thirty(client, django
     thirty = [_queries(client, url) for url in urls]
     assert one == thirty
     cache.clear()
-    with django_assert_max_num_queries(9):  # the shared page's key, then the page from its summary
+    with django_assert_max_num_queries(10):  # the shared page's key, then the page from its summary and effects
         client.get("/drives/big/")
     with django_assert_max_num_queries(1):
         client.get("/drives/big/")

@@ -1,6 +1,7 @@
 """The drive page through the test client: the first screen (identity, headlines, spec sheet, what explains the
 spread) comes first, one section per test, the steady-state detail behind one selector that works without JS,
-human labels, over-provisioning shown and exported; and the spread factors' arithmetic on crafted runs."""
+human labels, over-provisioning shown and exported; and the over-provisioning breakdown's arithmetic on crafted
+runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import pytest
 
 from analysis.browse import factors
+from analysis.factor_effects import refresh_factor_effects
 from analysis.models import TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
@@ -48,15 +50,15 @@ def test_the_first_screen_comes_before_any_chart_in_reading_order(client, drive)
     assert html.count('class="how-to-read"') >= 5
 
 
-def test_the_factor_table_names_each_factor_with_its_effect_and_units(client, drive):
+def test_two_units_get_a_sentence_naming_what_they_differ_in_never_a_table(client, drive):
+    refresh_factor_effects(drive)  # what the task queued on commit does (no commit in a test transaction)
     html = client.get("/drives/acme-990-1tb/").content.decode()
     factors_html = html[html.index('id="factors-section"') : html.index("</section>", html.index('id="factors"'))]
-    text = visible_text(factors_html)
-    for label in ("PCIe generation", "Firmware", "Over-provisioning"):
-        assert label in text
-    assert "Gen3:" in text and "Gen4:" in text and "(1 unit)" in text
-    assert re.search(r"\+\d+(\.\d+)?%", text)
-    assert "not separable" in text  # firmware and generation change on the same two units
+    text = " ".join(visible_text(factors_html).split())
+    assert "<table" not in factors_html and 'id="no-spread-factor"' in factors_html
+    assert "Measured on 2 units from 2 contributors: too few to tell the effects of the conditions apart" in text
+    assert re.search(r"the units differ in [^.]*firmware[^.]*spare ÷ user capacity", text)
+    assert not re.search(r"\+\d+(\.\d+)?%", text)  # no best ÷ worst figure
 
 
 def test_one_steady_state_chart_and_a_selector_with_human_labels(client, drive):
@@ -138,33 +140,31 @@ def test_the_runs_export_carries_both_overprovisioning_figures(client, drive):
 
 
 def run(pk, unit, **fields):
-    row = {"id": pk, "unit_id": unit, "firmware__revision": "F1", "pcie_link__generation": 4,
-           "pcie_link__below_capability": False, "host__cpu_model": "", "overprovisioning": None,
-           "percentage_used": None, "bus_bound": False, "thermal_throttle": False,
-           "m_iops_4k_read": None, "m_iops_4k_write": None, "m_bw_1m_read": None, "m_bw_1m_write": None}  # fmt: skip
+    row = {"id": pk, "unit_id": unit, "overprovisioning": None, "m_iops_4k_read": None, "m_iops_4k_write": None,
+           "m_bw_1m_read": None, "m_bw_1m_write": None, "level": None}  # fmt: skip
     row.update(fields)
     return row
 
 
-def test_a_unit_tested_many_times_counts_once_and_the_effect_is_the_ratio_of_level_medians():
+def test_a_unit_tested_many_times_counts_once_in_a_level_median():
     runs = [
-        *[run(i, 1, pcie_link__generation=3, m_bw_1m_read=3.0e9) for i in range(10)],  # one unit, ten runs
-        run(20, 2, pcie_link__generation=4, m_bw_1m_read=6.0e9),
-        run(21, 3, pcie_link__generation=4, m_bw_1m_read=7.0e9),
-        run(22, 4, pcie_link__generation=4, m_bw_1m_read=8.0e9),
-        run(23, None, pcie_link__generation=None, m_bw_1m_read=1.0e9),  # unknown level: left out
+        *[run(i, 1, level="Gen3", m_bw_1m_read=3.0e9) for i in range(10)],  # one unit, ten runs
+        run(20, 2, level="Gen4", m_bw_1m_read=6.0e9),
+        run(21, 3, level="Gen4", m_bw_1m_read=7.0e9),
+        run(22, 4, level="Gen4", m_bw_1m_read=8.0e9),
+        run(23, None, m_bw_1m_read=1.0e9),  # unknown level: left out
     ]
-    row = factors.factor_row(factors.FACTORS[0], runs)
-    assert [(level, n) for level, n, _ in row.levels] == [("Gen3", 1), ("Gen4", 3)]
-    assert row.effect_pct == pytest.approx((7.0 / 3.0 - 1) * 100)
-    assert row.n_units == 4
+    levels = factors.level_medians(runs, "bw_1m_read", lambda r: r["level"])
+    assert levels == [("Gen3", 1, 3.0e9), ("Gen4", 3, 7.0e9)]
 
 
-def test_a_factor_with_one_level_explains_nothing_and_is_listed_as_the_same():
-    runs = [run(1, 1, m_iops_4k_read=5e5, m_bw_1m_read=3e9), run(2, 2, m_iops_4k_read=6e5, m_bw_1m_read=4e9)]
-    rows = factors.factor_rows(runs)
-    assert not any(r.varies for r in rows)
-    assert {r.label for r in rows} >= {"Firmware", "PCIe generation"}
+def test_a_factor_the_same_on_every_unit_explains_nothing_and_is_named_as_such(client, drive):
+    refresh_factor_effects(drive)
+    html = client.get("/drives/acme-990-1tb/").content.decode()
+    note = visible_text(
+        html[html.index('id="recorded-factors"') : html.index("</p>", html.index('id="recorded-factors"'))]
+    )
+    assert re.search(r"The same on every unit fitted: [^.]*host CPU", " ".join(note.split()))
 
 
 def test_spare_vs_user_is_the_vendors_figure():

@@ -105,8 +105,9 @@ def test_the_client_runs_read_top_down_and_explain_their_spread(live_server, pag
     drive = client_drive()
     page.goto(f"{live_server.url}/drives/{drive.slug}/")
     assert_reads_top_down(page, "client")
-    factors_text = page.inner_text("#factors-section")
-    assert "PCIe generation" in factors_text and "Firmware" in factors_text and "Over-provisioning" in factors_text
+    factors_text = page.inner_text("#factors-section")  # two units: a sentence naming what they differ in
+    assert "too few to tell the effects of the conditions apart" in factors_text
+    assert "firmware" in factors_text and "spare ÷ user capacity" in factors_text
     assert page.locator("#namespace-below-capacity").is_visible()
 
 

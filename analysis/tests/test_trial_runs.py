@@ -8,6 +8,7 @@ import pytest
 
 from analysis.datasets.releases import build_release
 from analysis.datasets.tables import TABLES
+from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
@@ -43,6 +44,8 @@ def trials(browse_drive, django_user_model):
         add_results(TestRun.objects.filter(submission_id=submission_id).order_by("pk").first())
     refresh_aggregates(drive_model=unknown)
     refresh_aggregates(drive_model=browse_drive)
+    refresh_factor_effects(unknown)  # what the task queued on commit does (no commit in a test transaction)
+    refresh_factor_effects(browse_drive)
     return {"owner": owner, "unknown": unknown, "submissions": [quick, filed], "run_ids": set(run_ids)}
 
 

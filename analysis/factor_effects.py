@@ -1,0 +1,119 @@
+"""Fit the factor model (analysis.factor_model) on a drive model's public runs and store its effects.
+
+`refresh_factor_effects` reads the drive's public PTS runs (analysis.factor_rows), fits every headline metric and
+replaces the drive's FactorEffect and FactorFitSummary rows in one transaction, under the drive model's row lock,
+so two refits of one drive never interleave and the one that waited reads what the other committed.
+
+It runs as a Celery task (analysis.tasks.refresh_factor_effects) queued after the commit of every transaction that
+refreshes the drive's aggregates (publish, withdraw, hide, approve, re-derive: analysis.services.refresh_aggregates),
+never inside it: the write path does not wait for a fit. numpy, scipy and statsmodels are imported by the fit only,
+so a web process that reads the rows never loads them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from analysis.models import DriveModel, FactorEffect, FactorFitSummary
+
+logger = logging.getLogger(__name__)
+
+
+def queue_factor_effects(drive_model_id: int) -> None:
+    """Queue a refit of the drive (called on commit). A broker outage only delays the refit to the drive's next
+    change or `manage.py refresh_factor_effects`."""
+    from analysis.tasks import refresh_factor_effects as task
+
+    try:
+        task.delay(drive_model_id)
+    except Exception:  # noqa: BLE001 - the published data is committed; the refit can wait
+        logger.warning("could not queue the factor refit of drive model %s", drive_model_id, exc_info=True)
+
+
+def _note(effect) -> str:
+    """The effect's caveats: one unit behind it; levels of other factors that move with it (theirs, if kept)."""
+    parts = ["1 unit — indicative"] if effect.status == "indicative" else []
+    if effect.moves_with:
+        parts.append("not separable from " + ", ".join(effect.moves_with))
+    return "; ".join(parts)
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def effect_rows(drive_model: DriveModel, fitted, summary: FactorFitSummary, now) -> list[FactorEffect]:
+    """FactorEffect rows of one fit: one per effect; one per factor that has none (constant, unrecorded, or not
+    fitted: it varies, but the fit has too few units)."""
+    rows = []
+    for result in fitted.factors:
+        common = {"drive_model": drive_model, "fit": summary, "metric": fitted.metric, "factor": result.key,
+                  "fitted_at": now}  # fmt: skip
+        if result.effects:
+            for effect in result.effects:
+                rows.append(
+                    FactorEffect(
+                        **common,
+                        level="" if effect.level is None else str(effect.level)[:200],
+                        label=effect.label[:260],
+                        per=effect.per,
+                        reference=_text(result.reference)[:200],
+                        ratio=effect.ratio,
+                        ci_low=effect.low,
+                        ci_high=effect.high,
+                        variance_share=result.share,
+                        n_units=effect.n_units,
+                        n_contributors=effect.n_contributors,
+                        status=effect.status,
+                        note=_note(effect)[:500],
+                    )
+                )
+        elif result.status in ("constant", "unrecorded", "not_fitted"):
+            rows.append(
+                FactorEffect(
+                    **common,
+                    label=result.label,
+                    reference=_text(result.reference)[:200],
+                    status=result.status,
+                    note=result.reason[:500],
+                )
+            )
+    return rows
+
+
+def refresh_factor_effects(drive_model: DriveModel) -> int:
+    """Refit every headline metric of `drive_model` on its public runs and replace its effect rows. Returns the
+    number of effect rows written."""
+    from analysis.factor_model import fit
+    from analysis.factor_rows import drive_rows
+
+    with transaction.atomic():
+        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+        found = drive_rows(drive_model)
+        now = timezone.now()
+        FactorEffect.objects.filter(drive_model=drive_model).delete()
+        FactorFitSummary.objects.filter(drive_model=drive_model).delete()
+        effects = []
+        for metric, rows in found.rows.items():
+            fitted = fit(rows, metric)
+            summary = FactorFitSummary.objects.create(
+                drive_model=drive_model,
+                metric=metric,
+                status=fitted.status,
+                reason=fitted.reason[:300],
+                n_units=fitted.n_units,
+                n_runs=fitted.n_runs,
+                n_contributors=fitted.n_contributors,
+                r_squared=fitted.r_squared,
+                notes=[*found.notes.get(metric, []), *fitted.notes],
+                fitted_at=now,
+            )
+            effects.extend(effect_rows(drive_model, fitted, summary, now))
+        return len(FactorEffect.objects.bulk_create(effects))

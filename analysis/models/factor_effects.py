@@ -1,0 +1,71 @@
+"""The factor model's effects per drive model and headline metric (analysis.factor_model), stored when the drive's
+public data changes so pages and exports read rows, never fit."""
+
+from django.db import models
+
+from analysis.models.hardware import DriveModel
+
+
+class EffectStatus(models.TextChoices):
+    ESTIMATED = "estimated", "estimated"  # two units or more at the level
+    INDICATIVE = "indicative", "indicative"  # one unit at the level
+    NOT_SEPARABLE = "not_separable", "not separable"  # the earlier factors' columns already span it
+    CONSTANT = "constant", "constant"  # every unit in the fit at one level
+    UNRECORDED = "unrecorded", "unrecorded"  # recorded for too few units to enter the model
+    NOT_FITTED = "not_fitted", "not fitted"  # varies, but the fit has too few units for its factors
+
+
+class FactorFitSummary(models.Model):
+    """One fit: a drive model's headline metric on its recorded factors, one row per unit."""
+
+    drive_model = models.ForeignKey(DriveModel, on_delete=models.CASCADE, related_name="factor_fits")
+    metric = models.CharField(max_length=32, help_text="A headline key (analysis.headline).")
+    status = models.CharField(max_length=16, help_text="fitted, or too_few_units (no effects then).")
+    reason = models.CharField(max_length=300, blank=True)
+    n_units = models.PositiveIntegerField()
+    n_runs = models.PositiveIntegerField()
+    n_contributors = models.PositiveIntegerField()
+    r_squared = models.FloatField(null=True, blank=True, help_text="Of the unit rows; empty if every unit is equal.")
+    notes = models.JSONField(default=list, blank=True, help_text="Runs left out and what could not be decided.")
+    fitted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["drive_model", "metric"]
+        constraints = [models.UniqueConstraint(fields=["drive_model", "metric"], name="factor_fit_once_per_metric")]
+
+    def __str__(self) -> str:
+        return f"{self.metric}: {self.status} ({self.n_units} units)"
+
+
+class FactorEffect(models.Model):
+    """One effect of one fit: a flag, a continuous factor per its step, or a category level against the reference
+    level, as a ratio of the metric with its 95 % interval. A factor without effects (constant, unrecorded) is one
+    row with no ratio and the reason in `note`, and so is a factor that varies in a fit with too few units
+    (not_fitted)."""
+
+    drive_model = models.ForeignKey(DriveModel, on_delete=models.CASCADE, related_name="factor_effects")
+    fit = models.ForeignKey(FactorFitSummary, on_delete=models.CASCADE, related_name="effects")
+    metric = models.CharField(max_length=32, help_text="A headline key (analysis.headline).")
+    factor = models.CharField(max_length=32, help_text="A factor key (analysis.factor_model.FACTORS).")
+    level = models.CharField(max_length=200, blank=True, help_text="The category level; blank for other factors.")
+    label = models.CharField(max_length=260, help_text="The factor (and level) in words.")
+    per = models.CharField(max_length=64, blank=True, help_text="A continuous factor: the change the ratio is for.")
+    reference = models.CharField(max_length=200, blank=True, help_text="The reference level or value.")
+    ratio = models.FloatField(null=True, blank=True, help_text="The metric at this level ÷ at the reference.")
+    ci_low = models.FloatField(null=True, blank=True, help_text="95 % interval of the ratio: low end.")
+    ci_high = models.FloatField(null=True, blank=True, help_text="95 % interval of the ratio: high end.")
+    variance_share = models.FloatField(null=True, blank=True, help_text="The factor's share of explained variance.")
+    n_units = models.PositiveIntegerField(default=0, help_text="Units at this level (away from the reference).")
+    n_contributors = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=EffectStatus.choices)
+    note = models.CharField(max_length=500, blank=True)
+    fitted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["drive_model", "metric", "factor", "level"]
+        constraints = [
+            models.UniqueConstraint(fields=["drive_model", "metric", "factor", "level"], name="factor_effect_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.label}: {self.status}"

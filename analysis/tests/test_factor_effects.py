@@ -1,0 +1,269 @@
+"""The factor model wired to the database: rows read from public runs (analysis.factor_rows), effects stored after a
+publish or a withdrawal (analysis.factor_effects, by a task after commit), exported and shown on the drive page."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import re
+
+import pytest
+from django.core.management import call_command
+
+from analysis.datasets.tables import TABLES
+from analysis.factor_effects import refresh_factor_effects
+from analysis.factor_rows import drive_rows, throughput
+from analysis.models import FactorEffect, FactorFitSummary
+from analysis.tests.factories import (
+    DriveModelFactory,
+    FlagFactory,
+    HostFactory,
+    PcieLinkFactory,
+    SubmissionFactory,
+    TestRunFactory,
+    UserFactory,
+)
+from submissions.services import submission_approve, submission_withdraw
+
+pytestmark = pytest.mark.django_db
+
+SEQ, RW = "bw_1m_read", "iops_4k_write"
+GEN2_USABLE = 5e9 * 4 * 0.8 / 8 * 256 / 280  # Gen2 x4 at MaxPayload 256: about 1.83 GB/s
+
+
+def gen2_link():
+    return PcieLinkFactory(
+        capable_speed_gts=5.0, speed_gts=5.0, generation=2, path_speed_gts=5.0, usable_bandwidth_bytes_per_s=GEN2_USABLE
+    )
+
+
+def population(*, status_of=None) -> dict:
+    """Seven normal units, a unit in a Gen2 x4 slot (its link at capability: the slot is Gen2), a throttled unit and
+    two units on an older firmware; two runs each, four contributors. Returns the drive and each unit's submission."""
+    rng = random.Random(7)
+    drive = DriveModelFactory()
+    users = [UserFactory() for _ in range(4)]
+    specs = [(f"n{i}", {}, 1.0) for i in range(7)]
+    specs += [("gen2", {"link": "gen2"}, {SEQ: 0.25, RW: 1.0}), ("hot", {"throttled": True}, 0.8)]
+    specs += [(f"old{i}", {"firmware": "1.4.2"}, 0.93) for i in range(2)]
+    submissions = {}
+    for number, (name, conditions, ratio) in enumerate(specs):
+        status = (status_of or {}).get(name, "published")
+        submission = SubmissionFactory(uploader=users[number % 4], status=status)
+        submissions[name] = submission
+        unit_noise = rng.gauss(0, 0.01)
+        link = gen2_link() if conditions.get("link") == "gen2" else PcieLinkFactory()
+        firmware = conditions.get("firmware", "2.1.0")
+        unit = None
+        for test in ("tp", "iops"):  # one run of each test per submission
+            ratios = ratio if isinstance(ratio, dict) else {SEQ: ratio, RW: ratio}
+            headline = {
+                key: base * ratios[key] * (1 + unit_noise + rng.gauss(0, 0.003))
+                for key, base in ((SEQ, 6.5e9), (RW, 2.0e5))
+            }
+            extra = {"unit": unit} if unit else {}
+            run = TestRunFactory(
+                submission=submission, drive_model=drive, test=test, headline=headline, pcie_link=link,
+                firmware__revision=firmware, max_temperature_k=320.0, percentage_used=3, overprovisioning=0.0,
+                **extra,
+            )  # fmt: skip
+            unit = run.unit
+            if conditions.get("throttled"):
+                FlagFactory(submission=submission, test_run=run, kind="thermal_throttle", reason="ran hot")
+    return {"drive": drive, "submissions": submissions, "users": users}
+
+
+def effects(drive, metric) -> dict[str, list[FactorEffect]]:
+    found: dict[str, list[FactorEffect]] = {}
+    for row in FactorEffect.objects.filter(drive_model=drive, metric=metric):
+        found.setdefault(row.factor, []).append(row)
+    return found
+
+
+def test_the_rows_carry_unit_contributor_value_and_each_recorded_factor():
+    world = population()
+    rows = drive_rows(world["drive"])
+    seq = rows.rows[SEQ]
+    assert len(seq) == 22 and len({r.unit for r in seq}) == 11 and len({r.contributor for r in seq}) == 4
+    gen2 = [r for r in seq if r.link == "Gen2 x4"]
+    assert len(gen2) == 2 and all(r.link_limited and r.link_below_capability is False for r in gen2)
+    assert not any(r.link_limited for r in seq if r.link == "Gen4 x4")
+    # random write moves 0.8 GB/s, well within the Gen2 link: not limited by it
+    assert not any(r.link_limited for r in rows.rows[RW])
+    assert sum(r.throttled for r in seq) == 2 and all(r.throttled is False for r in seq if r.value > 6e9)
+    assert {r.firmware for r in seq} == {"2.1.0", "1.4.2"}
+    assert {r.spare_fraction for r in seq} == {0.0} and {r.percentage_used for r in seq} == {3.0}
+    assert {r.kernel for r in seq} == {HostFactory.kernel} and {r.scheduler for r in seq} == {"none"}
+
+
+def test_nothing_is_guessed_an_unknown_link_temperature_or_lone_unit_is_none():
+    drive = DriveModelFactory()
+    run = TestRunFactory(
+        drive_model=drive, test="tp", headline={SEQ: 6e9}, pcie_link=None, max_temperature_k=None, scheduler=""
+    )
+    rows = drive_rows(drive)
+    (row,) = rows.rows[SEQ]
+    assert row.unit == run.unit_id and row.link_limited is None and row.link_below_capability is None
+    assert row.throttled is None and row.scheduler is None and row.spare_fraction is None
+    assert "usable bandwidth is not recorded" in rows.notes[SEQ][0]
+    # a unit alone has nothing to be compared with: link-limited is unknown, not "no"
+    other = DriveModelFactory()
+    TestRunFactory(drive_model=other, test="tp", headline={SEQ: 6e9})
+    assert drive_rows(other).rows[SEQ][0].link_limited is None
+    assert "no other unit measured this metric" in drive_rows(other).notes[SEQ][0]
+
+
+def test_trials_surface_runs_and_unpublished_runs_are_not_rows():
+    world = population(status_of={"n0": "held"})
+    drive = world["drive"]
+    TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 1e9}, profile="quick")
+    TestRunFactory(drive_model=drive, test="surface", headline={SEQ: 1e9})
+    assert len({r.unit for r in drive_rows(drive).rows[SEQ]}) == 10
+
+
+def test_throughput_of_each_kind_of_headline():
+    assert throughput("bw_1m_read", {"bw_1m_read": 5e9}) == 5e9
+    assert throughput("iops_4k_read", {"iops_4k_read": 1e6}) == 4096e6
+    assert throughput("iops_64k_65_35", {"iops_64k_65_35": 1e4}) == pytest.approx(65536e4 * 0.65)
+    assert throughput("lat_4k_p9999", {"lat_4k_mean": 20_000.0, "lat_4k_p9999": 1e6}) == pytest.approx(4096 / 20e-6)
+    assert throughput("lat_4k_p9999", {"lat_4k_p9999": 1e6}) is None
+
+
+def test_approving_a_submission_refits_its_drive_after_commit_with_the_expected_statuses(
+    django_capture_on_commit_callbacks,
+):
+    world = population(status_of={"old1": "held"})
+    drive = world["drive"]
+    staff = UserFactory(is_staff=True)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        submission_approve(submission=world["submissions"]["old1"], by=staff)
+        assert not FactorEffect.objects.filter(drive_model=drive).exists()  # not inside the publishing transaction
+    assert callbacks
+    seq = effects(drive, SEQ)
+    (link,) = seq["link_limited"]
+    assert link.status == "indicative" and link.n_units == 1 and "1 unit — indicative" in link.note
+    assert abs(link.ratio - 0.25) < 0.01 and link.ci_low < link.ratio < link.ci_high < 1
+    (hot,) = seq["throttled"]
+    assert hot.status == "indicative" and abs(hot.ratio - 0.8) < 0.03 and hot.ci_low < hot.ratio < hot.ci_high < 1
+    (old,) = seq["firmware"]
+    assert (old.status, old.level, old.n_units, old.reference) == ("estimated", "1.4.2", 2, "2.1.0")
+    assert old.n_contributors == 2 and old.ci_low < old.ratio < old.ci_high and old.variance_share is not None
+    for factor in ("link_below_capability", "spare_fraction", "percentage_used", "host_cpu", "kernel", "scheduler"):
+        assert [r.status for r in seq[factor]] == ["constant"], factor
+    assert effects(drive, RW)["link_limited"][0].status == "constant"
+    fit = FactorFitSummary.objects.get(drive_model=drive, metric=SEQ)
+    assert (fit.status, fit.n_units, fit.n_runs, fit.n_contributors) == ("fitted", 11, 22, 4)
+    assert fit.r_squared > 0.9
+
+
+def test_withdrawing_the_gen2_box_leaves_the_link_constant(django_capture_on_commit_callbacks):
+    world = population()
+    drive = world["drive"]
+    refresh_factor_effects(drive)
+    assert effects(drive, SEQ)["link_limited"][0].status == "indicative"
+    gen2 = world["submissions"]["gen2"]
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_withdraw(submission=gen2, by=gen2.uploader)
+    assert [r.status for r in effects(drive, SEQ)["link_limited"]] == ["constant"]
+    assert FactorFitSummary.objects.get(drive_model=drive, metric=SEQ).n_units == 10
+
+
+def test_a_drive_with_one_unit_has_too_few_units_and_no_ratio():
+    drive = DriveModelFactory()
+    run = TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 6e9})
+    TestRunFactory(drive_model=drive, unit=run.unit, test="tp", headline={SEQ: 6.1e9})
+    refresh_factor_effects(drive)
+    fit = FactorFitSummary.objects.get(drive_model=drive, metric=SEQ)
+    assert fit.status == "too_few_units" and fit.n_units == 1
+    assert not FactorEffect.objects.filter(drive_model=drive, ratio__isnull=False).exists()
+
+
+def test_the_command_refits_every_drive(capsys):
+    world = population()
+    call_command("refresh_factor_effects")
+    assert FactorEffect.objects.filter(drive_model=world["drive"], status="estimated").exists()
+    assert "factor effect rows written" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_the_factor_effects_export_has_one_row_per_effect_with_its_interval(client, fmt):
+    world = population()
+    other = DriveModelFactory()
+    TestRunFactory(drive_model=other, test="tp", headline={SEQ: 6e9})
+    refresh_factor_effects(world["drive"])
+    refresh_factor_effects(other)
+    response = client.get(f"/datasets/factor_effects.{fmt}")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(body)))
+        assert list(rows[0]) == TABLES["factor_effects"].column_names
+    else:
+        rows = json.loads(body)
+    expected = ["drive_slug", "drive_name", "vendor", "metric", "factor", "level", "ratio", "ci_low", "ci_high",
+                "variance_share", "n_units", "n_contributors", "status", "note"]  # fmt: skip
+    assert set(expected) <= set(rows[0])
+    firmware = next(r for r in rows if r["metric"] == SEQ and r["factor"] == "firmware")
+    assert firmware["drive_slug"] == world["drive"].slug and firmware["status"] == "estimated"
+    assert float(firmware["ci_low"]) < float(firmware["ratio"]) < float(firmware["ci_high"])
+    assert int(firmware["n_units"]) == 2 and firmware["level"] == "1.4.2"
+    assert len(rows) == FactorEffect.objects.count()
+    # a drive filter keeps that drive's effects only
+    filtered = client.get(f"/datasets/factor_effects.json?drive={other.slug}")
+    body = b"".join(filtered.streaming_content) if filtered.streaming else filtered.content
+    assert {r["drive_slug"] for r in json.loads(body)} == {other.slug}
+
+
+def factors_text(client, drive) -> tuple[str, str]:
+    html = client.get(f"/drives/{drive.slug}/").content.decode()
+    section = html[html.index('id="factors-section"') : html.index("</section>", html.index('id="factors"'))]
+    return section, " ".join(re.sub(r"<[^>]+>", " ", section).split())
+
+
+def test_the_drive_page_shows_each_effect_with_its_interval_units_and_status(client):
+    world = population()
+    drive = world["drive"]
+    refresh_factor_effects(drive)
+    section, text = factors_text(client, drive)
+    assert 'id="factor-effects"' in section
+    rows = re.findall(r"<tr><td>(.*?)</tr>", section, re.S)
+    assert 0 < len(rows) <= 6
+    first = " ".join(re.sub(r"<[^>]+>", " ", rows[0]).split())
+    # the Gen2 box explains most of sequential read's spread: its effect first, with its interval and its one unit
+    assert first.startswith("1024 KiB sequential read link-limited −7") and "1 unit, 1 contributor" in first
+    assert re.search(r"\[−\d+, −\d+\]", first) and "1 unit — indicative" in first
+    assert re.search(
+        r"firmware 1\.4\.2 −\d+(\.\d)?% \[−\d+(\.\d)?, [−+]?\d+(\.\d)?\] \d+% 2 units, 2 contributors estimated", text
+    )
+    assert "Units were not assigned to conditions at random" in text and "from 11 units (4 contributors)" in text
+    assert "always +" not in text and not re.search(r"(?<![\[,−\d.] )\+\d+%", text.split("Units were")[0])
+
+
+def test_a_drive_with_one_unit_shows_a_sentence_not_a_table(client):
+    drive = DriveModelFactory()
+    run = TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 6e9}, max_temperature_k=320.0)
+    TestRunFactory(drive_model=drive, unit=run.unit, test="iops", headline={SEQ: 6.1e9}, max_temperature_k=320.0)
+    refresh_factor_effects(drive)
+    section, text = factors_text(client, drive)
+    assert "<table" not in section
+    assert "Measured on 1 unit from 2 contributors: too few to tell the effects of the conditions apart." in text
+    assert "The same on every unit fitted:" in text and "firmware" in text
+
+
+def test_a_drive_not_fitted_yet_says_so(client):
+    drive = DriveModelFactory()
+    TestRunFactory(drive_model=drive, test="tp", headline={SEQ: 6e9})
+    section, text = factors_text(client, drive)
+    assert "<table" not in section and "has not been fitted on these 1 run yet" in text
+
+
+def test_the_command_with_missing_fits_only_drives_without_a_fit(capsys):
+    fitted, missing = population()["drive"], population()["drive"]
+    refresh_factor_effects(fitted)
+    before = set(FactorEffect.objects.filter(drive_model=fitted).values_list("pk", flat=True))
+    call_command("refresh_factor_effects", "--missing", "--queue")  # tasks run in-process here (always eager)
+    assert "1 drive model refits queued" in capsys.readouterr().out
+    assert set(FactorEffect.objects.filter(drive_model=fitted).values_list("pk", flat=True)) == before
+    assert FactorFitSummary.objects.filter(drive_model=missing).exists()

@@ -115,3 +115,31 @@ def test_the_clients_claim_only_lowers_compliance(submission, make_verified, sha
     ingest_submission(submission=submission, bundle=make_verified(samples=full_plan(True), mutate=mutate))
     run = TestRun.objects.get(submission=submission)
     assert run.compliant is False and compliance.NOT_CLAIMED in run.compliance_reasons
+
+
+def test_a_submission_held_by_the_smart_counters_is_not_compliant_until_approved(
+    submission, make_verified, shared_samples, full_plan, django_user_model
+):
+    from submissions import services as submission_services
+
+    def mutate(run_dir, manifest, files):
+        _pts_claim(run_dir, manifest, files)
+        _device(run_dir, manifest, files, shared_samples, smart_scale=0.5)
+
+    outcome = ingest_submission(submission=submission, bundle=make_verified(samples=full_plan(True), mutate=mutate))
+    assert outcome.status == "held", outcome.reasons
+    assert any("moved by only" in r for r in outcome.reasons), outcome.reasons
+    run = TestRun.objects.get(submission=submission)
+    assert (run.compliant, run.derived_compliant) == (False, True)
+    assert run.compliance_reasons[0].startswith("held: run iops-"), run.compliance_reasons
+
+    submission.status = "held"
+    submission.save()
+    staff = django_user_model.objects.create_user(username="staff", password="x" * 12, is_staff=True)
+    submission_services.submission_approve(submission=submission, by=staff)
+    run.refresh_from_db()
+    assert (run.compliant, run.compliance_reasons) == (True, [])
+
+    submission_services.submission_reject(submission=submission, reason="a second look", by=staff)
+    run.refresh_from_db()
+    assert run.compliant is False and run.compliance_reasons == ["rejected: a second look"]

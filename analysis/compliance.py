@@ -50,7 +50,8 @@ def apply(record: SubmissionRecord, *, manifest: Mapping, runs: Sequence[Mapping
         add(record.compliance_reasons, problem)
     if reference is None:
         return added
-    ran = {str(run.get("id")): run for run in runs if _measured(run, record)}
+    measured = {m.run_key for tr in record.test_runs for m in tr.measurements}  # a readable fio output each
+    ran = {str(run.get("id")): run for run in runs if str(run.get("id")) in measured}
     by_test = {tr.test: tr for tr in record.test_runs}
     for block in reference.blocks:
         test_run = by_test.get(block.test)
@@ -59,11 +60,6 @@ def apply(record: SubmissionRecord, *, manifest: Mapping, runs: Sequence[Mapping
         for problem in block_problems(block, reference, ran, test_run):
             add(test_run.compliance_reasons, problem)
     return added
-
-
-def _measured(run: Mapping, record: SubmissionRecord) -> bool:
-    """A run with a readable fio output (a measurement of the record)."""
-    return any(m.run_key == str(run.get("id")) for tr in record.test_runs for m in tr.measurements)
 
 
 def _record_problems(record: SubmissionRecord) -> tuple[list[str], pts_plan.Plan | None]:
@@ -189,9 +185,14 @@ def block_problems(
     """Why the runs of `block` are not the whole of it: cells, rounds, the stop rule, the WIPC and timed runs."""
     test_runs = [run for run in ran.values() if run.get("test") == block.test]
     problems = []
-    if block.wipc and not any(run.get("phase") == "wipc" for run in test_runs):
+    wipc = [run for run in test_runs if run.get("phase") == "wipc"]
+    # the block's own WIPC: its run id, or its block size (a throughput block is preconditioned with its own)
+    if block.wipc and not any(
+        str(run.get("id")) == block.wipc_run_id or run.get("block_size_bytes") == block.wipc_block_size_bytes
+        for run in wipc
+    ):
         problems.append(f"{block.label}: its preconditioning (WIPC) did not run")
-    last_rounds = []
+    by_series: list[dict[int, set]] = []
     for series in block.series:
         rounds: dict[int, set] = {}
         for run in test_runs:
@@ -200,11 +201,15 @@ def block_problems(
             cell = _run_cell(run, series)
             if cell is not None:
                 rounds.setdefault(_round(run), set()).add(cell)
+        by_series.append(rounds)
+    block_last = max((max(rounds, default=0) for rounds in by_series), default=0)
+    for series, rounds in zip(block.series, by_series, strict=True):
         name = block.label if len(block.series) == 1 else f"{block.label} {series.phase}"
-        problems += _series_problems(series, name, rounds, reference, test_run)
-        last_rounds.append(max(rounds, default=0))
+        # an interleaved block (throughput) runs each round through every series: its rounds end together
+        last = block_last if block.interleaved else max(rounds, default=0)
+        problems += _series_problems(series, name, rounds, last, reference, test_run)
     timed = [*block.segments, *block.captures]
-    timed += [p for p in block.prewrites if p.round is None or p.round <= max(last_rounds, default=0)]
+    timed += [p for p in block.prewrites if p.round is None or p.round <= block_last]
     missing = [t.run_id for t in timed if t.run_id not in ran]
     if missing:
         problems.append(
@@ -218,6 +223,7 @@ def _series_problems(
     series: pts_plan.Series,
     name: str,
     rounds: Mapping[int, set],
+    last: int,
     reference: pts_plan.Plan,
     test_run: TestRunRecord,
 ) -> list[str]:
@@ -229,7 +235,6 @@ def _series_problems(
     ran_cells = set().union(*rounds.values())
     if len(ran_cells) < total:
         problems.append(f"{name}: {len(ran_cells)} of the plan's {total} cells ran")
-    last = max(rounds)
     short = [r for r in range(1, last + 1) if len(rounds.get(r, ())) < total]
     if short and len(ran_cells) == total:
         first = short[0]

@@ -90,6 +90,15 @@ def test_a_missing_cell_in_one_round_is_not_compliant(submission, make_verified,
     assert "iops: 1 of its 5 rounds lack cells of the plan (round 3: 55 of 56 cells)" in run.compliance_reasons
 
 
+def test_a_full_plan_without_its_preconditioning_is_not_compliant(submission, make_verified, shared_samples, full_plan):
+    samples = [s for s in full_plan(True) if not s.name.startswith("wipc_")]
+    ingest_submission(
+        submission=submission, bundle=make_verified(samples=samples, mutate=_claimed_device(shared_samples))
+    )
+    run = TestRun.objects.get(submission=submission)
+    assert run.compliant is False and "iops: its preconditioning (WIPC) did not run" in run.compliance_reasons
+
+
 def test_a_plan_that_is_not_the_pts_plan_is_not_compliant(submission, make_verified, shared_samples):
     """The manifest's plan trimmed to the 3 cells that ran: every cell of that plan ran, but it is not the PTS plan."""
 
@@ -143,3 +152,104 @@ def test_a_submission_held_by_the_smart_counters_is_not_compliant_until_approved
     submission_services.submission_reject(submission=submission, reason="a second look", by=staff)
     run.refresh_from_db()
     assert run.compliant is False and run.compliance_reasons == ["rejected: a second look"]
+
+
+# --- the rules on records, without bundles -------------------------------------------------------------------------
+
+CAPACITY = 1_000_204_886_016
+
+
+def _record(tests, rounds_by_phase, *, steady=False, edition="enterprise", drop=()):
+    """A client record of a PTS device run whose runs are every cell of the PTS plan of `tests` for the given number
+    of rounds per series phase (the WIPC too), all read, with one steady-state window per series."""
+    from analysis.identity import DriveIdentity
+    from analysis.records import MeasurementRecord, SubmissionRecord, TestRunRecord, WindowRecord
+    from nvmedb_client.plan import build_plan, plan_to_dict
+
+    plan = build_plan(tests=tests, edition=edition, profile="pts", capacity_bytes=CAPACITY, target_kind="device")
+    identity = DriveIdentity("V", None, "D", "M", CAPACITY, "F", "S")
+    record = SubmissionRecord(source="client", identity=identity, profile="pts", edition=edition, compliant=True)
+    record.target_kind, record.plan = "device", plan_to_dict(plan)
+    runs = []
+    by_test = {}
+    for block in plan.blocks:
+        test_run = by_test.setdefault(block.test, TestRunRecord(test=block.test))
+        if block.wipc:
+            runs.append({"id": block.wipc_run_id, "test": block.test, "phase": "wipc", "round": 1})
+        for series in block.series:
+            for number in range(1, rounds_by_phase[series.phase] + 1):
+                for cell in series.cells:
+                    run_id = series.run_id(number, cell)
+                    if run_id in drop:
+                        continue
+                    runs.append(
+                        {"id": run_id, "test": block.test, "phase": series.phase, "round": number,
+                         "pattern": cell.pattern, "block_size_bytes": cell.block_size_bytes,
+                         "read_pct": cell.read_pct, "threads": series.threads, "iodepth": series.iodepth}
+                    )  # fmt: skip
+            test_run.windows.append(
+                WindowRecord(
+                    "v", series.phase, "m", series.tp_block_size_bytes or 0, 0, steady, 5 if steady else None, None
+                )
+            )
+    for run in runs:
+        by_test[run["test"]].measurements.append(
+            MeasurementRecord(run["id"], run["test"], run["phase"], "", run["round"], 0, 0, None, "", "")
+        )
+    record.test_runs = list(by_test.values())
+    return record, runs, by_test
+
+
+def _apply(record, runs):
+    return compliance.apply(record, manifest={"compliance": {"compliant": True, "reasons": []}}, runs=runs)
+
+
+def test_the_round_limit_without_steady_state_is_compliant_one_round_less_is_not():
+    record, runs, by_test = _record(["lat"], {"wdpc": DEFAULT_MAX_ROUNDS})
+    assert _apply(record, runs) == [] and record.compliant and by_test["lat"].compliance_reasons == []
+
+    record, runs, by_test = _record(["lat"], {"wdpc": DEFAULT_MAX_ROUNDS - 1})
+    _apply(record, runs)
+    assert by_test["lat"].compliance_reasons == [
+        "lat: steady state not reached after 24 rounds (the PTS allows stopping only at steady state or after 25)"
+    ]
+
+
+def test_each_test_is_judged_on_its_own_cells():
+    """Throughput's two blocks each need both series; a latency test cut short leaves the throughput test compliant."""
+    rounds = {"tp-write": 5, "tp-read": 5, "wdpc": 3}
+    record, runs, by_test = _record(["tp", "lat"], rounds, steady=True, drop=("tp-read-r05-bs131072",))
+    by_test["lat"].windows[0].steady, by_test["lat"].windows[0].steady_round = False, None
+    _apply(record, runs)
+    assert record.compliant is True
+    assert by_test["lat"].compliance_reasons == [
+        "lat: steady state not reached after 3 rounds (the PTS allows stopping only at steady state or after 25)"
+    ]
+    assert by_test["tp"].compliance_reasons == [
+        "tp-bs131072 tp-read: 1 of its 5 rounds lack cells of the plan (round 5: 0 of 1 cells)"
+    ]
+
+
+def test_the_quick_profile_or_a_file_target_is_never_compliant():
+    record, runs, _ = _record(["lat"], {"wdpc": 5}, steady=True)
+    record.profile = "quick"
+    assert _apply(record, runs) == ["the quick profile is not the PTS: only the pts profile runs its plan"]
+    assert record.compliant is False
+
+    record, runs, _ = _record(["lat"], {"wdpc": 5}, steady=True)
+    record.target_kind = "file"
+    _apply(record, runs)
+    assert record.compliant is False and record.compliance_reasons == [
+        "a file target is not a drive: the PTS measures a device"
+    ]
+
+
+def test_wsat_stops_only_after_4x_the_capacity_or_its_time_limit():
+    record, runs, by_test = _record(["wsat"], {"wsat": 10})
+    _apply(record, runs)
+    (reason,) = by_test["wsat"].compliance_reasons
+    assert reason.startswith("wsat: stopped after 10 samples and 0 bytes written (the PTS runs WSAT until 4x")
+
+    record, runs, by_test = _record(["wsat"], {"wsat": 24 * 60})  # 24 hours of 60-second samples
+    _apply(record, runs)
+    assert by_test["wsat"].compliance_reasons == [] and record.compliant is True

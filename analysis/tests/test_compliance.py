@@ -8,7 +8,10 @@ the full plan as recorded is the "5 rounds without steady state" case, and the s
 rounds 3-7 as rounds 1-5.
 """
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from analysis import compliance
 from analysis.ingest import ingest_submission
@@ -253,3 +256,31 @@ def test_wsat_stops_only_after_4x_the_capacity_or_its_time_limit():
     record, runs, by_test = _record(["wsat"], {"wsat": 24 * 60})  # 24 hours of 60-second samples
     _apply(record, runs)
     assert by_test["wsat"].compliance_reasons == [] and record.compliant is True
+
+
+def test_runs_stored_compliant_before_the_rule_are_lowered_from_their_stored_bundle(
+    submission, make_verified, shared_samples, tmp_path
+):
+    """manage.py rederive_compliance: a 3-of-56-cells run stored compliant by the old rule, read again."""
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import FileSystemStorage
+
+    from analysis.management.commands.rederive_compliance import rederive
+
+    bundle = make_verified(mutate=_claimed_device(shared_samples))
+    ingest_submission(submission=submission, bundle=bundle)
+    storage = FileSystemStorage(location=tmp_path / "storage")
+    path = next((tmp_path).glob("b*/b.nvmedb.tar.gz"))
+    submission.storage_name = storage.save("bundles/old.nvmedb.tar.gz", ContentFile(path.read_bytes()))
+    submission.status = "published"
+    submission.save()
+    TestRun.objects.filter(submission=submission).update(compliant=True, derived_compliant=True, compliance_reasons=[])
+
+    assert rederive(submission, storage=storage) == 1
+    run = TestRun.objects.get(submission=submission)
+    assert (run.compliant, run.derived_compliant) == (False, False)
+    assert "iops: 3 of the plan's 56 cells ran" in run.compliance_reasons
+    assert rederive(submission, storage=storage) == 0, "it only lowers, once"
+    out = io.StringIO()
+    call_command("rederive_compliance", stdout=out)  # nothing left to lower
+    assert out.getvalue().strip() == "0 runs are no longer PTS-compliant; 0 bundles could not be read"

@@ -167,10 +167,11 @@ def _cell_key(cell: pts_plan.Cell) -> tuple:
 def _run_cell(run: Mapping, series: pts_plan.Series) -> tuple | None:
     """The planned cell `run` is a round of (None when it is none of `series`'s cells)."""
     base = (run.get("pattern"), run.get("block_size_bytes"), run.get("read_pct"))
-    cells = {_cell_key(c) for c in series.cells}
+    cells = [_cell_key(c) for c in series.cells]  # compared, never hashed: a hostile run's values may be unhashable
     for key in ((*base, run.get("threads"), run.get("iodepth")), (*base, None, None)):
-        if key in cells:
-            return key
+        for cell in cells:
+            if cell == key:
+                return cell
     return None
 
 

@@ -284,3 +284,12 @@ def test_runs_stored_compliant_before_the_rule_are_lowered_from_their_stored_bun
     out = io.StringIO()
     call_command("rederive_compliance", stdout=out)  # nothing left to lower
     assert out.getvalue().strip() == "0 runs are no longer PTS-compliant; 0 bundles could not be read"
+
+
+def test_a_hostile_run_entry_is_counted_as_no_cell():
+    record, runs, by_test = _record(["lat"], {"wdpc": DEFAULT_MAX_ROUNDS})
+    runs.append({"id": "x", "test": "lat", "phase": "wdpc", "round": 1, "pattern": "randrw", "block_size_bytes": [1]})
+    by_test["lat"].measurements.append(
+        by_test["lat"].measurements[0].__class__("x", "lat", "wdpc", "", 1, 0, 0, None, "", "")
+    )
+    assert _apply(record, runs) == [] and record.compliant is True

@@ -28,7 +28,7 @@ def derive(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analysis', '0013_hardening_no_truncation'),
+        ('analysis', '0014_aggregates_by_unit'),
         ('submissions', '0004_hardening_last_error'),
     ]
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from analysis import consistency, crosscheck, plausibility, thermal, unwritten
+from analysis import compliance, consistency, crosscheck, plausibility, thermal, unwritten
 from analysis.bundle_system import (
     ListedFiles,
     declared_pci_path,
@@ -87,6 +87,7 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
         interface="nvme" if id_ctrl else "unknown",
         profile=str(manifest.get("profile") or ""),
         edition=str(manifest.get("edition") or ""),
+        # the client's claim: analysis.compliance keeps it only when the server finds the PTS plan ran
         compliant=bool((manifest.get("compliance") or {}).get("compliant")),
         compliance_reasons=[str(r) for r in (manifest.get("compliance") or {}).get("reasons") or []],
         target_kind=str(target.get("kind") or ""),
@@ -154,9 +155,17 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
     plausibility.apply(record)  # first: its evidence gates judge the compliance the bundle declared
     with reading("the agreement of the manifest, its plan and the system files"):
         consistency.apply(record, manifest=manifest, id_ns=id_ns, options=options, documents=documents)
+    with reading("the cells, rounds and stop rule of the runs against the PTS plan"):
+        compliance.apply(record, manifest=manifest, runs=runs)  # last: the claim and every gate lowered it first
     if not record.compliant:
-        reasons = "; ".join(record.compliance_reasons) or "the client did not declare it compliant"
+        reasons = "; ".join(record.compliance_reasons) or compliance.NOT_CLAIMED
         record.flags.append(FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300]))
+    else:
+        for test_run in record.test_runs:
+            if test_run.compliance_reasons:
+                reasons = "; ".join(test_run.compliance_reasons)
+                flag = FlagRecord("non_compliant", f"Not a PTS-compliant run: {reasons}"[:300], test=test_run.test)
+                record.flags.append(flag)
     return record
 
 

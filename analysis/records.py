@@ -112,6 +112,8 @@ class TestRunRecord:
     demand_intensity: dict | None = None  # ECW, DIRTH: the server's derivation (analysis.pts.demand_intensity)
     demand_intensity_claim: dict | None = None
     demand_intensity_note: str = ""
+    # why this test alone is not a PTS result (cells, rounds or stop rule short of its plan: analysis.compliance)
+    compliance_reasons: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -43,6 +43,8 @@ from analysis.selectors import is_trial, pts_q, public_flags, public_test_runs, 
 PUBLISHED = "published"
 HELD = "held"
 REJECTED = "rejected"
+# the compliance reason a held or rejected submission's runs carry first (runs_follow_status)
+STATUS_MARKS = (f"{HELD}: ", f"{REJECTED}: ")
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,8 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     insert_rows(flags)
 
     status = HELD if hold_reasons else PUBLISHED
+    if status == HELD:
+        runs_follow_status(submission=submission, status=HELD, reasons=hold_reasons)
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
     for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)
@@ -202,9 +206,13 @@ def _test_run_row(submission, record, test_record, drive_model, firmware, unit, 
         test=test_record.test,
         edition=record.edition,
         profile=record.profile,
-        # an nvmedb extension is never a PTS result, whatever the rest of its bundle is
-        compliant=record.compliant and test_record.test != surface.TEST,
-        compliance_reasons=record.compliance_reasons + ([surface.NOT_PTS] if test_record.test == surface.TEST else []),
+        # the server's verdict (analysis.compliance); an nvmedb extension is never a PTS result, whatever the rest of
+        # its bundle is. A hold lowers `compliant` afterwards (runs_follow_status); approval restores this verdict.
+        compliant=_derived_compliant(record, test_record),
+        derived_compliant=_derived_compliant(record, test_record),
+        compliance_reasons=record.compliance_reasons
+        + test_record.compliance_reasons
+        + ([surface.NOT_PTS] if test_record.test == surface.TEST else []),
         threads=test_record.threads,
         iodepth=test_record.iodepth,
         target_kind=record.target_kind,
@@ -236,6 +244,28 @@ def _test_run_row(submission, record, test_record, drive_model, firmware, unit, 
         missing={**record.missing, **test_record.missing},
         evidence=record.evidence,
     )
+
+
+def _derived_compliant(record: SubmissionRecord, test_record) -> bool:
+    return record.compliant and not test_record.compliance_reasons and test_record.test != surface.TEST
+
+
+def runs_follow_status(*, submission, status: str, reasons: list[str] | tuple[str, ...] = ()) -> int:
+    """A held or rejected submission is never compliant: its runs' `compliant` is lowered, with "held: <reasons>" (or
+    "rejected: ...") as their first compliance reason. Any other status (staff approval publishing a held one) gives
+    them back the verdict the server derived from the bundle, `derived_compliant`, and drops that reason. Returns the
+    number of runs. Called by store_submission and, through submissions.services, on every status change."""
+    runs = list(
+        TestRun.objects.filter(submission=submission).only("compliant", "derived_compliant", "compliance_reasons")
+    )
+    held = status in (HELD, REJECTED)
+    said = "; ".join(dict.fromkeys(str(r) for r in reasons)) or "see the submission's report"
+    for run in runs:
+        kept = [r for r in run.compliance_reasons or [] if not str(r).startswith(STATUS_MARKS)]
+        run.compliance_reasons = [f"{status}: {said}"[:300], *kept] if held else kept
+        run.compliant = run.derived_compliant and not held
+    TestRun.objects.bulk_update(runs, ["compliant", "compliance_reasons"])
+    return len(runs)
 
 
 def _measurement_row(m, test_run: TestRun, round_row: Round, usable, cumulative_write: int, record) -> Measurement:
@@ -602,5 +632,6 @@ __all__ = [
     "measurement_value",
     "refresh_aggregates",
     "refresh_aggregates_for_submission",
+    "runs_follow_status",
     "store_submission",
 ]

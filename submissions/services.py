@@ -297,11 +297,18 @@ def submission_enqueue(*, submission_id: uuid.UUID) -> bool:
 # --- status changes ------------------------------------------------------------------------------------------------
 
 
-def _transition(submission: Submission, to: str, *, note: str = "") -> None:
-    """Changes status and logs it. The caller holds the row lock and saves."""
-    SubmissionEvent.objects.create(submission=submission, from_status=submission.status, to_status=to, note=note)
+def _transition(submission: Submission, to: str, *, note: str = "", reasons: list[str] | None = None) -> None:
+    """Changes status and logs it. The caller holds the row lock and saves. The dataset rows follow: a held or
+    rejected submission's runs are not compliant (`reasons`, else `note`, say why); approval gives them back their
+    derived verdict."""
+    came_from = submission.status
+    SubmissionEvent.objects.create(submission=submission, from_status=came_from, to_status=to, note=note)
     submission.status = to
     submission.status_changed = timezone.now()
+    if to in (SubmissionStatus.HELD, SubmissionStatus.REJECTED) or (
+        came_from == SubmissionStatus.HELD and to == SubmissionStatus.PUBLISHED
+    ):
+        _runs_follow_status(submission, to, reasons or ([note] if note else []))
 
 
 def _report(*, outcome: str, rule: str = "", detail: str = "", reasons: list[str] | None = None) -> dict:
@@ -352,7 +359,7 @@ def submission_reject(*, submission: Submission, reason: str, by: AbstractBaseUs
     locked = Submission.objects.select_for_update().get(pk=submission.pk)
     if locked.status in (SubmissionStatus.REJECTED, SubmissionStatus.WITHDRAWN):
         return locked
-    _transition(locked, SubmissionStatus.REJECTED, note=f"rejected by {by}: {reason}")
+    _transition(locked, SubmissionStatus.REJECTED, note=f"rejected by {by}: {reason}", reasons=[reason])
     locked.report = _report(outcome="rejected", rule="moderation", detail=reason)
     locked.moderation_reason = reason
     locked.finished_at = timezone.now()
@@ -372,6 +379,14 @@ def _refresh_dataset(submission: Submission) -> None:
     from analysis.services import refresh_aggregates_for_submission
 
     refresh_aggregates_for_submission(submission=submission)
+
+
+def _runs_follow_status(submission: Submission, status: str, reasons: list[str]) -> None:
+    """The dataset's half of a status change (analysis.services.runs_follow_status), imported here as
+    _refresh_dataset imports its own: submissions depends on no analysis module at import time."""
+    from analysis.services import runs_follow_status
+
+    runs_follow_status(submission=submission, status=status, reasons=reasons)
 
 
 # --- validation, in a worker ---------------------------------------------------------------------------------------
@@ -427,7 +442,7 @@ def _finish(submission_id: uuid.UUID, *, status: str, report: dict, key: Signing
         submission = Submission.objects.select_for_update().get(pk=submission_id)
         if submission.is_final:
             return submission
-        _transition(submission, status, note=report.get("rule") or "")
+        _transition(submission, status, note=report.get("rule") or "", reasons=report.get("reasons"))
         submission.report = report
         submission.signing_key = key or submission.signing_key
         submission.finished_at = timezone.now()
@@ -567,7 +582,7 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
                 report = _report(outcome="rejected", rule="ingest", detail=detail, reasons=reasons)
             else:
                 report = _report(outcome=status, rule=rule, reasons=reasons)
-            _transition(locked, status)
+            _transition(locked, status, reasons=reasons)
             locked.report = report
             locked.finished_at = timezone.now()
             if status == SubmissionStatus.PUBLISHED:

@@ -43,8 +43,15 @@ class TestRun(models.Model):
     test = models.CharField(max_length=8, choices=Test.choices)
     edition = models.CharField(max_length=16, help_text="enterprise or client (PTS-E / PTS-C).")
     profile = models.CharField(max_length=16, help_text="pts, quick, or imported.")
-    compliant = models.BooleanField(default=False)
+    compliant = models.BooleanField(
+        default=False,
+        help_text="A PTS result: derived_compliant, while the submission is neither held nor rejected.",
+    )
     compliance_reasons = models.JSONField(default=list, blank=True)
+    # The server's own verdict on the run (analysis.compliance: the PTS plan ran to its stop rule, and every check
+    # passed), kept apart from `compliant`: a held or rejected submission's runs are not compliant, with a "held: ..."
+    # or "rejected: ..." reason first, and staff approval gives them this verdict back (analysis.services).
+    derived_compliant = models.BooleanField(default=False)
     threads = models.PositiveIntegerField(null=True, blank=True, help_text="Thread count (TC).")
     iodepth = models.PositiveIntegerField(null=True, blank=True, help_text="Outstanding I/O per thread (QD).")
     target_kind = models.CharField(max_length=8, blank=True, help_text="device or file.")

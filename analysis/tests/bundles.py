@@ -101,6 +101,27 @@ def as_format_2(run_dir: Path, manifest: dict, files: list[str]) -> None:
     manifest["system"] = {"files": declared, "pci_path": pci_path}
 
 
+def full_iops_plan_samples(samples_dir: Path, work: Path, *, steady: bool = True) -> list[Path]:
+    """A WIPC output and every cell of the PTS IOPS plan (56) in rounds 1-5, from the real SSSPT IOPS run (2 threads
+    x QD 16: the client edition's plan). Its 64 KiB 65/35 tracking cell is not steady over rounds 1-5 (it steadies
+    over 3-7): with `steady`, that cell's rounds 3-7 are copied under `work` as rounds 1-5."""
+    from nvmedb_client.plan import IOPS_BLOCK_SIZES, IOPS_MIXES
+
+    source = samples_dir / "ssspt-hp-iops-1"
+    work.mkdir(parents=True)
+    samples = [source / "wipc_bs128KB.json"]
+    for number in range(1, 6):
+        for mix in IOPS_MIXES:
+            for size in IOPS_BLOCK_SIZES:
+                name = f"wdpc_bs{f'{size // 1024}KB' if size >= 1024 else f'{size}B'}_read{mix}_round{number}.json"
+                if steady and (size, mix) == (64 * 1024, 65):
+                    (work / name).write_bytes((source / f"wdpc_bs64KB_read65_round{number + 2}.json").read_bytes())
+                    samples.append(work / name)
+                else:
+                    samples.append(source / name)
+    return samples
+
+
 def verified_bundle(
     work: Path,
     samples_dir: Path,

@@ -10,6 +10,7 @@ import pytest
 from analysis.filters import DriveFilter
 from analysis.ingest import ingest_submission
 from analysis.models import DriveModel, Measurement, TestRun
+from analysis.tests.bundles import full_iops_plan_samples
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan, plan_to_dict
 
@@ -84,16 +85,21 @@ def _assert_not_published(submission, outcome, status, rule):
         assert not TestRun.objects.filter(submission=submission, compliant=True).exists()
 
 
-def test_an_honest_device_run_with_its_smart_logs_publishes_as_pts_compliant(submission, make_verified, shared_samples):
+def test_an_honest_device_run_with_its_smart_logs_publishes_as_pts_compliant(
+    submission, make_verified, shared_samples, tmp_path
+):
+    """Every cell of the PTS IOPS plan, 5 rounds to steady state (analysis.compliance counts them)."""
+
     def mutate(run_dir, manifest, files):
         _pts_claim(run_dir, manifest, files)
         _device(run_dir, manifest, files, shared_samples)
 
-    outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=mutate))
+    samples = full_iops_plan_samples(shared_samples, tmp_path / "samples")
+    outcome = ingest_submission(submission=submission, bundle=make_verified(samples=samples, mutate=mutate))
     assert outcome.status == "published", outcome.reasons
     run = TestRun.objects.get(submission=submission)
     assert run.compliant is True and run.target_kind == "device"
-    assert Measurement.objects.filter(test_run=run, temperature_before_k__isnull=False).count() == 15
+    assert Measurement.objects.filter(test_run=run, temperature_before_k__isnull=False).count() == 56 * 5 + 1
     submission.status = "published"
     submission.save()
     listed = DriveFilter({"compliance": "pts"}, queryset=DriveModel.objects.all()).qs

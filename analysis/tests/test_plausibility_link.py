@@ -5,6 +5,7 @@ import pytest
 
 from analysis.ingest import ingest_submission
 from analysis.models import TestRun
+from analysis.tests.bundles import full_iops_plan_samples
 from analysis.tests.test_plausibility_ingest import _device, _edit_fio, _pts_claim, _scale_direction
 
 DRIVE_LINK = "Speed 8GT/s, Width x4"  # LnkCap and LnkSta of the sample's NVMe controllers (Gen3 x4)
@@ -119,8 +120,9 @@ def test_speed_unknown_for_the_drive_is_held_with_the_reason(submission, make_ve
     assert any("LnkSta speed is unknown" in r for r in outcome.reasons), outcome.reasons
 
 
-def test_an_lspci_without_root_stays_a_missing_link_and_publishes(submission, make_verified, shared_samples):
-    """Capabilities lspci could not read (no root) are no link, not a wrong one: recorded missing, as before."""
+def test_an_lspci_without_root_stays_a_missing_link_and_publishes(submission, make_verified, shared_samples, tmp_path):
+    """Capabilities lspci could not read (no root) are no link, not a wrong one: recorded missing, as before; a run
+    of the whole PTS plan stays compliant without it."""
 
     def mutate(run_dir, manifest, files):
         path = run_dir / "system" / "lspci.txt"
@@ -129,7 +131,8 @@ def test_an_lspci_without_root_stays_a_missing_link_and_publishes(submission, ma
         _pts_claim(run_dir, manifest, files)
         _device(run_dir, manifest, files, shared_samples)
 
-    outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=mutate))
+    samples = full_iops_plan_samples(shared_samples, tmp_path / "samples")
+    outcome = ingest_submission(submission=submission, bundle=make_verified(samples=samples, mutate=mutate))
     assert outcome.status == "published", outcome.reasons
     run = TestRun.objects.get(submission=submission)
     assert run.compliant is True and run.pcie_link.usable_bandwidth_bytes_per_s is None

@@ -73,6 +73,27 @@ def test_a_new_contributors_first_submissions_wait_for_staff_then_publish_direct
     assert aggregates_counting(third["id"]) == [3]
 
 
+def test_a_submission_held_for_review_is_not_compliant_until_approved(
+    owner, owner_api, staff, publishable_bundle, upload
+):
+    """The review hold comes after the ingest: the runs follow the submission's status, and approval gives them back
+    the server's own verdict (a quick run's: not compliant, for its own reasons)."""
+    from analysis.models import TestRun
+
+    held = upload(owner_api, publishable_bundle(register_key(owner)))
+    assert held["status"] == "held"
+    runs = TestRun.objects.filter(submission_id=held["id"])
+    assert runs.exists() and not runs.filter(compliant=True).exists()
+    for run in runs:
+        assert run.compliance_reasons[0].startswith("held: "), run.compliance_reasons
+        assert "first 2 submissions are published after staff review them" in run.compliance_reasons[0]
+
+    approve(staff, held["id"])
+    for run in TestRun.objects.filter(submission_id=held["id"]):
+        assert run.compliant == run.derived_compliant
+        assert run.compliance_reasons and not any(r.startswith("held: ") for r in run.compliance_reasons)
+
+
 def test_staff_accounts_are_not_held_for_review(staff, publishable_bundle, upload):
     from submissions import services
     from submissions.tests.conftest import api_client

@@ -28,7 +28,7 @@ def derive(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analysis', '0014_aggregates_by_unit'),
+        ('analysis', '0015_merge_0014_aggregates_by_unit_0014_factor_effects'),
         ('submissions', '0004_hardening_last_error'),
     ]
 

@@ -24,6 +24,7 @@ the original bundle.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -131,6 +132,7 @@ NB = "number-or-bits"  # a number, or an object of numbers by name
 MISSING = "missing"  # {"missing": reason} in place of a fact, or {"missing": {field: reason}}
 
 TOKEN = re.compile(r"[A-Za-z0-9_.:<>=%+\-]{1,80}\Z")
+_NUMERIC_KEY = re.compile(r"[<>=]{0,2}\d{1,30}(?:\.\d{1,30})?\Z")  # histogram bins, percentiles, depths
 KERNEL_DEVICE = re.compile(r"/dev/[a-z]+[0-9a-z]*\Z")
 BARE_NAME = re.compile(r"[A-Za-z0-9_.+\-]{1,255}\Z")
 
@@ -438,6 +440,7 @@ TEXT_KINDS = frozenset({FIO_JOB, FIO_LOG, "lspci-vvv", "nvme-get-feature-vwc"})
 class _Filter:
     def __init__(self, scrubber: privacy.Scrubber):
         self.scrubber = scrubber
+        self._keys: dict[str, str | None] = {}  # a json+ output repeats the same few thousand keys in every job
 
     def string(self, value: str) -> str:
         return self.scrubber.text(value)
@@ -446,17 +449,24 @@ class _Filter:
         """The value as served, or `_DROP`."""
         if value is None or isinstance(value, bool):
             return value
-        if isinstance(value, (int, float)):
+        if type(value) is int and value >= 100_000:  # a serial number written as a number
             return SCRUBBED if self.scrubber.names(str(value)) else value
+        if isinstance(value, (int, float)):
+            return value
         if isinstance(value, str) and not numbers_only:
             return self.string(value)
         return _DROP
 
     def key(self, key: str) -> str | None:
         """A key taken by a "*" spec: a plain token that names no identifier."""
-        if not TOKEN.match(key) or self.string(key) != key:
-            return None
-        return key
+        try:
+            return self._keys[key]
+        except KeyError:
+            pass
+        kept = key if TOKEN.match(key) and (_NUMERIC_KEY.match(key) or self.string(key) == key) else None
+        if len(self._keys) < 100_000:
+            self._keys[key] = kept
+        return kept
 
     def device(self, value):
         if isinstance(value, list):
@@ -599,11 +609,20 @@ def reemit_json(kind: str, data: bytes, scrubber: privacy.Scrubber) -> str:
         kept = _Filter(scrubber).apply(JSON_SPECS[kind], document)
         if kept is _DROP:
             raise ValueError("not the shape of its kind")
-        return json.dumps(kept, indent=2, ensure_ascii=False) + "\n"
+        return _dumps(kept)
     except (ValueError, RecursionError, TypeError):
         return f"[not shown: this file could not be read as {KINDS[kind]}]\n"
     except Exception:  # noqa: BLE001 - parse_fio_output's own errors; never a server error for a hostile file
         return f"[not shown: this file could not be read as {KINDS[kind]}]\n"
+
+
+def _dumps(document) -> str:
+    """Two spaces an indent; orjson when it can write the document (the standard library's indenting encoder is pure
+    Python, ten times slower on a large fio output)."""
+    if privacy.orjson is not None:
+        with contextlib.suppress(TypeError, privacy.orjson.JSONEncodeError):
+            return privacy.orjson.dumps(document, option=privacy.orjson.OPT_INDENT_2).decode() + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 # --- text: keep the lines of known form ---------------------------------------------------------------------------
@@ -829,7 +848,9 @@ def reemit(kind: str, stream, scrubber: privacy.Scrubber) -> Iterator[str]:
     if kind in TEXT_KINDS:
         yield from reemit_text(kind, text_pieces(stream), scrubber)
     else:
-        yield reemit_json(kind, stream.read(), scrubber)
+        text = reemit_json(kind, stream.read(), scrubber)
+        for start in range(0, len(text), privacy.CHUNK_CHARS):  # a streamed download gets it in pieces
+            yield text[start : start + privacy.CHUNK_CHARS]
 
 
 READ_BYTES = 256 * 1024

@@ -7,9 +7,11 @@ them from every file, plus whatever the patterns match there (IPv4/IPv6 and MAC 
 `/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in id-ctrl is also removed from a fio job file that
 names the drive by its by-id path.
 
-Scrubbing works on text, never on a parsed tree, so a 10,000-deep JSON document is handled like any other and the
-served file keeps its layout (its JSON stays valid: replacements never touch quotes or escapes). Collection also
-parses small JSON files, walking them without recursion; what the parser cannot read is covered by the patterns.
+What of a file is served at all is decided first, by allow-list (analysis.raw_allow): only the known fields of a file
+of a known kind reach the Scrubber, which matches identifiers in any letter case. Scrubbing works on text, never on a
+parsed tree, so a 10,000-deep JSON document is handled like any other (its JSON stays valid: replacements never
+touch quotes or escapes). Collection also parses small JSON files, walking them without recursion; what the parser
+cannot read is covered by the patterns.
 """
 
 from __future__ import annotations

@@ -631,7 +631,7 @@ JOB_SECTION = re.compile(r"\[([A-Za-z0-9_.:\-]{1,100})\]\s*\Z")
 JOB_OPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.*?))?\s*\Z")
 LOG_LINE = re.compile(r"\s*\d+,\s*-?\d+(?:\.\d+)?(?:,\s*\d+){2,4}\s*\Z")
 VWC_LINE = re.compile(
-    r"(?:get-feature:\s*0x0?6 \(Volatile Write Cache\), Current value:\s*0x[0-9a-fA-F]+"
+    r"(?:get-feature:\s*0x0?6 \(Volatile Write Cache\), Current value:\s*(?:0x)?[0-9a-fA-F]+"
     r"|\s*Volatile Write Cache Enable \(WCE\):\s*(?:Enabled|Disabled))\s*\Z"
 )
 PCI_HEADER = re.compile(r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] \S")

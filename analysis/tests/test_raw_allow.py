@@ -296,3 +296,60 @@ def test_file_kinds_come_from_the_manifest_only():
         "system/id.json": "nvme-id-ctrl",
         "superseded/iops-1/fio/a.json": "fio-output",
     }
+
+
+def _text(kind: str, text: str, identifiers=()) -> str:
+    return "".join(raw_allow.reemit_text(kind, [text], privacy.Scrubber(set(identifiers))))
+
+
+def test_text_kinds_keep_only_their_known_lines():
+    vwc = (
+        "get-feature:0x6 (Volatile Write Cache), Current value:00000001\n\tVolatile Write Cache Enable (WCE): Enabled\n"
+    )
+    assert _text("nvme-get-feature-vwc", vwc + "host: labhost\n") == vwc
+    log = "1000, 51234, 1, 4096, 0, 0\n2000, 50999, 1, 4096\n"
+    assert _text(raw_allow.FIO_LOG, log + "labhost was here\n2000, x, 1, 4096\n") == log
+    lspci = (
+        "3b:00.0 Non-Volatile memory controller: Samsung NVMe SSD Controller PM983\n"
+        "\tCapabilities: [70] Express (v2) Endpoint, MSI 00\n"
+        "\t\tLnkSta: Speed 8GT/s, Width x4, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-\n"
+        "\t\t\tExtSynch- ClockPM- AutWidDis- BWInt- AutBWInt-\n"
+        "\tCapabilities: [d0] Vital Product Data\n"
+        "\t\tProduct Name: Rack 7 of labhost\n"
+        "\t\tRead-only fields:\n"
+        "\t\t\t[SN] Serial number: VPD12345\n"
+        "\t\t\t[V0] Vendor specific: LABHOST\n"
+        "\tCapabilities: [148 v1] Device Serial Number 00-11-22-33-44-55-66-77\n"
+        "\tKernel driver in use: nvme\n"
+        "\tOwner note: labhost\n"
+    )
+    served = _text("lspci-vvv", lspci, {"labhost"}).splitlines()
+    assert served == [
+        "3b:00.0 Non-Volatile memory controller: Samsung NVMe SSD Controller PM983",
+        "\tCapabilities: [70] Express (v2) Endpoint, MSI 00",
+        "\t\tLnkSta: Speed 8GT/s, Width x4, TrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-",
+        "\t\t\tExtSynch- ClockPM- AutWidDis- BWInt- AutBWInt-",
+        "\tCapabilities: [d0] Vital Product Data",
+        "\tCapabilities: [148 v1] Device Serial Number [scrubbed]",
+        "\tKernel driver in use: nvme",
+    ]
+
+
+def test_json_kinds_keep_only_their_known_keys():
+    scrubber = privacy.Scrubber({"labhost"})
+    commands = [{"args": ["nvme", "id-ctrl", "/dev/nvme0n1"], "returncode": 0, "stderr": "on labhost",
+                 "duration_s": 0.1, "env": {"USER": "tessa"}}]  # fmt: skip
+    assert json.loads(raw_allow.reemit_json("commands", json.dumps(commands).encode(), scrubber)) == [
+        {"args": ["nvme", "id-ctrl", "/dev/nvme0n1"], "returncode": 0, "duration_s": 0.1}
+    ]
+    facts = {"host": {"cpu": {"missing": "no /proc/cpuinfo on LABHOST"}, "hostname": "labhost"},
+             "block_device": {"block_queue": {"scheduler": "none", "nr_requests": 1023}, "pci_path": ["0000:3b:00.0"]},
+             "device": "/dev/disk/by-id/nvme-Samsung_S43ANA0M405593", "machine_id": "9f3b2c1d"}  # fmt: skip
+    assert json.loads(raw_allow.reemit_json("facts", json.dumps(facts).encode(), scrubber)) == {
+        "host": {"cpu": {"missing": "no /proc/cpuinfo on [scrubbed]"}},
+        "block_device": {"block_queue": {"scheduler": "none", "nr_requests": 1023}, "pci_path": ["0000:3b:00.0"]},
+        "device": "/dev/disk/by-id/[scrubbed]",
+    }
+    assert raw_allow.reemit_json("facts", b"not json", scrubber) == (
+        "[not shown: this file could not be read as facts.json: the parsed host and drive facts]\n"
+    )

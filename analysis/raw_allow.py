@@ -151,7 +151,7 @@ FIO_OPTION_NAMES = frozenset(
     rate_iops_min rate_process rate_cycle thinktime thinktime_blocks thinktime_spin hipri fixedbufs registerfiles
     sqthread_poll nonvectored cmd_type zonemode zonesize zonerange zoneskip trim_percentage fadvise_hint exitall
     exitall_on_error continue_on_error kb_base unit_base disk_util clocksource gtod_reduce nrfiles
-    file_service_type openfiles create_on_open overwrite iomem mem ioscheduler name
+    file_service_type openfiles create_on_open overwrite iomem mem ioscheduler name thinktime_iotime
     """)
 )
 PATH_OPTIONS = frozenset({"filename", "directory", "write_iops_log", "write_bw_log", "write_lat_log", "write_hist_log"})

@@ -476,12 +476,14 @@ class _Filter:
         return device_name(value, self.scrubber)
 
     def apply(self, spec, value):
+        if isinstance(value, dict) and len(value) == 1 and isinstance(value.get("missing"), str):
+            return {"missing": self.string(value["missing"])}  # a fact that could not be had, wherever it stands
         if isinstance(spec, dict):
             if not isinstance(value, dict):
                 return _DROP
             out = {}
             for key, item in value.items():
-                sub = spec.get(key)
+                sub = spec.get(key, MISSING if key == "missing" else None)
                 if sub is None and "*" in spec:
                     if self.key(str(key)) is None:
                         continue

@@ -343,10 +343,12 @@ def test_json_kinds_keep_only_their_known_keys():
         {"args": ["nvme", "id-ctrl", "/dev/nvme0n1"], "returncode": 0, "duration_s": 0.1}
     ]
     facts = {"host": {"cpu": {"missing": "no /proc/cpuinfo on LABHOST"}, "hostname": "labhost"},
+             "tools": {"fio": "fio-3.33", "nvme-cli": {"missing": "nvme not found"}, "mine": {"path": "/srv/x"}},
              "block_device": {"block_queue": {"scheduler": "none", "nr_requests": 1023}, "pci_path": ["0000:3b:00.0"]},
              "device": "/dev/disk/by-id/nvme-Samsung_S43ANA0M405593", "machine_id": "9f3b2c1d"}  # fmt: skip
     assert json.loads(raw_allow.reemit_json("facts", json.dumps(facts).encode(), scrubber)) == {
         "host": {"cpu": {"missing": "no /proc/cpuinfo on [scrubbed]"}},
+        "tools": {"fio": "fio-3.33", "nvme-cli": {"missing": "nvme not found"}},
         "block_device": {"block_queue": {"scheduler": "none", "nr_requests": 1023}, "pci_path": ["0000:3b:00.0"]},
         "device": "/dev/disk/by-id/[scrubbed]",
     }

@@ -552,9 +552,9 @@ class _Filter:
             return _DROP
         out = self.apply(LSHW_FIELDS, node)
         if "id" in node:  # the machine node is named after the host; any other id names a part ("disk", "cpu:0")
-            identifier = node["id"]
-            out["id"] = SCRUBBED if node.get("class") == "system" else self.scalar(identifier)
-            out = {"id": out.pop("id"), **out}
+            identifier = SCRUBBED if node.get("class") == "system" else self.scalar(node["id"])
+            if identifier is not _DROP:
+                out = {"id": identifier, **out}
         if isinstance(node.get("children"), list):
             out["children"] = self.lshw(node["children"])
         return out

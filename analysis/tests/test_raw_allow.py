@@ -355,3 +355,14 @@ def test_json_kinds_keep_only_their_known_keys():
     assert raw_allow.reemit_json("facts", b"not json", scrubber) == (
         "[not shown: this file could not be read as facts.json: the parsed host and drive facts]\n"
     )
+
+
+def test_a_json_file_of_an_odd_shape_is_served_by_what_fits_its_kind_never_a_server_error():
+    scrubber = privacy.Scrubber({"labhost"})
+    odd = [{"id": {"x": 1}, "class": "disk", "children": "none", "product": ["labhost"]}, 7, "labhost"]
+    assert json.loads(raw_allow.reemit_json("lshw", json.dumps(odd).encode(), scrubber)) == [{"class": "disk"}]
+    assert raw_allow.reemit_json("run", b'[1, 2, "labhost"]', scrubber) == (
+        "[not shown: this file could not be read as run.json: what happened during the run]\n"
+    )
+    deep = b'{"jobs": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    assert raw_allow.reemit_json("fio-output", deep, scrubber).startswith("[not shown:")

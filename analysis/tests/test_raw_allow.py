@@ -366,3 +366,10 @@ def test_a_json_file_of_an_odd_shape_is_served_by_what_fits_its_kind_never_a_ser
     )
     deep = b'{"jobs": ' + b"[" * 5000 + b"]" * 5000 + b"}"
     assert raw_allow.reemit_json("fio-output", deep, scrubber).startswith("[not shown:")
+
+
+def test_every_system_file_kind_the_format_names_but_other_is_served_by_an_allow_list():
+    from nvmedb_client.system_files import KINDS
+
+    assert set(KINDS) - {"other"} <= set(raw_allow.KINDS)
+    assert set(raw_allow.KINDS) == set(raw_allow.JSON_SPECS) | raw_allow.TEXT_KINDS

@@ -7,9 +7,11 @@ them from every file, plus whatever the patterns match there (IPv4/IPv6 and MAC 
 `/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in id-ctrl is also removed from a fio job file that
 names the drive by its by-id path.
 
-Scrubbing works on text, never on a parsed tree, so a 10,000-deep JSON document is handled like any other and the
-served file keeps its layout (its JSON stays valid: replacements never touch quotes or escapes). Collection also
-parses small JSON files, walking them without recursion; what the parser cannot read is covered by the patterns.
+What of a file is served at all is decided first, by allow-list (analysis.raw_allow): only the known fields of a file
+of a known kind reach the Scrubber, which matches identifiers in any letter case. Scrubbing works on text, never on a
+parsed tree, so a 10,000-deep JSON document is handled like any other (its JSON stays valid: replacements never
+touch quotes or escapes). Collection also parses small JSON files, walking them without recursion; what the parser
+cannot read is covered by the patterns.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ except ImportError:  # the server has it; the standard library gives the same id
     orjson = None
 
 SCRUBBED = "[scrubbed]"
-RULES_VERSION = 1  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
+RULES_VERSION = 2  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
 MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
 MIN_NEEDLE_CHARS = 3
 MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down
@@ -64,6 +66,17 @@ IDENTIFYING_KEYS = frozenset(
         "user",
         "username",
         "login",
+        "logname",
+        "sudouser",
+        "machineid",
+        "bootid",
+        "productserial",
+        "boardserial",
+        "chassisserial",
+        "assettag",
+        "chassisassettag",
+        "productuuid",
+        "signature",
     }
 )
 # Values that name nothing in particular (vendor placeholders, lshw -sanitize output): never used as needles.
@@ -111,8 +124,14 @@ TEXT_PATTERNS = (
     re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
     re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
     re.compile(
-        r"^([ \t]*+(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|hostname|nodename)[ \t]*[:=][ \t]*)(\S.*)$",
+        r"^([ \t]*+(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|(?:static |transient |pretty )?hostname"
+        r"|nodename|machine[ _-]?id|boot[ _-]?id|LU WWN Device Id|(?:IEEE )?EUI-?64|NGUID|asset[ _-]?tag"
+        r"|(?:product|board|chassis)[ _-]?serial|logname|sudo_user)[ \t]*[:=][ \t]*)(\S.*)$",
         re.IGNORECASE | re.MULTILINE,
+    ),
+    # `uname -a`: the host name follows the kernel's name
+    re.compile(
+        r"^((?:Linux|GNU/Linux|FreeBSD|Darwin)[ \t]+)(?!version\b)([A-Za-z0-9][A-Za-z0-9.-]*)(?=[ \t]+\d)", re.MULTILINE
     ),
 )
 # "key": value pairs whose key is identifying ("Serial_Number", "serial-number" and "SerialNumber" alike), found in
@@ -309,9 +328,16 @@ class Scrubber:
         self.needle_count = len(found)
         # One pattern shaped as a trie, so each position costs one step per character whatever the number of
         # identifiers; the boundaries are checked in _needle, not as a lookbehind that would cost a test everywhere.
-        short = [n for n in found if len(n) <= MAX_TRIE_CHARS]
-        self._long = [n for n in found if len(n) > MAX_TRIE_CHARS]
-        self._needles = re.compile(_trie_pattern(short)) if short else None
+        # Matched case-insensitively: a host name "LabHost" is also removed from a path that spells it "labhost".
+        self._exact = {n.lower() for n in found}
+        short = sorted({n.lower() for n in found if len(n) <= MAX_TRIE_CHARS}, key=lambda n: (-len(n), n))
+        self._long = [re.compile(re.escape(n), re.IGNORECASE) for n in found if len(n) > MAX_TRIE_CHARS]
+        self._needles = re.compile(_trie_pattern(short), re.IGNORECASE) if short else None
+
+    def names(self, value: str) -> bool:
+        """Whether `value` is, whole, one of the identifiers (a number is checked from 6 digits on)."""
+        value = value.strip()
+        return len(value) >= 6 and value.lower() in self._exact
 
     def text(self, text: str) -> str:
         for pattern in TEXT_PATTERNS:
@@ -323,7 +349,7 @@ class Scrubber:
         text = NQN.sub(lambda m: m.group(1) + SCRUBBED, text)
         text = _replace_spans(text, address_spans(text))
         for long_needle in self._long:
-            text = text.replace(long_needle, SCRUBBED)
+            text = long_needle.sub(SCRUBBED, text)
         if self._needles is not None:
             text = self._needles.sub(_needle, text)
         return text

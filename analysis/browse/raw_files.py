@@ -1,10 +1,12 @@
-"""Raw files of a stored bundle, as the public may see them: every identifier found anywhere in the bundle removed.
+"""Raw files of a stored bundle, as the public may see them: each re-emitted from the fields its kind allows, with
+every identifier found anywhere in the bundle removed.
 
 The bundle is read as a stream (tar members in order), never extracted: the manifest comes first and lists every file
-that may be served; nothing outside that list is ever opened. Which identifiers to remove is decided once per bundle
-over all of its files (analysis.privacy) and cached; a file is then scrubbed with that union as it is read. Files up
-to NVMEDB_RAW_FILE_RENDER_MAX_BYTES are shown; larger ones are offered as a streamed download, up to
-NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES.
+that may be served; nothing outside that list is ever opened, and of that list only the files whose kind the manifest
+makes known (analysis.raw_allow.file_kinds) are served, each by the allow-list of its kind. Which identifiers to
+remove is decided once per bundle over all of its files, the unserved ones too (analysis.privacy), and cached; a file
+is then re-emitted and scrubbed with that union as it is read. Files up to NVMEDB_RAW_FILE_RENDER_MAX_BYTES are
+shown; larger ones are offered as a streamed download, up to NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import hashlib
+import io
 import json
 import logging
 import tarfile
@@ -23,7 +26,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.files.storage import Storage, default_storage
 
-from analysis import privacy
+from analysis import privacy, raw_allow
 from submissions.storage import open_bundle
 
 logger = logging.getLogger(__name__)
@@ -40,10 +43,23 @@ class RawFile:
     path: str
     size: int
     sha256: str
+    kind: str | None = None  # analysis.raw_allow.KINDS; None: of no known kind, not served
+
+    @property
+    def served(self) -> bool:
+        return self.kind is not None
+
+    @property
+    def kind_label(self) -> str:
+        return raw_allow.KINDS[self.kind] if self.kind else raw_allow.NOT_SERVED
 
 
 class RawFileNotFound(LookupError):
     pass
+
+
+class RawFileNotServed(RawFileNotFound):
+    """A listed file of no known kind: the public never sees it; its contributor keeps the original bundle."""
 
 
 class RawFileTooLarge(RawFileNotFound):
@@ -58,13 +74,10 @@ def download_max_bytes() -> int:
     return int(getattr(settings, "NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES", 64 * 1024**2))
 
 
-def scrub(name: str, data: bytes, identifiers: set[str] | None = None) -> bytes:
-    """The public form of one file on its own (plus `identifiers` found elsewhere in its bundle)."""
+def scrub(name: str, data: bytes, identifiers: set[str] | None = None, *, kind: str) -> bytes:
+    """The public form of one file of `kind` on its own (plus `identifiers` found elsewhere in its bundle)."""
     found = privacy.identifiers_in_file(name, data) | set(identifiers or ())
-    text = privacy.Scrubber(found).text(data.decode("utf-8", errors="replace"))
-    if name.endswith(".json"):
-        text = privacy.pretty_json(text)
-    return text.encode()
+    return "".join(raw_allow.reemit(kind, io.BytesIO(data), privacy.Scrubber(found))).encode()
 
 
 UNREADABLE = (tarfile.TarError, EOFError, zlib.error, UnicodeDecodeError)
@@ -110,8 +123,12 @@ def bundle_files(*, storage_name: str, storage: Storage | None = None) -> list[R
     handle, archive = _open_archive(storage or default_storage, storage_name)
     with handle, archive, _readable(storage_name):
         manifest = _read_manifest(archive, next(iter(archive), None))
+    kinds = raw_allow.file_kinds(manifest)
     try:
-        return [RawFile(str(e["path"]), int(e["size"]), str(e["sha256"])) for e in manifest["files"]]
+        return [
+            RawFile(str(e["path"]), int(e["size"]), str(e["sha256"]), kinds.get(str(e["path"])))
+            for e in manifest["files"]
+        ]
     except (KeyError, TypeError, ValueError):
         raise RawFileNotFound("the bundle's manifest lists a file without its path, size or hash") from None
 
@@ -185,15 +202,16 @@ def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> 
 
 
 class ScrubbedFile:
-    """One listed file of a bundle, scrubbed as it is read: iterate `chunks()` once, or `close()` it."""
+    """One served file of a bundle, re-emitted by its kind's allow-list and scrubbed as it is read: iterate
+    `chunks()` once, or `close()` it."""
 
-    def __init__(self, path: str, size: int, handle, archive, member, scrubber: privacy.Scrubber):
-        self.path, self.size = path, size  # size: bytes in the bundle, before scrubbing
+    def __init__(self, path: str, size: int, kind: str, handle, archive, member, scrubber: privacy.Scrubber):
+        self.path, self.size, self.kind = path, size, kind  # size: bytes in the bundle, before scrubbing
         self._handle, self._archive, self._member, self._scrubber = handle, archive, member, scrubber
 
     def chunks(self) -> Iterator[str]:
         try:
-            yield from self._scrubber.chunks(_text_pieces(self._archive.extractfile(self._member)))
+            yield from raw_allow.reemit(self.kind, self._archive.extractfile(self._member), self._scrubber)
         except UNREADABLE as exc:
             logger.warning("stored bundle unreadable while serving %s", self.path, exc_info=True)
             yield f"\n[the stored bundle could not be read past this point: {type(exc).__name__}]\n"
@@ -226,21 +244,30 @@ def open_scrubbed(*, storage_name: str, path: str, storage: Storage | None = Non
 
 
 def _find_member(path: str, handle, archive: tarfile.TarFile, scrubber: privacy.Scrubber) -> ScrubbedFile:
-    listed: set[str] | None = None
-    for member in archive:
-        if listed is None:
-            listed = _listed(_read_manifest(archive, member))
-            if path not in listed:
+    kind: str | None = None
+    for index, member in enumerate(archive):
+        if index == 0:
+            manifest = _read_manifest(archive, member)
+            if path not in _listed(manifest):
                 raise RawFileNotFound(f"{path!r} is not listed in the bundle's manifest")
+            kind = raw_allow.file_kinds(manifest).get(path)
+            if kind is None:
+                raise RawFileNotServed(not_served_message(path))
             continue
         if member.name == FILES_PREFIX + path and member.isfile():
             if member.size > download_max_bytes():
                 raise RawFileTooLarge(f"{path!r} ({member.size} bytes) is larger than the site serves")
-            return ScrubbedFile(path, member.size, handle, archive, member, scrubber)
+            return ScrubbedFile(path, member.size, kind, handle, archive, member, scrubber)
     raise RawFileNotFound(f"{path!r} is not in the bundle")
 
 
+def not_served_message(path: str) -> str:
+    return (
+        f"{path}: {raw_allow.NOT_SERVED}. Raw files are served by allow-list: only files whose kind the manifest "
+        "names, and only their known fields. The contributor keeps the original bundle.\n"
+    )
+
+
 def inline_text(scrubbed: ScrubbedFile) -> str:
-    """The whole scrubbed file as a raw-file page shows it (a one-line JSON document laid out)."""
-    text = "".join(scrubbed.chunks())
-    return privacy.pretty_json(text) if scrubbed.path.endswith(".json") else text
+    """The whole re-emitted file as a raw-file page shows it (JSON is written laid out already)."""
+    return "".join(scrubbed.chunks())

@@ -383,7 +383,8 @@ def methodology(request: HttpRequest) -> HttpResponse:
 
 
 def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpResponse:
-    """A scrubbed raw file: shown as text up to the render limit; above it a page offers it as a download
+    """A raw file re-emitted by its kind's allow-list and scrubbed (a file of no known kind: a 404 that says so):
+    shown as text up to the render limit; above it a page offers it as a download
     (?download=1), streamed; above the download limit, a 404 that says so."""
     found = submission_for_viewer(submission_id=submission_id, viewer=request.user)
     if found is None or found[0].status != "published" or found[0].hidden:
@@ -391,6 +392,9 @@ def raw_file(request: HttpRequest, submission_id: uuid.UUID, path: str) -> HttpR
     storage_name, download = found[0].storage_name, request.GET.get("download") == "1"
     try:
         listed = raw_files.listed_file(storage_name=storage_name, path=path)  # the manifest only: cheap
+        if not listed.served:  # of no known kind: never shown, whatever its size
+            message = raw_files.not_served_message(path)
+            return HttpResponse(message, status=404, content_type="text/plain; charset=utf-8")
         if listed.size > raw_files.download_max_bytes():
             message = f"{path} ({listed.size} bytes) is larger than the site serves.\n"
             return HttpResponse(message, status=404, content_type="text/plain; charset=utf-8")

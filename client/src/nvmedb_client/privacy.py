@@ -7,7 +7,8 @@ identifies a person or a unit:
 - a file target by its bare file name (its directory, e.g. `/home/<user>/`, is where fio runs, never recorded);
 - lshw's output without IP addresses, MAC addresses and the host name (`lshw -sanitize`, then the same keys removed
   here in case the installed lshw leaves any).
-The server scrubs every file again (serials in id-ctrl and smart-log are needed there, hashed, for unit ids).
+The server serves a bundle's files only by allow-list (the known fields of files of a known kind) and scrubs what it
+serves again (serials in id-ctrl and smart-log are needed there, hashed, for unit ids).
 """
 
 from __future__ import annotations

@@ -400,8 +400,13 @@ def lock_fingerprints(submission: Submission) -> None:
     list(FioOutputFingerprint.objects.select_for_update().filter(digest__in=own).order_by("id").values_list("id"))
     keys = MeasurementSignature.objects.filter(submission=submission).values_list("key", flat=True)
     neighbours = sorted({neighbour for key in keys for neighbour in _neighbour_keys(key)})
+    ids: set[int] = set()
     for start in range(0, len(neighbours), _CHUNK):
-        rows = MeasurementSignature.objects.select_for_update().filter(key__in=neighbours[start : start + _CHUNK])
+        chunk = neighbours[start : start + _CHUNK]
+        ids.update(MeasurementSignature.objects.filter(key__in=chunk).values_list("id", flat=True))
+    ordered = sorted(ids)  # one order over all chunks, the same in every transaction: no deadlock
+    for start in range(0, len(ordered), _CHUNK):
+        rows = MeasurementSignature.objects.select_for_update().filter(id__in=ordered[start : start + _CHUNK])
         list(rows.order_by("id").values_list("id"))
 
 

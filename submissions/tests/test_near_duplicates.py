@@ -232,6 +232,25 @@ def test_the_review_page_lists_near_duplicates_with_account_status_time_and_shar
     assert f">{original['id']}</a>" in alone and "received earlier" in alone
 
 
+def test_held_submissions_validated_before_signatures_existed_get_them_from_the_command(
+    review_first_one, owner, owner_api, stranger, stranger_api, shared_samples, publishable_bundle, upload, tmp_path
+):
+    from django.core.management import call_command
+
+    held = upload(owner_api, publishable_bundle(register_key(owner)))
+    assert held["status"] == "held"
+    signed = MeasurementSignature.objects.filter(submission_id=held["id"])
+    count = signed.count()
+    assert count == 20, "5 rounds: 4 KiB writes, 64 KiB reads and writes, 1 MiB reads"
+    signed.delete()  # as before signatures existed
+    call_command("fingerprint_submissions")
+    assert signed.count() == count
+
+    edited = edited_copies(bundle_factory.default_fio_samples(shared_samples), tmp_path / "edited", ctx_plus_one)
+    copy = upload(stranger_api, publishable_bundle(register_key(stranger), samples=edited))
+    assert_rejected_as_a_near_duplicate_of(copy, held["id"])
+
+
 # --- the signatures on the real runs --------------------------------------------------------------------------------
 
 

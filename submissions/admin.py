@@ -138,8 +138,9 @@ class SubmissionAdmin(admin.ModelAdmin):
             rows,
         )
         return format_html(
-            "<p>A near-duplicate matches at least {} of the other's measurements; the one received first keeps them."
-            "</p><table><thead><tr><th>Submission</th><th>Account</th><th>Status</th><th>Received</th>"
+            "<p>Two submissions are near-duplicates when at least {} of either one's measurements match the other's; "
+            "the one received first keeps them.</p>"
+            "<table><thead><tr><th>Submission</th><th>Account</th><th>Status</th><th>Received</th>"
             "<th>Share of this one's measurements it matches</th><th>Share of its measurements this one matches</th>"
             "<th>Fio outputs of this one with the same digest</th></tr></thead><tbody>{}</tbody></table>",
             f"{content.NEAR_SHARE:.0%}",

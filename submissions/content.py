@@ -9,7 +9,7 @@ from the original; its measured statistics do not, and no two real runs ever pro
 
 A digest changes with any edit, so each fio output also gets measurement signatures (one per direction that did I/O):
 the figures the dataset publishes from it, compared with a relative tolerance (NEAR_TOLERANCE, 1e-4) far below the
-run-to-run variation of real drives. A submission is a near-duplicate of another when at least NEAR_SHARE of its
+run-to-run variation of real drives. Two submissions are near-duplicates when at least NEAR_SHARE of either one's
 signatures match one of the other's. Whoever's submission was received first (held, withdrawn and imported ones
 included; one rejected without ever being published claims nothing) keeps the measurement: a later copy from another
 account is rejected, and a copy published before this rule is withdrawn when the original is published.
@@ -50,7 +50,7 @@ SIGNATURE = "signature"  # a near-duplicate signature (MeasurementSignature), no
 NEAR_TOLERANCE = 1e-4
 # IOPS buckets of the index: ln(1 + 1e-3) wide, ten times the tolerance, so a match is in the bucket or a neighbour.
 _BUCKET = math.log1p(1e-3)
-# A submission is a near-duplicate of another when this share of its signatures match one of the other's.
+# Two submissions are near-duplicates when this share of either one's signatures match one of the other's.
 NEAR_SHARE = 0.5
 
 # Keys of one fio job entry that hold what was measured; everything else describes or names the run.
@@ -300,13 +300,11 @@ class ContentMatch:
     near_paths: set = field(default_factory=set)
 
     @property
-    def copies_this(self) -> bool:
-        """Whether this submission holds (nearly) all of the other one's content: it is a copy if received later."""
-        return bool(self.exact_paths) or self.share >= NEAR_SHARE
-
-    @property
-    def copied_from_this(self) -> bool:
-        return bool(self.exact_paths) or self.reverse_share >= NEAR_SHARE
+    def is_copy(self) -> bool:
+        """Whether the two hold the same content: a shared digest, or at least NEAR_SHARE of either one's signatures
+        matching the other's (either way: padding a copy with runs of one's own does not hide it). The one received
+        later is the copy."""
+        return bool(self.exact_paths) or max(self.share, self.reverse_share) >= NEAR_SHARE
 
 
 def content_matches(submission: Submission) -> dict[object, ContentMatch]:
@@ -377,15 +375,16 @@ class Conflict:
     paths: list[str]
     rule: str = EXACT_RULE
     share: float = 1.0
+    reverse_share: float = 1.0
 
     def sentence(self) -> str:
         shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
         if self.rule == NEAR_RULE:
             return (
                 f"{self.share:.0%} of the measurements in these fio outputs match, within a relative "
-                f"{NEAR_TOLERANCE:g}, those of submission {self.submission_id}, which another contributor sent first "
-                f"({shown}): a near-duplicate, the same measurement with small edits; a measurement is published "
-                "once, under the account that ran it."
+                f"{NEAR_TOLERANCE:g}, {self.reverse_share:.0%} of those of submission {self.submission_id}, which "
+                f"another contributor sent first ({shown}): a near-duplicate, the same measurement with small edits; "
+                "a measurement is published once, under the account that ran it."
             )
         return (
             f"These fio outputs were first received from another contributor in submission {self.submission_id} "
@@ -415,7 +414,7 @@ def first_received_conflict(submission: Submission) -> Conflict | None:
     """The submission received first of those holding (nearly) all of `submission`'s content, when it is another
     account's: `submission` is then a copy. None when `submission` came first or its own account did (re-sending
     one's own runs is allowed)."""
-    matches = {k: m for k, m in content_matches(submission).items() if m.copies_this}
+    matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
     if not matches:
         return None
     holders = Submission.objects.filter(claims_content(), pk__in=list(matches)).only("pk", "created", "uploader_id")
@@ -428,7 +427,13 @@ def first_received_conflict(submission: Submission) -> Conflict | None:
     found = matches[first.pk]
     if found.exact_paths:
         return Conflict(submission_id=first.pk, paths=sorted(found.exact_paths), rule=EXACT_RULE)
-    return Conflict(submission_id=first.pk, paths=sorted(found.near_paths), rule=NEAR_RULE, share=found.share)
+    return Conflict(
+        submission_id=first.pk,
+        paths=sorted(found.near_paths),
+        rule=NEAR_RULE,
+        share=found.share,
+        reverse_share=found.reverse_share,
+    )
 
 
 first_publisher_conflict = first_received_conflict  # the name before held and imported submissions counted too
@@ -437,7 +442,7 @@ first_publisher_conflict = first_received_conflict  # the name before held and i
 def later_copies(submission: Submission) -> list[Submission]:
     """Published submissions of other accounts, received after `submission`, that hold (nearly) all of their content
     from it: copies that got published before `submission` was (a held original, or one received before this rule)."""
-    matches = {k: m for k, m in content_matches(submission).items() if m.copied_from_this}
+    matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
     if not matches:
         return []
     published = (

@@ -69,8 +69,7 @@ def assert_rejected_as_a_near_duplicate_of(copy: dict, original_id) -> None:
     assert copy["status"] == "rejected", copy["report"]
     assert copy["report"]["rule"] == "near_duplicate"
     assert copy["report"]["summary"] == RULES["near_duplicate"]
-    assert f"those of submission {original_id}, which another contributor sent first" in copy["report"]["detail"]
-    assert "100% of the measurements" in copy["report"]["detail"]
+    assert f"of those of submission {original_id}, which another contributor sent first" in copy["report"]["detail"]
     assert not Submission.objects.get(pk=copy["id"]).test_runs.exists(), "nothing of it reaches the dataset"
 
 
@@ -87,6 +86,27 @@ def test_another_accounts_fio_outputs_re_signed_with_one_edit_are_rejected_as_ne
         publishable_bundle(register_key(stranger), samples=edited_copies(samples, tmp_path / "edited", EDITS[edit])),
     )
     assert_rejected_as_a_near_duplicate_of(stolen, published["id"])
+    assert (
+        "100% of the measurements in these fio outputs match, within a relative 0.0001, 100% of those"
+        in (stolen["report"]["detail"])
+    )
+
+
+def test_a_copy_padded_with_more_runs_of_ones_own_is_still_a_near_duplicate(
+    owner, owner_api, stranger, stranger_api, shared_samples, publishable_bundle, upload, tmp_path
+):
+    published = upload(owner_api, publishable_bundle(register_key(owner)))
+    stolen = edited_copies(bundle_factory.default_fio_samples(shared_samples), tmp_path / "edited", ctx_plus_one)
+    own_run = shared_samples / "ssspt-more" / "hp" / "lat" / "2"
+    padding = sorted(
+        [*own_run.glob("wdpc_bs512B_read*_round[1-5].json"), *own_run.glob("wdpc_bs8KB_read*_round[1-5].json")]
+    )
+    padded = upload(stranger_api, publishable_bundle(register_key(stranger), samples=[*stolen, *padding]))
+    assert_rejected_as_a_near_duplicate_of(padded, published["id"])
+    assert (
+        "33% of the measurements in these fio outputs match, within a relative 0.0001, 100% of those"
+        in (padded["report"]["detail"])
+    )
 
 
 def test_the_public_scrubbed_download_re_signed_with_ctx_plus_one_is_rejected_as_a_near_duplicate(

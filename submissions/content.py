@@ -1,5 +1,5 @@
-"""Who published a measurement first: digests of every fio output of a bundle, and the published submission of
-another account that already holds one of them.
+"""Who sent a measurement first: digests and signatures of every fio output of a bundle, and the submission of
+another account, received earlier, that already holds them.
 
 Two digests per fio output. "bytes" is the file's SHA-256 as the signed manifest lists it. "measurements" is the
 SHA-256 of the statistics fio measured (per job: read/write/trim/sync sections, runtimes, CPU use, latency and depth

@@ -4,8 +4,10 @@ their secrets."""
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
-from submissions import services
+from submissions import content, services
 from submissions.forms import ReasonForm
 from submissions.models import (
     ApiToken,
@@ -95,13 +97,55 @@ class SubmissionAdmin(admin.ModelAdmin):
     search_fields = ["id", "sha256", "uploader__username"]
     actions = [approve_submissions, hide_submissions, reject_submissions]
     inlines = [SubmissionEventInline]
-    readonly_fields = [f.name for f in Submission._meta.fields]
+    readonly_fields = [*(f.name for f in Submission._meta.fields), "near_duplicates"]
 
     def has_add_permission(self, request) -> bool:
         return False
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # rows are tombstones; withdraw or reject instead
+
+    @admin.display(description="Near-duplicates")
+    def near_duplicates(self, obj: Submission) -> str:
+        """Every other submission holding content of this one (the same digest, or measurements equal within the
+        near-duplicate tolerance), for the reviewer: who sent it, where it stands, when it was received, and how much
+        of this one's measurements it matches (and of its own, this one)."""
+        if obj is None or obj.pk is None:
+            return "-"
+        matches = content.content_matches(obj)
+        if not matches:
+            return "None: no other submission holds these measurements."
+        others = Submission.objects.filter(pk__in=list(matches)).select_related("uploader").order_by("created")
+        rows = []
+        for other in others:
+            found = matches[other.pk]
+            relation = "received earlier" if (other.created, str(other.pk)) < (obj.created, str(obj.pk)) else "later"
+            rows.append(
+                (
+                    reverse("admin:submissions_submission_change", args=[other.pk]),
+                    other.pk,
+                    other.uploader,
+                    other.get_status_display(),
+                    f"{other.created:%Y-%m-%d %H:%M:%S} UTC ({relation})",
+                    f"{found.share:.0%}",
+                    f"{found.reverse_share:.0%}",
+                    len(found.exact_paths),
+                )
+            )
+        body = format_html_join(
+            "",
+            '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
+            rows,
+        )
+        return format_html(
+            "<p>Two submissions are near-duplicates when at least {} of either one's measurements match the other's; "
+            "the one received first keeps them.</p>"
+            "<table><thead><tr><th>Submission</th><th>Account</th><th>Status</th><th>Received</th>"
+            "<th>Share of this one's measurements it matches</th><th>Share of its measurements this one matches</th>"
+            "<th>Fio outputs of this one with the same digest</th></tr></thead><tbody>{}</tbody></table>",
+            f"{content.NEAR_SHARE:.0%}",
+            body,
+        )
 
 
 @admin.register(ApiToken)

@@ -1,37 +1,57 @@
-"""Who published a measurement first: digests of every fio output of a bundle, and the published submission of
-another account that already holds one of them.
+"""Who sent a measurement first: digests and signatures of every fio output of a bundle, and the submission of
+another account, received earlier, that already holds them.
 
 Two digests per fio output. "bytes" is the file's SHA-256 as the signed manifest lists it. "measurements" is the
 SHA-256 of the statistics fio measured (per job: read/write/trim/sync sections, runtimes, CPU use, latency and depth
 histograms) in canonical JSON, leaving out what names or places the run (job options, file names, host, device
 names, timestamps, fio version). The public copy of a raw file is scrubbed and re-formatted, so its bytes differ
 from the original; its measured statistics do not, and no two real runs ever produce the same ones.
+
+A digest changes with any edit, so each fio output also gets measurement signatures (one per direction that did I/O):
+the figures the dataset publishes from it, compared with a relative tolerance (NEAR_TOLERANCE, 1e-4) far below the
+run-to-run variation of real drives. Two submissions are near-duplicates when at least NEAR_SHARE of either one's
+signatures match one of the other's. Whoever's submission was received first (held, withdrawn and imported ones
+included; one rejected without ever being published claims nothing) keeps the measurement: a later copy from another
+account is rejected, and a copy published before this rule is withdrawn when the original is published.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q
 
 try:
     import orjson
 except ImportError:  # the server has it; the standard library writes the same bytes, slower
     orjson = None
 
-from nvmedb_client.fio_output import parse_fio_output
-from submissions.models import FioOutputFingerprint, Submission
+from nvmedb_client.fio_output import parse_fio_output, summarize
+from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
 
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
 
 BYTES = "bytes"
 MEASUREMENTS = "measurements"
+SIGNATURE = "signature"  # a near-duplicate signature (MeasurementSignature), not a digest
+
+# Two figures agree when they differ by at most this share of the larger. Consecutive rounds of one cell of the shared
+# SSSPT runs differ by a median of 2.4-5.2 % in IOPS and 2.4-4.0 % in mean latency; the whole signature agrees within
+# 1e-4 for 1 of 7,408 such pairs (a SATA drive's 1 MiB reads at the bus limit; within 1e-3, 24 do), hence NEAR_SHARE.
+# See docs/methodology.md.
+NEAR_TOLERANCE = 1e-4
+# IOPS buckets of the index: ln(1 + 1e-3) wide, ten times the tolerance, so a match is in the bucket or a neighbour.
+_BUCKET = math.log1p(1e-3)
+# Two submissions are near-duplicates when this share of either one's signatures match one of the other's.
+NEAR_SHARE = 0.5
 
 # Keys of one fio job entry that hold what was measured; everything else describes or names the run.
 MEASURED_KEYS = (
@@ -57,9 +77,14 @@ DIRECTIONS = ("read", "write", "trim")
 
 @dataclass(frozen=True)
 class Fingerprint:
+    """A digest (kind BYTES or MEASUREMENTS) or a near-duplicate signature (kind SIGNATURE: `digest` is its index
+    key, `direction` and `values` its figures)."""
+
     kind: str
     digest: str
     path: str
+    direction: str = ""
+    values: tuple = field(default=(), compare=False)
 
 
 def measurement_digest(data: bytes) -> str | None:
@@ -134,8 +159,62 @@ def _did_io(entry: dict) -> bool:
     return False
 
 
+def signature_values(doc: dict) -> list[tuple[str, tuple]]:
+    """(direction, figures) for each direction of a parsed fio result that did I/O: runtime (s), IOPS, bandwidth
+    (B/s), bytes, mean total and completion latency and the largest total latency (ns), as the dataset reads them
+    (nvmedb_client.fio_output.summarize: the jobs summed, fio 2.x units converted). Formatting, key order, number
+    spelling (12 or 12.0) and keys the dataset does not read change none of them."""
+    try:
+        summary = summarize(doc)
+    except Exception:  # noqa: BLE001 - best effort: the ingest judges the output and names what is wrong with it
+        return []
+    unified = summary.read_iops is None and summary.write_iops is None  # unified_rw_reporting: the mixed total only
+    found = []
+    for direction in ("mixed",) if unified else ("read", "write"):
+        prefix = "" if unified else f"{direction}_"
+        iops = summary.total_iops if unified else getattr(summary, f"{prefix}iops")
+        bw = summary.total_bw_bytes_per_s if unified else getattr(summary, f"{prefix}bw_bytes_per_s")
+        io_bytes = summary.total_bytes if unified else getattr(summary, f"{prefix}bytes")
+        if not iops or iops <= 0 or not io_bytes:
+            continue
+        latencies = (getattr(summary, f"{prefix}{name}") for name in ("lat_mean_ns", "clat_mean_ns", "lat_max_ns"))
+        values = (summary.runtime_s, iops, bw, io_bytes, *latencies)
+        found.append((direction, tuple(None if v is None else float(v) for v in values)))
+    return found
+
+
+def signature_key(direction: str, iops: float) -> str:
+    """The index bucket of a signature: its direction and the bucket of its IOPS (ln(1 + 1e-3) wide)."""
+    return f"{direction}:{math.floor(math.log(iops) / _BUCKET)}"
+
+
+def _neighbour_keys(key: str) -> list[str]:
+    direction, bucket = key.rsplit(":", 1)
+    return [f"{direction}:{int(bucket) + step}" for step in (-1, 0, 1)]
+
+
+def figures_agree(a, b) -> bool:
+    """Whether two signatures' figures agree within NEAR_TOLERANCE, each relative to the larger of the pair."""
+    if not isinstance(a, (list, tuple)) or not isinstance(b, (list, tuple)) or len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            if x is not y:
+                return False
+        elif abs(x - y) > NEAR_TOLERANCE * max(abs(x), abs(y)):
+            return False
+    return True
+
+
+def _signatures(doc: dict, path: str) -> list[Fingerprint]:
+    return [
+        Fingerprint(SIGNATURE, signature_key(direction, values[1]), path, direction=direction, values=values)
+        for direction, values in signature_values(doc)
+    ]
+
+
 def bundle_fingerprints(bundle: VerifiedBundle) -> list[Fingerprint]:
-    """Digests of every fio output the manifest's runs name (each output once)."""
+    """Digests and signatures of every fio output the manifest's runs name (each output once)."""
     hashes = {entry["path"]: entry["sha256"] for entry in bundle.manifest.get("files", [])}
     outputs = dict.fromkeys(run.get("output_file") for run in bundle.manifest.get("runs", []) if isinstance(run, dict))
     found: list[Fingerprint] = []
@@ -153,81 +232,222 @@ def bundle_fingerprints(bundle: VerifiedBundle) -> list[Fingerprint]:
             continue  # not a fio result: its bytes identify nobody either (an error message is the same for all)
         found.append(Fingerprint(BYTES, hashes[path], path))
         found.append(Fingerprint(MEASUREMENTS, digest, path))
+        found.extend(_signatures(doc, path))
     return found
 
 
 def file_fingerprints(root: Path, files: Iterable[Path]) -> list[Fingerprint]:
-    """Digests of the fio results among `files` (results imported from other tools, which have no manifest)."""
+    """Digests and signatures of the fio results among `files` (results imported from other tools, which have no
+    manifest)."""
     found: list[Fingerprint] = []
     for path in files:
         try:
             data = path.read_bytes()
         except OSError:
             continue
-        digest = measurement_digest(data)
+        try:
+            doc = parse_fio_output(data)
+        except Exception:  # noqa: BLE001, S112 - best effort, as measurement_digest
+            continue
+        digest = result_digest(doc)
         if digest is not None:
             relative = str(path.relative_to(root))
             found.append(Fingerprint(BYTES, hashlib.sha256(data).hexdigest(), relative))
             found.append(Fingerprint(MEASUREMENTS, digest, relative))
+            found.extend(_signatures(doc, relative))
     return found
 
 
 def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprint]) -> None:
-    """Stores the digests of `submission` (again: running twice adds nothing)."""
+    """Stores the digests and signatures of `submission` (again: running twice adds nothing)."""
     FioOutputFingerprint.objects.bulk_create(
         [
             FioOutputFingerprint(submission=submission, kind=f.kind, digest=f.digest, path=f.path[:1024])
             for f in fingerprints
+            if f.kind != SIGNATURE
         ],
         ignore_conflicts=True,
     )
+    MeasurementSignature.objects.bulk_create(
+        [
+            MeasurementSignature(
+                submission=submission, path=f.path[:1024], direction=f.direction, key=f.digest, values=list(f.values)
+            )
+            for f in fingerprints
+            if f.kind == SIGNATURE
+        ],
+        ignore_conflicts=True,
+    )
+
+
+# --- who received a measurement first ------------------------------------------------------------------------------
+
+EXACT_RULE = "content_of_another_account"
+NEAR_RULE = "near_duplicate"
+_CHUNK = 500  # keys per query: well under any database's limit of bound parameters
+
+
+@dataclass
+class ContentMatch:
+    """Another submission holding content of this one: `share` of this one's signatures match one of its, and
+    `reverse_share` of its signatures match one of this one's; `exact_paths` are this one's fio outputs whose digest
+    it holds too."""
+
+    submission_id: object
+    share: float = 0.0
+    reverse_share: float = 0.0
+    exact_paths: set = field(default_factory=set)
+    near_paths: set = field(default_factory=set)
+
+    @property
+    def is_copy(self) -> bool:
+        """Whether the two hold the same content: a shared digest, or at least NEAR_SHARE of either one's signatures
+        matching the other's (either way: padding a copy with runs of one's own does not hide it). The one received
+        later is the copy."""
+        return bool(self.exact_paths) or max(self.share, self.reverse_share) >= NEAR_SHARE
+
+
+def content_matches(submission: Submission) -> dict[object, ContentMatch]:
+    """Every other submission (any account, any status) sharing a digest or a signature with `submission`."""
+    matches: dict[object, ContentMatch] = {}
+
+    def match(submission_id) -> ContentMatch:
+        return matches.setdefault(submission_id, ContentMatch(submission_id))
+
+    own_digests = FioOutputFingerprint.objects.filter(submission=submission)
+    digest_paths = defaultdict(set)
+    for digest, path in own_digests.values_list("digest", "path"):
+        digest_paths[digest].add(path)
+    shared = (
+        FioOutputFingerprint.objects.filter(digest__in=own_digests.values("digest"))
+        .exclude(submission=submission)
+        .values_list("submission_id", "digest")
+    )
+    for submission_id, digest in shared:
+        match(submission_id).exact_paths |= digest_paths[digest]
+
+    own = list(MeasurementSignature.objects.filter(submission=submission).values_list("id", "key", "values", "path"))
+    if own:
+        keys = sorted({neighbour for _, key, _, _ in own for neighbour in _neighbour_keys(key)})
+        by_key = defaultdict(list)
+        for start in range(0, len(keys), _CHUNK):
+            rows = (
+                MeasurementSignature.objects.filter(key__in=keys[start : start + _CHUNK])
+                .exclude(submission=submission)
+                .values_list("id", "submission_id", "key", "values")
+            )
+            for row in rows:
+                by_key[row[2]].append(row)
+        matched_own, matched_theirs = defaultdict(set), defaultdict(set)
+        for own_id, key, values, path in own:
+            for neighbour in _neighbour_keys(key):
+                for their_id, submission_id, _, their_values in by_key.get(neighbour, ()):
+                    if figures_agree(values, their_values):
+                        matched_own[submission_id].add(own_id)
+                        matched_theirs[submission_id].add(their_id)
+                        match(submission_id).near_paths.add(path)
+        totals = dict(
+            MeasurementSignature.objects.filter(submission_id__in=list(matched_own))
+            .values("submission_id")
+            .annotate(n=Count("id"))
+            .values_list("submission_id", "n")
+        )
+        for submission_id, own_ids in matched_own.items():
+            theirs = max(1, totals.get(submission_id, 1))
+            match(submission_id).share = len(own_ids) / len(own)
+            match(submission_id).reverse_share = len(matched_theirs[submission_id]) / theirs
+    return matches
+
+
+def claims_content() -> Q:
+    """Submissions that hold on to their content: any not rejected (received, being validated, held, published,
+    withdrawn), and any published at some point (a later rejection by staff does not hand it to someone else)."""
+    return Q(published_at__isnull=False) | ~Q(status=SubmissionStatus.REJECTED)
+
+
+def _received(submission: Submission) -> tuple:
+    return (submission.created, str(submission.pk))
 
 
 @dataclass(frozen=True)
 class Conflict:
     submission_id: object
     paths: list[str]
+    rule: str = EXACT_RULE
+    share: float = 1.0
+    reverse_share: float = 1.0
 
     def sentence(self) -> str:
         shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
+        if self.rule == NEAR_RULE:
+            return (
+                f"{self.share:.0%} of the measurements in these fio outputs match, within a relative "
+                f"{NEAR_TOLERANCE:g}, {self.reverse_share:.0%} of those of submission {self.submission_id}, which "
+                f"another contributor sent first ({shown}): a near-duplicate, the same measurement with small edits; "
+                "a measurement is published once, under the account that ran it."
+            )
         return (
-            f"These fio outputs were first published by another contributor in submission {self.submission_id} "
+            f"These fio outputs were first received from another contributor in submission {self.submission_id} "
             f"({shown}); a measurement is published once, under the account that ran it."
         )
 
 
-def _published_elsewhere(submission: Submission) -> QuerySet[FioOutputFingerprint]:
-    """Rows of other accounts' submissions that were published at some point (a later withdrawal or moderation does
-    not hand the measurement to someone else) sharing a digest with `submission`."""
-    own = FioOutputFingerprint.objects.filter(submission=submission)
-    return (
-        FioOutputFingerprint.objects.filter(
-            digest__in=own.values("digest"),
-            submission__published_at__isnull=False,
-        )
-        .exclude(submission__uploader_id=submission.uploader_id)
-        .select_related("submission")
-    )
-
-
 def lock_fingerprints(submission: Submission) -> None:
-    """Locks every fingerprint row sharing a digest with `submission`, in id order, until the transaction ends: two
-    accounts' copies of one measurement are then judged one after the other, and only the first publishes."""
+    """Locks every fingerprint row sharing a digest with `submission`, and every signature row in a bucket of its
+    signatures or a neighbour, in id order, until the transaction ends: two accounts' copies of one measurement are
+    then judged one after the other, and only the first publishes."""
     own = FioOutputFingerprint.objects.filter(submission=submission).values("digest")
     list(FioOutputFingerprint.objects.select_for_update().filter(digest__in=own).order_by("id").values_list("id"))
+    keys = MeasurementSignature.objects.filter(submission=submission).values_list("key", flat=True)
+    neighbours = sorted({neighbour for key in keys for neighbour in _neighbour_keys(key)})
+    ids: set[int] = set()
+    for start in range(0, len(neighbours), _CHUNK):
+        chunk = neighbours[start : start + _CHUNK]
+        ids.update(MeasurementSignature.objects.filter(key__in=chunk).values_list("id", flat=True))
+    ordered = sorted(ids)  # one order over all chunks, the same in every transaction: no deadlock
+    for start in range(0, len(ordered), _CHUNK):
+        rows = MeasurementSignature.objects.select_for_update().filter(id__in=ordered[start : start + _CHUNK])
+        list(rows.order_by("id").values_list("id"))
 
 
-def first_publisher_conflict(submission: Submission) -> Conflict | None:
-    """The earliest-published submission of another account holding one of `submission`'s fio outputs, if any."""
-    rows = list(_published_elsewhere(submission).order_by("submission__published_at", "submission_id"))
-    if not rows:
+def first_received_conflict(submission: Submission) -> Conflict | None:
+    """The submission received first of those holding (nearly) all of `submission`'s content, when it is another
+    account's: `submission` is then a copy. None when `submission` came first or its own account did (re-sending
+    one's own runs is allowed)."""
+    matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
+    if not matches:
         return None
-    first = rows[0].submission_id
-    digests = {row.digest for row in rows if row.submission_id == first}
-    paths = (
-        FioOutputFingerprint.objects.filter(submission=submission, digest__in=digests)
-        .order_by("path")
-        .values_list("path", flat=True)
-        .distinct()
+    holders = Submission.objects.filter(claims_content(), pk__in=list(matches)).only("pk", "created", "uploader_id")
+    earlier = [other for other in holders if _received(other) < _received(submission)]
+    if not earlier:
+        return None
+    first = min(earlier, key=_received)
+    if first.uploader_id == submission.uploader_id:
+        return None
+    found = matches[first.pk]
+    if found.exact_paths:
+        return Conflict(submission_id=first.pk, paths=sorted(found.exact_paths), rule=EXACT_RULE)
+    return Conflict(
+        submission_id=first.pk,
+        paths=sorted(found.near_paths),
+        rule=NEAR_RULE,
+        share=found.share,
+        reverse_share=found.reverse_share,
     )
-    return Conflict(submission_id=first, paths=list(paths))
+
+
+first_publisher_conflict = first_received_conflict  # the name before held and imported submissions counted too
+
+
+def later_copies(submission: Submission) -> list[Submission]:
+    """Published submissions of other accounts, received after `submission`, that hold (nearly) all of their content
+    from it: copies that got published before `submission` was (a held original, or one received before this rule)."""
+    matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
+    if not matches:
+        return []
+    published = (
+        Submission.objects.filter(pk__in=list(matches), status=SubmissionStatus.PUBLISHED)
+        .exclude(uploader_id=submission.uploader_id)
+        .order_by("created")
+    )
+    return [other for other in published if _received(other) > _received(submission)]

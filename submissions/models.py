@@ -145,6 +145,28 @@ class FioOutputFingerprint(models.Model):
         return f"{self.kind}:{self.digest[:12]} of {self.submission_id}"
 
 
+class MeasurementSignature(models.Model):
+    """What one fio output of a submission measured in one direction, rounded: IOPS, bandwidth, bytes, runtime and
+    latency figures (submissions.content.signature_values). Two signatures match when every figure agrees within
+    NEAR_TOLERANCE, which a re-signed copy with a few edits does and two real runs never do. `key` is a coarse bucket
+    of the direction's IOPS (buckets wider than the tolerance), so candidates are found by an index lookup of a
+    bucket and its two neighbours and then compared numerically."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="measurement_signatures")
+    path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
+    direction = models.CharField(max_length=8)
+    key = models.CharField(max_length=40, db_index=True)
+    values = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "path", "direction"], name="signature_once_per_output")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} of {self.submission_id}"
+
+
 class DataLicenseAcceptance(models.Model):
     """A contributor accepted that the data they upload is published under the data licence (CC BY 4.0), when and
     where: the sign-up form or `nvmedb-client login`. One row per acceptance: the history is kept."""

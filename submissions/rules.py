@@ -22,7 +22,9 @@ RULES: dict[str, str] = {
     "revoked_key": "The bundle is signed by a key that you revoked.",
     "foreign_key": "The bundle is signed by a key registered to another account.",
     # Attribution: a measurement is published once, under the account that ran it.
-    "content_of_another_account": "These fio outputs were first published by another contributor.",
+    "content_of_another_account": "These fio outputs were first received from another contributor.",
+    "near_duplicate": "Most of these measurements match, within rounding, a submission another contributor sent first.",
+    "copy_withdrawn": "Withdrawn: a copy of a submission another contributor sent first.",
     # Site-side outcomes.
     "moderation": "Staff rejected this submission.",
     "timeout": "Validation took longer than the site allows.",

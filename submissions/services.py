@@ -24,7 +24,8 @@ from submissions import leases
 from submissions.content import (
     Conflict,
     bundle_fingerprints,
-    first_publisher_conflict,
+    first_received_conflict,
+    later_copies,
     lock_fingerprints,
     record_fingerprints,
 )
@@ -539,7 +540,7 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
             return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report, key=check.key)
 
         record_fingerprints(submission=submission, fingerprints=bundle_fingerprints(bundle))
-        conflict = first_publisher_conflict(submission)
+        conflict = first_received_conflict(submission)
         if conflict is not None:
             report = _content_report(conflict)
             return _finish(submission_id, status=SubmissionStatus.REJECTED, report=report, key=check.key)
@@ -562,9 +563,9 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
                 return locked
             # Judged again under lock: of two accounts' copies validated at once, only the first publishes.
             lock_fingerprints(locked)
-            conflict = first_publisher_conflict(locked)
+            conflict = first_received_conflict(locked)
             if conflict is not None:
-                _transition(locked, SubmissionStatus.REJECTED, note="content_of_another_account")
+                _transition(locked, SubmissionStatus.REJECTED, note=conflict.rule)
                 locked.report = _content_report(conflict)
                 locked.finished_at = timezone.now()
                 locked.save()
@@ -588,13 +589,36 @@ def _validate_claimed(submission: Submission, storage: Storage) -> Submission:
             if status == SubmissionStatus.PUBLISHED:
                 locked.published_at = locked.finished_at
             locked.save()
+            if status == SubmissionStatus.PUBLISHED:
+                _withdraw_later_copies(locked)
             if status != outcome.status:
                 _refresh_dataset(locked)  # the ingest counted it as published; the aggregates must not
             return locked
 
 
 def _content_report(conflict: Conflict) -> dict:
-    return _report(outcome="rejected", rule="content_of_another_account", detail=conflict.sentence())
+    return _report(outcome="rejected", rule=conflict.rule, detail=conflict.sentence())
+
+
+def _withdraw_later_copies(original: Submission) -> None:
+    """`original` is published: another account's copy of it received later, yet published (it was sent while
+    `original` was held, or before the rule held received submissions to it), is withdrawn and hidden, with the
+    reason, and leaves the dataset. The caller holds the fingerprint locks."""
+    for copy in later_copies(original):
+        locked = Submission.objects.select_for_update().get(pk=copy.pk)
+        if locked.status != SubmissionStatus.PUBLISHED:
+            continue
+        reason = (
+            f"A copy of submission {original.pk}, which another contributor sent first: a measurement is published "
+            "once, under the account that ran it."
+        )
+        _transition(locked, SubmissionStatus.WITHDRAWN, note=f"withdrawn: {reason}")
+        locked.report = _report(outcome="withdrawn", rule="copy_withdrawn", detail=reason)
+        locked.withdrawn_at = timezone.now()
+        locked.hidden = True  # a stolen copy counts as no accepted submission of its account
+        locked.moderation_reason = reason
+        locked.save()
+        _refresh_dataset(locked)
 
 
 @transaction.atomic
@@ -610,7 +634,7 @@ def submission_approve(*, submission: Submission, by: AbstractBaseUser) -> Submi
             f"Submission {locked.pk} has no dataset rows (validation never finished); it cannot be published as is."
         )
     lock_fingerprints(locked)
-    conflict = first_publisher_conflict(locked)
+    conflict = first_received_conflict(locked)
     if conflict is not None:
         raise NotApprovable(f"Submission {locked.pk}: {conflict.sentence()}")
     _transition(locked, SubmissionStatus.PUBLISHED, note=f"approved by {by}")
@@ -626,6 +650,7 @@ def submission_approve(*, submission: Submission, by: AbstractBaseUser) -> Submi
     locked.published_at = now
     locked.save()
     _refresh_dataset(locked)
+    _withdraw_later_copies(locked)
     return locked
 
 

@@ -49,7 +49,7 @@ def test_a_stranger_re_signing_published_scrubbed_raw_files_is_rejected_with_the
     assert stolen["report"]["rule"] == "content_of_another_account"
     assert stolen["report"]["summary"] == RULES["content_of_another_account"]
     assert (
-        f"These fio outputs were first published by another contributor in submission {published['id']}"
+        f"These fio outputs were first received from another contributor in submission {published['id']}"
         in stolen["report"]["detail"]
     )
     assert not Submission.objects.get(pk=stolen["id"]).test_runs.exists(), "nothing of it reaches the dataset"

@@ -117,18 +117,23 @@ def test_only_a_held_submission_with_dataset_rows_can_be_approved(owner, owner_a
     assert Submission.objects.get(pk=rejected["id"]).status == SubmissionStatus.HELD
 
 
-def test_approval_refuses_content_another_account_published_first(owner, owner_api, staff, publishable_bundle, upload):
+def test_approval_refuses_content_another_account_sent_first(
+    owner, owner_api, staff, publishable_bundle, upload, monkeypatch
+):
     from submissions import services
     from submissions.tests.conftest import api_client
 
-    held = upload(owner_api, publishable_bundle(register_key(owner)))
-    assert held["status"] == "held"
     staff_api = api_client(services.api_token_create(user=staff)[1])
-    first = upload(staff_api, publishable_bundle(register_key(staff)))  # the same fio outputs, published meanwhile
+    first = upload(staff_api, publishable_bundle(register_key(staff)))
     assert first["status"] == "published"
+    with monkeypatch.context() as before_the_rule:  # a copy that was held before copies were judged at validation
+        before_the_rule.setattr(services, "first_received_conflict", lambda submission: None)
+        held = upload(owner_api, publishable_bundle(register_key(owner)))  # the same fio outputs
+    assert held["status"] == "held"
 
     response = approve(staff, held["id"])
-    assert f"These fio outputs were first published by another contributor in submission {first['id']}" in (
+    assert f"These fio outputs were first received from another contributor in submission {first['id']}" in (
         response.content.decode()
     )
     assert Submission.objects.get(pk=held["id"]).status == SubmissionStatus.HELD
+    assert Submission.objects.get(pk=first["id"]).status == SubmissionStatus.PUBLISHED

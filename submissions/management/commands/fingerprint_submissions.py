@@ -1,13 +1,15 @@
 from django.core.management.base import BaseCommand
+from django.db.models import Q
 
 from submissions import services
-from submissions.models import Submission
+from submissions.models import Submission, SubmissionStatus
 
 
 class Command(BaseCommand):
     help = (
-        "Record the fio-output digests of published submissions that have none (validated before digests existed), "
-        "so their content cannot be published again under another account. Safe to run again. "
+        "Record the fio-output digests and near-duplicate signatures of submissions that claim their content (published "
+        "at some point, held or withdrawn) and have none (validated before digests or signatures existed), so their "
+        "content cannot be published again under another account. Safe to run again. "
         "Example: python manage.py fingerprint_submissions"
     )
 
@@ -15,9 +17,13 @@ class Command(BaseCommand):
         from nvmedb_client.bundle import BundleError
 
         pending = (
-            Submission.objects.filter(published_at__isnull=False, fio_fingerprints__isnull=True)
+            Submission.objects.filter(
+                Q(published_at__isnull=False) | Q(status__in=[SubmissionStatus.HELD, SubmissionStatus.WITHDRAWN])
+            )
+            .filter(Q(fio_fingerprints__isnull=True) | Q(measurement_signatures__isnull=True))
             .exclude(storage_name="")
-            .order_by("published_at")
+            .distinct()
+            .order_by("created")
         )
         done = failed = 0
         for submission in pending.iterator():

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from analysis import privacy
 from nvmedb_client.fio_output import parse_fio_output
 from nvmedb_client.system_files import V1_NAME_PATTERNS, declared_files
+from submissions.content import MEASURED_KEYS
 
 SCRUBBED = privacy.SCRUBBED
 
@@ -155,25 +156,7 @@ FIO_OPTION_NAMES = frozenset(
     """)
 )
 PATH_OPTIONS = frozenset({"filename", "directory", "write_iops_log", "write_bw_log", "write_lat_log", "write_hist_log"})
-_FIO_MEASURED = (
-    "read",
-    "write",
-    "trim",
-    "sync",
-    "mixed",
-    "job_runtime",
-    "usr_cpu",
-    "sys_cpu",
-    "ctx",
-    "majf",
-    "minf",
-    "iodepth_level",
-    "iodepth_submit",
-    "iodepth_complete",
-    "latency_ns",
-    "latency_us",
-    "latency_ms",
-)
+_FIO_MEASURED = (*MEASURED_KEYS, "mixed")  # the measured keys of a job entry, and unified_rw_reporting's
 FIO_JOB_ENTRY = {
     **dict.fromkeys(_FIO_MEASURED, STATS),
     **dict.fromkeys(

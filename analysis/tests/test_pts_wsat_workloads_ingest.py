@@ -9,7 +9,6 @@ import copy
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from analysis.ingest import ingest_submission
 from analysis.models import Measurement, TestRun
 from analysis.selectors import public_test_runs
 from nvmedb_client.bundle import verify_bundle, write_bundle
+from throttled_run import throttled_quick_run
 
 pytestmark = pytest.mark.fio
 
@@ -73,35 +73,10 @@ def test_a_real_ws_oltp_run_is_read_as_the_client_ran_it(submission, real_run, t
 
 # fio as the client finds it on PATH, throttled for ws-vod's samples (fio reads a copy of the job file with a rate cap)
 # so that a half-second sample covers a part of a job's slice and the next one starts further in
-FIO_WRAPPER = """#!{python}
-import os, sys
-args = sys.argv[1:]
-if args and os.path.basename(args[-1]).startswith("ws-vod-r"):
-    copy = os.path.join({rated!r}, os.path.basename(args[-1]))
-    open(copy, "w").write(open(args[-1]).read().replace("[global]\\n", "[global]\\nrate=8m,1m\\n", 1))
-    args[-1] = copy
-os.execv({fio!r}, [{fio!r}, *args])
-"""
-
-
 @pytest.fixture(scope="module")
 def vod_run(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ws-vod")
-    (base / "bin").mkdir()
-    (base / "rated").mkdir()
-    wrapper = base / "bin" / "fio"
-    wrapper.write_text(FIO_WRAPPER.format(python=sys.executable, rated=str(base / "rated"), fio=shutil.which("fio")))
-    wrapper.chmod(0o755)
-    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config"), "NVMEDB_QUICK_CELL_S": "0.5",
-           "PATH": f"{base / 'bin'}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
-    result = subprocess.run(
-        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
-         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--tests", "ws-vod",
-         "--out", str(base / "out"), "--json"],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    return Path(json.loads(result.stdout)["bundle"])
+    answer, _ = throttled_quick_run(tmp_path_factory.mktemp("ws-vod"), "ws-vod")
+    return Path(answer["bundle"])
 
 
 def resigned(bundle, tmp_path, change):

@@ -3,10 +3,6 @@ sequential ws-vod (each job in its own slice, each sample continuing where the p
 
 import configparser
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +11,7 @@ from nvmedb_client import fio_jobs
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan
 from nvmedb_client.runner import Runner
+from throttled_run import throttled_quick_run
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -82,37 +79,11 @@ def test_core_tests_stay_the_default_selection():
 
 # fio as the client finds it on PATH, but throttled for ws-vod's samples (the job file the client recorded is left as it
 # is; fio reads a copy with a rate cap), so a half-second sample covers a part of a job's slice, not all of it
-FIO_WRAPPER = """#!{python}
-import os, sys
-args = sys.argv[1:]
-if args and os.path.basename(args[-1]).startswith("ws-vod-r"):
-    text = open(args[-1]).read().replace("[global]\\n", "[global]\\nrate=8m,1m\\n", 1)
-    copy = os.path.join({rated!r}, os.path.basename(args[-1]))
-    open(copy, "w").write(text)
-    args[-1] = copy
-os.execv({fio!r}, [{fio!r}, *args])
-"""
-
-
 @pytest.fixture(scope="module")
 def sequential_run(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ws-vod")
-    (base / "bin").mkdir()
-    (base / "rated").mkdir()
-    wrapper = base / "bin" / "fio"
-    wrapper.write_text(FIO_WRAPPER.format(python=sys.executable, rated=str(base / "rated"), fio=shutil.which("fio")))
-    wrapper.chmod(0o755)
-    env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config"), "NVMEDB_QUICK_CELL_S": "0.5",
-           "PATH": f"{base / 'bin'}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
-    result = subprocess.run(
-        [sys.executable, "-c", "from nvmedb_client.cli import main; main()", "run", "--target-file",
-         str(base / "target.img"), "--size", "64MiB", "--profile", "quick", "--tests", "ws-vod,ws-comp",
-         "--out", str(base / "out"), "--json"],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert len(list((base / "rated").iterdir())) == 5  # every ws-vod sample ran throttled
-    return Path(json.loads(result.stdout)["run_dir"])
+    answer, rated = throttled_quick_run(tmp_path_factory.mktemp("ws-vod"), "ws-vod,ws-comp")
+    assert len(list(rated.iterdir())) == 5  # every ws-vod sample ran throttled
+    return Path(answer["run_dir"])
 
 
 def job_sections(path: Path) -> list[tuple[int, int]]:

@@ -22,6 +22,9 @@ def check_sizes(record: SubmissionRecord) -> list[GateFailure]:
 
 
 def _plan_shape(plan: Mapping) -> list:
+    """The PTS blocks' shape; an extension's block (the surface, any grid) is never part of the PTS plan."""
+    from nvmedb_client.plan import EXTENSIONS
+
     def series(s: Mapping) -> tuple:
         cells = sorted(
             (str(c.get("pattern")), c.get("block_size_bytes"), c.get("read_pct"))
@@ -33,18 +36,19 @@ def _plan_shape(plan: Mapping) -> list:
     return [
         (b.get("test"), bool(b.get("purge")), bool(b.get("wipc")), [series(s) for s in b.get("series") or []])
         for b in plan.get("blocks") or []
-        if isinstance(b, Mapping)
+        if isinstance(b, Mapping) and b.get("test") not in EXTENSIONS
     ]
 
 
 def reference_plan(plan: Mapping, edition: str) -> dict | None:
     """The plan a PTS run of these tests on a device of the plan's capacity must follow, from the client's own
-    planner; None when the plan does not say enough to rebuild it."""
-    from nvmedb_client.plan import build_plan, plan_to_dict
+    planner, of its PTS tests only (an extension such as the surface is never part of it, whatever its grid); None
+    when the plan does not say enough to rebuild it."""
+    from nvmedb_client.plan import EXTENSIONS, build_plan, plan_to_dict
 
     try:
         built = build_plan(
-            tests=[str(t) for t in plan.get("tests") or []],
+            tests=[str(t) for t in plan.get("tests") or [] if t not in EXTENSIONS],
             edition=edition,
             profile="pts",
             capacity_bytes=int(plan.get("capacity_bytes")),

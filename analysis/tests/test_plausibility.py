@@ -13,6 +13,7 @@ from analysis.plausibility import HOLD, NOT_COMPLIANT, REJECT
 from analysis.records import MeasurementRecord, SubmissionRecord, TestRunRecord
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan, plan_to_dict
+from nvmedb_client.pts.surface import SurfaceOptions
 
 SSSPT_4K = "ssspt-hp-iops-1/wdpc_bs4KB_read65_round1.json"  # fio 3.8, 2 threads × QD 16, 60 s, randrw 65 % reads
 SMART = "nvme-cli/netdata__go.d.plugin__modules__nvme__testdata__nvme-smart-log.json"
@@ -388,6 +389,18 @@ def test_a_compliance_claim_with_five_second_cells_in_its_plan_is_held(m):
     record = _pts_record(m)
     record.plan = json.loads(json.dumps(record.plan))
     record.plan["blocks"][0]["series"][0]["runtime_s"] = 5
+    assert "not the PTS plan" in plausibility.check_compliance_claim(record)[0].reason
+
+
+def test_a_compliance_claim_beside_a_surface_with_a_custom_grid_is_not_held(m):
+    """The surface is an nvmedb extension, never part of the PTS plan: its grid, any grid, is not compared."""
+    grid = SurfaceOptions(min_bs=8192, max_bs=1 << 20, bs_step=4, max_qd=64, qd_step=4, cell_s=3.0)
+    built = build_plan(tests=["iops", "surface"], edition="enterprise", profile="pts", capacity_bytes=10**12,
+                       surface=grid)  # fmt: skip
+    assert any(block.test == "surface" for block in built.blocks)
+    record = _pts_record(m, plan=plan_to_dict(built))
+    assert plausibility.check_compliance_claim(record) == []
+    record.plan["blocks"][0]["series"][0]["runtime_s"] = 5  # the PTS blocks still are
     assert "not the PTS plan" in plausibility.check_compliance_claim(record)[0].reason
 
 

@@ -13,6 +13,7 @@ from analysis.models import DriveModel, Measurement, TestRun
 from analysis.tests.bundles import full_iops_plan_samples
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan, plan_to_dict
+from nvmedb_client.pts.surface import SurfaceOptions
 
 SMART = "nvme-cli/netdata__go.d.plugin__modules__nvme__testdata__nvme-smart-log.json"
 CAPACITY = 1_000_204_886_016
@@ -104,6 +105,28 @@ def test_an_honest_device_run_with_its_smart_logs_publishes_as_pts_compliant(
     submission.save()
     listed = DriveFilter({"compliance": "pts"}, queryset=DriveModel.objects.all()).qs
     assert run.drive_model in listed
+
+
+def test_a_pts_device_run_with_a_custom_surface_grid_in_its_plan_publishes_and_is_not_held(
+    submission, make_verified, shared_samples, tmp_path
+):
+    """The surface is an nvmedb extension: a plan with any surface grid (options changed) beside the PTS tests is
+    no "plan that is not the PTS plan"; the PTS tests stay compliant, the surface is never."""
+    grid = SurfaceOptions(min_bs=8192, max_bs=1 << 20, bs_step=4, max_qd=64, qd_step=4, cell_s=3.0)
+
+    def mutate(run_dir, manifest, files):
+        _pts_claim(run_dir, manifest, files)
+        _device(run_dir, manifest, files, shared_samples)
+        built = build_plan(tests=["iops", "surface"], edition="client", profile="pts", capacity_bytes=CAPACITY,
+                           target_kind="device", surface=grid)  # fmt: skip
+        manifest["plan"] = plan_to_dict(built)
+        manifest["extensions"] = {"surface": built.surface.to_dict(target_kind="device")}
+
+    samples = full_iops_plan_samples(shared_samples, tmp_path / "samples")
+    outcome = ingest_submission(submission=submission, bundle=make_verified(samples=samples, mutate=mutate))
+    assert outcome.status == "published", outcome.reasons
+    assert not any("compliance_evidence" in reason for reason in outcome.reasons)
+    assert TestRun.objects.get(submission=submission, test="iops").compliant is True
 
 
 def test_impossible_iops_are_rejected(submission, make_verified):

@@ -11,7 +11,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from analysis.browse.queries import submission_dataset
-from analysis.browse.trial_page import trial_sections
+from analysis.browse.trial_page import surface_url, trial_sections
 from nvmedb_client import units
 from submissions import key_registration, selectors, services
 from submissions.explanations import explanation_of
@@ -226,6 +226,7 @@ def detail(request: HttpRequest, submission_id) -> HttpResponse:
         is_public = submission.status == SubmissionStatus.PUBLISHED and not submission.hidden
         context.update(submission_dataset(submission=submission, with_files=is_public))
         context["explanation"] = explanation_of(submission)
+        context["surface_url"] = surface_url(submission, request.user.pk if request.user.is_authenticated else None)
         if context["trial"] and visibility is Visibility.OWNER:  # only its owner (and staff) ever see a trial
             context["sections"] = trial_sections(submission)
     return render(request, "submissions/detail.html", context)

@@ -1,8 +1,10 @@
-"""The drive page's surface section (an nvmedb extension, not a PTS test): heatmaps of bandwidth and IOPS over block
-size x queue depth, the parallelism speedup, and the smallest cell reaching 90% of each pattern's peak bandwidth.
+"""The surface page (an nvmedb extension, not a PTS test; /drives/<slug>/surface/ and, for a run's owner,
+/submissions/<id>/surface/): one answer sentence per access pattern, the line plots (analysis.browse.
+charts_surface_lines), heatmaps of bandwidth and IOPS over block size x queue depth, the parallelism speedup, and the
+smallest cell reaching 90% of each pattern's peak bandwidth. The drive page shows the sentences and links here.
 
-Self-contained: `load` reads one surface run of the drive in three bounded queries (the run, its cells, its
-patterns; a grid has at most 660 cells) and `section` builds the charts from them.
+Self-contained: `load` reads one surface run in three bounded queries (the run, its cells with their fio run's
+latency, its patterns; a grid has at most 660 cells) and `section` builds the charts from them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from django.db.models import F
+from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
@@ -40,18 +44,28 @@ class SurfaceData:
     patterns: list[dict]
 
 
-def load(drive, submission_id=None) -> SurfaceData | None:
-    runs = public_test_runs().filter(drive_model=drive, test="surface")
+def load(drive=None, submission_id=None, *, runs=None) -> SurfaceData | None:
+    """The newest surface run of `drive` among the public runs (or among `runs`, e.g. an owner's own trial runs),
+    of submission `submission_id` when given; None when there is none."""
+    runs = public_test_runs() if runs is None else runs
+    runs = runs.filter(test="surface")
+    if drive is not None:
+        runs = runs.filter(drive_model=drive)
     if submission_id is not None:
         runs = runs.filter(submission_id=submission_id)
-    run = runs.order_by(*NEWEST_RUN_FIRST).values("id", "submission_id", "profile", "target_kind", "ioengine").first()
+    run = (
+        runs.order_by(*NEWEST_RUN_FIRST)
+        .values("id", "submission_id", "profile", "target_kind", "ioengine", "drive_model__name", "drive_model__slug")
+        .first()
+    )
     if run is None:
         return None
     cells = list(
         SurfaceCell.objects.filter(test_run_id=run["id"])
         .order_by("pattern", "block_size_bytes", "iodepth")
-        .values("pattern", "block_size_bytes", "iodepth", "bw_bytes_per_s", "iops", "speedup", "knee")
-    )
+        .values("pattern", "block_size_bytes", "iodepth", "bw_bytes_per_s", "iops", "speedup", "knee",
+                lat_mean_ns=F("measurement__lat_mean_ns"), lat_p99_ns=F("measurement__lat_p99_ns"))
+    )  # fmt: skip
     patterns = list(
         SurfacePattern.objects.filter(test_run_id=run["id"]).values(
             "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth", "knee_block_size_bytes",
@@ -187,21 +201,23 @@ def knee_chart(data: SurfaceData) -> Chart:
             }
         )
     knees = [peaks[p] for p in patterns if peaks[p]["knee_iodepth"]]
-    traces.append(
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "name": "Smallest cell reaching 90%",
-            "x": [k["knee_bytes_in_flight"] for k in knees],
-            "y": [_round(100 * k["knee_bw_bytes_per_s"] / k["peak_bw_bytes_per_s"], 2) for k in knees],
-            "text": [
-                f"{PATTERN_TITLES[k['pattern']]}: {units.block_size(k['knee_block_size_bytes'])} × QD {k['knee_iodepth']}"
-                for k in knees
-            ],
-            "hovertemplate": "%{text}<extra></extra>",
-            "marker": {"symbol": "star", "size": 16, "color": "#111", "line": {"color": "#fff", "width": 1}},
-        }
-    )
+    for number, k in enumerate(knees):  # one star per pattern, labelled with it (a legend entry and on the plot)
+        where = f"{units.block_size(k['knee_block_size_bytes'])} × QD {k['knee_iodepth']}"
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "name": f"{PATTERN_TITLES[k['pattern']]}: 90% at {where}",
+                "x": [k["knee_bytes_in_flight"]],
+                "y": [_round(100 * k["knee_bw_bytes_per_s"] / k["peak_bw_bytes_per_s"], 2)],
+                "text": [f"{PATTERN_TITLES[k['pattern']]}: {where}"],
+                "textposition": ("top left", "bottom right", "top right", "bottom left")[number % 4],
+                "textfont": {"color": PATTERN_COLOURS[k["pattern"]]},
+                "hovertemplate": "%{text} (%{y}% of the peak)<extra></extra>",
+                "marker": {"symbol": "star", "size": 16, "color": PATTERN_COLOURS[k["pattern"]],
+                           "line": {"color": "#111", "width": 1}},
+            }
+        )  # fmt: skip
     layout = _layout(
         "Bandwidth as a share of the pattern's peak, by bytes in flight",
         "Bytes in flight (block size × queue depth)",
@@ -234,7 +250,7 @@ def knee_chart(data: SurfaceData) -> Chart:
         columns=["Pattern", "Peak bandwidth", "Peak at", "90% first reached at", "Bytes in flight", "Its bandwidth"],
         rows=rows,
         note=f"{LABEL}. Smallest = fewest bytes in flight (block size × QD), ties broken by the lower QD; a cell at "
-        "exactly 90% counts. The dashed line is 90%; the stars are those cells.",
+        "exactly 90% counts. The dashed line is 90%; each star is that cell of the pattern it names.",
     )
 
 
@@ -244,20 +260,91 @@ def _byte_ticks(values: set[int]) -> dict:
     return {"tickvals": ticks, "ticktext": [units.size_binary(v) for v in ticks]} if ticks else {}
 
 
-def section(data: SurfaceData | None) -> dict | None:
-    """The template's context for templates/analysis/browse/tests/surface.html (None: the drive has no surface)."""
-    if data is None or not data.cells:
-        return None
-    charts = [knee_chart(data), bandwidth_heatmap(data), iops_heatmap(data), speedup_heatmap(data)]
+def answers(data: SurfaceData) -> list[dict]:
+    """One sentence per access pattern: its peak, the smallest cell reaching 90% of it (block size × QD and bytes in
+    flight) and the QD 1 → peak speedup (the peak cell's IOPS ÷ the QD 1 cell's at the peak's block size)."""
+    by_key = {(c["pattern"], c["block_size_bytes"], c["iodepth"]): c for c in data.cells}
+    found = []
+    for p in (next(p for p in data.patterns if p["pattern"] == name) for name in _order(
+            {p["pattern"] for p in data.patterns})):  # fmt: skip
+        title = PATTERN_TITLES[p["pattern"]]
+        if p["peak_bw_bytes_per_s"] is None:
+            found.append({"pattern": p["pattern"], "sentence": f"{title}: no cell measured a bandwidth."})
+            continue
+        peak_at = f"{units.block_size(p['peak_block_size_bytes'])} × QD {p['peak_iodepth']}"
+        sentence = f"{title} peaks at {units.bandwidth(p['peak_bw_bytes_per_s'])} ({peak_at})"
+        if p["knee_iodepth"]:
+            sentence += (
+                f"; it reaches 90% of that at {units.block_size(p['knee_block_size_bytes'])} × QD "
+                f"{p['knee_iodepth']} ({units.size_binary(p['knee_bytes_in_flight'])} in flight, "
+                f"{units.bandwidth(p['knee_bw_bytes_per_s'])})"
+            )
+        else:
+            sentence += f"; no cell reaches 90% of it ({p['knee_reason'] or 'no knee'})"
+        peak_cell = by_key.get((p["pattern"], p["peak_block_size_bytes"], p["peak_iodepth"]))
+        speedup = peak_cell["speedup"] if peak_cell else None
+        if speedup is not None:
+            sentence += (
+                f"; QD 1 → peak: {units.significant(speedup)}× (IOPS at QD {p['peak_iodepth']} ÷ at QD 1, "
+                f"{units.block_size(p['peak_block_size_bytes'])})."
+            )
+        else:
+            sentence += "; QD 1 → peak: no QD 1 cell at the peak's block size."
+        found.append({"pattern": p["pattern"], "sentence": sentence})
+    return found
+
+
+def answers_html(data: SurfaceData) -> str:
+    return format_html_join(
+        "",
+        '<li class="surface-answer" data-pattern="{}">{}</li>',
+        ((a["pattern"], a["sentence"]) for a in answers(data)),
+    )
+
+
+def _notes(data: SurfaceData) -> list[str]:
     notes = {p["target_note"] for p in data.patterns if p["target_note"]}
     if any(p["queue_depth_real"] is False for p in data.patterns):
         notes.add("The fio engine of this run does not keep the queue depth in flight: QD > 1 cells are not real.")
+    return sorted(notes)
+
+
+def section(data: SurfaceData | None) -> dict | None:
+    """The surface page's context (templates/analysis/browse/surface.html; None: no surface run to show)."""
+    from analysis.browse import charts_surface_lines as lines
+
+    if data is None or not data.cells:
+        return None
+    charts = [
+        lines.bandwidth_by_block_size(data),
+        lines.bandwidth_by_depth(data),
+        knee_chart(data),
+        lines.latency_by_block_size(data),
+        bandwidth_heatmap(data),
+        iops_heatmap(data),
+        speedup_heatmap(data),
+    ]
     return {
         "run": data.run,
         "label": LABEL,
         "how_to_read": HOW_TO_READ,
+        "answers": mark_safe(answers_html(data)),  # noqa: S308 -- built with format_html_join
+        "charts": [chart.key for chart in charts],
         "html": mark_safe("".join(str(chart.html) for chart in charts)),  # noqa: S308 -- each built with format_html
-        "notes": sorted(notes),
+        "notes": _notes(data),
+        "claim_differs": any(p["claim_differs"] for p in data.patterns),
+    }
+
+
+def summary(data: SurfaceData | None) -> dict | None:
+    """The drive page's short surface summary: the answer sentences and the run; the plots are on the surface page."""
+    if data is None or not data.cells:
+        return None
+    return {
+        "run": data.run,
+        "label": LABEL,
+        "answers": mark_safe(answers_html(data)),  # noqa: S308 -- built with format_html_join
+        "notes": _notes(data),
         "claim_differs": any(p["claim_differs"] for p in data.patterns),
     }
 

@@ -4,11 +4,12 @@ the trial (published, or held by a check staff look at); a rejected or withdrawn
 
 from __future__ import annotations
 
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from analysis.browse import drive_page, queries
 from analysis.models import DriveModel, Flag, TestRun
-from analysis.selectors import TRIAL_TARGET_KIND, pts_q, shows_own_trial
+from analysis.selectors import TRIAL_TARGET_KIND, pts_q, public_test_runs, shows_own_trial
 
 # Not the drive page's "spread" section: one trial is no population of units, and a file target is no unit at all.
 TRIAL_SECTIONS = ("iops", "tp", "lat", "wsat", "conditions")
@@ -46,3 +47,10 @@ def trial_sections(submission) -> list[dict]:
         for s in found
         if s["key"] in TRIAL_SECTIONS
     ]
+
+
+def surface_url(submission, viewer_id: int | None) -> str:
+    """The submission's surface page (an nvmedb extension) when the viewer may see its surface run: anyone when it is
+    public, only its owner when it is a trial; '' otherwise."""
+    runs = public_test_runs(trials_of=viewer_id).filter(submission=submission, test="surface")
+    return reverse("submission-surface", args=[submission.pk]) if runs.exists() else ""

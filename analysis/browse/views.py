@@ -42,6 +42,7 @@ from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.headline import BY_KEY, HEADLINES, window_label
 from analysis.models import DriveModel, FlagKind
 from analysis.models.metadata import SPEC_FIELDS
+from analysis.selectors import TRIAL_TARGET_KIND, public_test_runs, trial_q
 from nvmedb.storage import StorageUnavailable
 from submissions.selectors import submission_for_viewer
 
@@ -118,9 +119,11 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
-        "surface": charts_surface.section(charts_surface.load(data.drive, data.chosen_submission))
+        "surface": charts_surface.summary(charts_surface.load(data.drive, data.chosen_submission))
         if "surface" in data.summary.tests
         else None,
+        "surface_url": reverse("drive-surface", args=[data.drive.slug])
+        + (f"?submission={data.chosen_submission}" if data.chosen_submission else ""),
         "hir": charts_hir.hir_section(data.drive.pk, data.chosen_submission) if "hir" in data.summary.tests else None,
         "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
         "dirth_section": charts_dirth.load(data.drive, data.chosen_submission)
@@ -286,6 +289,41 @@ def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse
     if found is None:
         raise Http404("This drive page has no chart by that name.")
     return _csv_response(found, f"{data.drive.slug}-{found.key}.csv")
+
+
+@require_safe
+def drive_surface(request: HttpRequest, slug: str) -> HttpResponse:
+    """The drive's surface page (nvmedb extension): its newest public surface run, or that of ?submission=."""
+    drive = _public_drive(slug)
+    form = RunChoiceForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse("The submission parameter must be a submission id (a UUID).", status=400,
+                            content_type="text/plain")  # fmt: skip
+    surface = charts_surface.section(charts_surface.load(drive, form.cleaned_data["submission"]))
+    if surface is None:
+        raise Http404("This drive has no public surface run.")
+    return render(request, "analysis/browse/surface.html", {
+        "surface": surface, "target_name": drive.name, "drive_url": reverse("drive-detail", args=[drive.slug]),
+    })  # fmt: skip
+
+
+@require_safe
+def submission_surface(request: HttpRequest, submission_id: uuid.UUID) -> HttpResponse:
+    """A submission's surface run: anyone's when it is public, and a trial's (a file target, the quick profile) for
+    its owner alone (analysis.selectors.own_trials_q); 404 for everyone else."""
+    viewer = request.user.pk if request.user.is_authenticated else None
+    runs = public_test_runs(trials_of=viewer)
+    surface = charts_surface.section(charts_surface.load(submission_id=submission_id, runs=runs))
+    if surface is None:
+        raise Http404("No surface run of this submission is visible to you.")
+    run = surface["run"]
+    trial = runs.filter(pk=run["id"]).filter(trial_q()).exists()
+    file_target = run["target_kind"] == TRIAL_TARGET_KIND
+    return render(request, "analysis/browse/surface.html", {
+        "surface": surface, "owner_view": trial,
+        "target_name": "a file on the host's file system" if file_target else run["drive_model__name"],
+        "drive_url": "" if trial else reverse("drive-detail", args=[run["drive_model__slug"]]),
+    })  # fmt: skip
 
 
 @login_required

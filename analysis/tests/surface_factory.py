@@ -7,7 +7,7 @@ import copy
 
 from analysis.models import SurfaceCell, SurfacePattern, TestRun
 from analysis.pts.surface import NOT_PTS, SurfaceOutcome, surface_rows
-from analysis.tests.factories import TestRunFactory
+from analysis.tests.factories import MeasurementFactory, RoundFactory, TestRunFactory
 from nvmedb_client.pts.surface_figures import CellValue, derive
 
 CEILING = {"read": 3.2e9, "randread": 2.4e9, "write": 2.8e9, "randwrite": 1.9e9}
@@ -15,8 +15,10 @@ PER_BYTE_IN_FLIGHT = 40_000.0  # bytes/s for each byte in flight, until the ceil
 
 
 def surface_run(
-    *, block_sizes=(4096, 65536, 1048576), depths=(1, 4, 16), patterns=tuple(CEILING), **run_fields
+    *, block_sizes=(4096, 65536, 1048576), depths=(1, 4, 16), patterns=tuple(CEILING), latency=False, **run_fields
 ) -> TestRun:
+    """With `latency`, each cell has its fio run (a Measurement) with the latency bytes in flight give at that
+    bandwidth (Little's law: mean = block size x QD / bandwidth; the 99th percentile 2.5x the mean)."""
     run = TestRunFactory(
         test="surface", compliant=False, compliance_reasons=[NOT_PTS], threads=1, iodepth=None, steady=None,
         steady_round=None, **run_fields,
@@ -28,7 +30,19 @@ def surface_run(
                 bw = float(round(min(CEILING[pattern], PER_BYTE_IN_FLIGHT * bs * qd)))
                 cells.append(CellValue(pattern, bs, qd, f"surface-{pattern}-bs{bs}-qd{qd}", bw, bw / bs))
     derived = derive(cells, ioengine=run.ioengine)
-    cell_rows, pattern_rows = surface_rows(run, SurfaceOutcome(derived, copy.deepcopy(derived)), {})
+    measurements = {}
+    if latency:
+        surface_round = RoundFactory(test_run=run, phase="surface", number=1)
+        for cell in cells:
+            mean_ns = 1e9 * cell.block_size_bytes * cell.iodepth / cell.bw_bytes_per_s
+            reads = cell.pattern in ("read", "randread")
+            measurements[(run.id, cell.run_id)] = MeasurementFactory(
+                round=surface_round, run_key=cell.run_id, pattern=cell.pattern, block_size_bytes=cell.block_size_bytes,
+                read_pct=100 if reads else 0, threads=1, iodepth=cell.iodepth,
+                read_iops=cell.iops if reads else 0.0, write_iops=0.0 if reads else cell.iops, total_iops=cell.iops,
+                lat_mean_ns=mean_ns, lat_p99_ns=2.5 * mean_ns, lat_p9999_ns=6 * mean_ns, lat_max_ns=10 * mean_ns,
+            )  # fmt: skip
+    cell_rows, pattern_rows = surface_rows(run, SurfaceOutcome(derived, copy.deepcopy(derived)), measurements)
     SurfaceCell.objects.bulk_create(cell_rows)
     SurfacePattern.objects.bulk_create(pattern_rows)
     return run

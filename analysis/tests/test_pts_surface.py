@@ -165,3 +165,37 @@ def test_the_real_surface_run_is_in_surface_runs_and_its_cells_in_no_measurement
     cells = rows("surface")
     assert len(cells) == SurfaceCell.objects.filter(test_run=surface_run).count() == 16
     assert {int(c["run_id"]) for c in cells} == {surface_run.id}
+
+
+def test_the_owner_sees_the_trial_surface_with_every_plot_and_nobody_else_does(
+    client, django_user_model, submission, surface_bundle
+):
+    import re
+
+    from django.utils import timezone
+
+    from analysis.tests.test_pts_surface_pages import CHART_KEYS, figure
+
+    assert ingest_submission(submission=submission, bundle=surface_bundle).status == "published"
+    submission.status, submission.published_at = "published", timezone.now()  # as the intake service does
+    submission.save(update_fields=["status", "published_at"])
+    url = f"/submissions/{submission.pk}/surface/"
+    assert client.get(url).status_code == 404  # a trial is its owner's alone
+    client.force_login(django_user_model.objects.create_user("someone-else", password="x" * 12))
+    assert client.get(url).status_code == 404
+    assert url not in client.get(f"/submissions/{submission.pk}/").content.decode()
+
+    client.force_login(submission.uploader)
+    assert f'href="{url}"' in client.get(f"/submissions/{submission.pk}/").content.decode()  # linked from it
+    html = client.get(url).content.decode()
+    assert "a file on the host&#x27;s file system" in html and "Only you see this page" in html
+    answers = re.findall(r'<li class="surface-answer" data-pattern="(\w+)">(.*?)</li>', html)
+    assert [pattern for pattern, _ in answers] == ["read", "randread", "write", "randwrite"]
+    assert all("peaks at" in sentence and "QD 1 → peak" in sentence for _, sentence in answers)
+    for key in CHART_KEYS:
+        traces = figure(html, key)["data"]
+        values = [v for t in traces for v in (sum(t["z"], []) if "z" in t else t["y"]) if v is not None]
+        assert values, key
+    latency = figure(html, "surface-latency")  # the fio runs' own latency (lat_percentiles=1: p99 is stored)
+    assert any(t["name"] == "99th percentile, QD 1" and any(t["y"]) for t in latency["data"])
+    assert "the drive&#x27;s page" not in html.lower()  # a file target is no drive: no link to a drive page

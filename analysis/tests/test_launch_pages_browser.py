@@ -15,6 +15,8 @@ import pytest
 from django.core.management import call_command
 
 from analysis.models import DriveModel
+from analysis.services import refresh_aggregates
+from analysis.tests.surface_factory import surface_run
 from analysis.tests.test_browse_browser import ARTIFACTS, browser, watched_page  # noqa: F401 -- the module's shared browser
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -85,6 +87,30 @@ def test_each_launch_drive_page_fits_in_5000_px_and_every_section_opens(live_ser
         )
         assert page.locator("#steady-detail select option").count() > 12  # every tracking variable
         page.screenshot(path=str(ARTIFACTS / f"launch-{drive.slug}-open.png"), full_page=True)
+    assert page.problems == []
+
+
+def test_a_launch_drive_with_a_surface_run_links_its_surface_page_from_the_first_screen_within_5000_px(
+    live_server, page, launch_drives
+):
+    """The surface (nvmedb extension) adds one sentence per pattern and a link to the first screen; its plots are on
+    the surface page, so the drive page stays short."""
+    drive = launch_drives[0]
+    run = drive.test_runs.order_by("pk").first()
+    surface_run(**{key: getattr(run, key) for key in ("submission", "drive_model", "firmware", "unit", "host")})
+    refresh_aggregates(drive_model=drive)
+    page.goto(f"{live_server.url}/drives/{drive.slug}/")
+    page.wait_for_selector("#test-iops .js-plotly-plot .main-svg")
+    link = page.locator("#surface-page-link")
+    box = link.bounding_box()
+    assert box and box["y"] + box["height"] <= VIEWPORT["height"], box  # on the first screen
+    assert page.locator("#surface-summary li.surface-answer").count() == 4
+    page.screenshot(path=str(ARTIFACTS / f"launch-{drive.slug}-surface.png"), full_page=True)
+    assert height(page) <= MAX_HEIGHT, height(page)
+    link.click()
+    page.wait_for_url(f"**/drives/{drive.slug}/surface/")
+    page.wait_for_selector("#chart-surface-bw-by-bs .js-plotly-plot .main-svg")
+    assert page.locator("#surface-answers li.surface-answer").count() == 4
     assert page.problems == []
 
 

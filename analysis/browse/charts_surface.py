@@ -264,9 +264,9 @@ def answers(data: SurfaceData) -> list[dict]:
     """One sentence per access pattern: its peak, the smallest cell reaching 90% of it (block size × QD and bytes in
     flight) and the QD 1 → peak speedup (the peak cell's IOPS ÷ the QD 1 cell's at the peak's block size)."""
     by_key = {(c["pattern"], c["block_size_bytes"], c["iodepth"]): c for c in data.cells}
+    by_pattern = {p["pattern"]: p for p in data.patterns}
     found = []
-    for p in (next(p for p in data.patterns if p["pattern"] == name) for name in _order(
-            {p["pattern"] for p in data.patterns})):  # fmt: skip
+    for p in (by_pattern[name] for name in _order(by_pattern)):
         title = PATTERN_TITLES[p["pattern"]]
         if p["peak_bw_bytes_per_s"] is None:
             found.append({"pattern": p["pattern"], "sentence": f"{title}: no cell measured a bandwidth."})

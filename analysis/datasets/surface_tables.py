@@ -84,7 +84,7 @@ class JsonTextList(Func):
 
 # The runs table holds PTS runs only: a surface run's own facts (submission, host, firmware, link, purge, wear, why it
 # is not compliant) are here, with the same column names and meanings; steady state is not judged for the surface.
-_NOT_FOR_SURFACE = frozenset({"threads", "iodepth", "steady", "steady_round", "run_id", "flags"})
+_NOT_FOR_SURFACE = frozenset({"threads", "iodepth", "steady", "steady_round", "run_id", "flag_kinds"})
 SURFACE_RUN_COLUMNS: tuple[Column, ...] = (
     _c("run_id", "integer", "This surface run's stable id (run_id of the surface and surface_patterns tables).", "pk"),
     *(column for column in RUN_COLUMNS if column.name not in _NOT_FOR_SURFACE),

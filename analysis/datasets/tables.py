@@ -189,7 +189,7 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("link_utilization", "number", "Measured bandwidth ÷ usable PCIe link bandwidth (0..1; near 1 = bus-bound)."),
     _c("in_steady_window", "boolean", "The round is inside the PTS steady-state measurement window."),
     _c("flags", "string", "Kinds of flags on this measurement, ';'-separated and sorted (e.g. bus_bound); "
-       "run-wide flags are in runs.flags.", "flag_kinds__kinds"),
+       "run-wide flags are in runs.flag_kinds.", "flag_kinds__kinds"),
     _c("started_at", "datetime", "When the measurement started (UTC)."),
     _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle this row was read from."),
     _c("json_path", "string", "Provenance: where in raw_file the values were read, e.g. $.jobs[*]."),
@@ -246,8 +246,9 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("data_written_before_bytes", "integer", "Data written to the drive before the test.", unit="bytes"),
     _c("started_at", "datetime", "When the run started (UTC)."),
     _c("finished_at", "datetime", "When the run finished (UTC)."),
-    _c("flags", "string", "Kinds of flags on the whole run or its submission (not those on single measurements, "
-       "see measurements.flags), ';'-separated and sorted.",
+    _c("flag_kinds", "string", "Kinds of flags on the whole run or its submission (not those on single "
+       "measurements, see measurements.flags), ';'-separated and sorted. Formerly named flags (renamed: pandas' "
+       "DataFrame.flags shadowed it).",
        "flag_kinds__kinds"),
     _c("source_license", "string", "License of imported results."),
     _c("source_reference", "string", "Where imported results came from."),
@@ -317,7 +318,7 @@ def _submissions(*, trials_of: int | None = None) -> QuerySet[Submission]:
     return public_submissions(trials_of=trials_of)
 
 
-from analysis.datasets import tables_factor_effects, tables_recovery  # noqa: E402 - built with Column, defined above
+from analysis.datasets import tables_factor_effects, tables_recovery, tables_run_results  # noqa: E402 - built with Column, defined above
 
 TABLES: dict[str, Table] = {
     table.name: table
@@ -372,6 +373,7 @@ TABLES: dict[str, Table] = {
         *tables_recovery.tables(Table),
         *tables_demand_intensity.tables(),
         tables_factor_effects.table(Table),
+        tables_run_results.table(Table),
     )
 }
 # registered last: they import the helpers above

@@ -97,7 +97,7 @@ def test_the_dockerfile_and_compose_file_start_gunicorn_with_that_config():
 
 @pytest.mark.postgres
 @pytest.mark.django_db
-def test_a_runs_flags_are_its_own_and_its_submissions_but_not_its_measurements(client):
+def test_a_runs_flag_kinds_are_its_own_and_its_submissions_but_not_its_measurements(client):
     run = iops_run(rounds=2, mixes=(0,), block_sizes=(4096,))
     other = iops_run(rounds=2, mixes=(0,), block_sizes=(4096,))
     submission = run.submission
@@ -108,7 +108,7 @@ def test_a_runs_flags_are_its_own_and_its_submissions_but_not_its_measurements(c
     Flag.objects.create(submission=submission, kind="imported", reason="said twice")
     lines = b"".join(client.get("/datasets/runs.csv").streaming_content).decode().splitlines()
     header = lines[0].split(",")
-    flags = {int(line.split(",")[0]): line.split(",")[header.index("flags")] for line in lines[1:]}
+    flags = {int(line.split(",")[0]): line.split(",")[header.index("flag_kinds")] for line in lines[1:]}
     assert flags == {run.pk: "imported;thermal_throttle", other.pk: ""}
 
 

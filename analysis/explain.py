@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from analysis import aggregates
-from analysis.explain_model import conditions_without_effect, metric_models, model_factors
+from analysis.explain_model import conditions_apart, metric_models, model_factors
 from analysis.headline import HEADLINES
 from analysis.models import Flag, FlagKind, TestRun
 from analysis.selectors import TRIAL_TARGET_KIND, extension_q, pts_q, public_pts_runs
@@ -162,7 +162,7 @@ def explain_submission(submission) -> dict | None:
     main = runs[0]
     models = metric_models(submission, runs)
     compared, unrecorded = conditions_on_record(runs, peers)
-    without_effect = conditions_without_effect(models, compared)
+    matching, without_effect = conditions_apart(models, compared)
     metrics = [{**asdict(p), **models[p.key].as_dict()} for p in metric_positions(runs, peers)]
     return {
         "drive_model": main.drive_model.name,
@@ -171,7 +171,7 @@ def explain_submission(submission) -> dict | None:
         "population_units": len(peers) + 1,
         "conditions_compared": compared,
         "conditions_unrecorded": unrecorded,
-        "conditions_matching": [name for name in compared if name not in without_effect],
+        "conditions_matching": matching,
         "conditions_without_effect": without_effect,
         "model_note": model_note(metrics),
         "metrics": metrics,

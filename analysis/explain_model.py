@@ -158,11 +158,13 @@ CONDITIONS = {
 }  # fmt: skip
 
 
-def conditions_without_effect(models: dict[str, MetricModel], compared: list[str]) -> list[str]:
-    """The compared conditions at which this unit differs from the model's reference though no line names them."""
+def conditions_apart(models: dict[str, MetricModel], compared: list[str]) -> tuple[list[str], list[str]]:
+    """Of the compared conditions: those at which this unit is at the model's reference in every fitted metric (the
+    ones that "match"), and those at which it differs though no line names them (no effect beyond the noise)."""
     named = {CONDITIONS.get(line["factor"]) for m in models.values() for line in m.lines}
     differ = {CONDITIONS.get(key) for m in models.values() for key in m.differs}
-    return [name for name in compared if name in differ and name not in named]
+    matching = [name for name in compared if name not in differ]
+    return matching, [name for name in compared if name in differ and name not in named]
 
 
 def _above_reference(fitted, figures, factor: str) -> bool | None:

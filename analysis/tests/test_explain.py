@@ -262,6 +262,20 @@ def test_the_page_of_a_unit_like_the_others_says_nothing_sets_it_apart(client):
     assert "Nothing on record sets this unit apart" in page
 
 
+def test_a_condition_that_differs_without_an_effect_is_said_to_differ_not_to_match(client):
+    model = DriveModelFactory()
+    population(model, [1_000_000, 1_010_000, 990_000, 1_005_000, 995_000])
+    odd = unit_run(model, read_iops=1_002_000, firmware=FirmwareFactory(drive_model=model, revision="OLDFW01"))
+
+    summary = explain_submission(odd.submission)
+
+    assert summary["factors"] == [] and summary["conditions_without_effect"] == ["firmware"]
+    assert "firmware" not in summary["conditions_matching"] and "PCIe link" in summary["conditions_matching"]
+    page = client.get(f"/submissions/{odd.submission.pk}/").content.decode()
+    assert '<p class="no-factors">Its PCIe link, host CPU match the other units\'.</p>' in page
+    assert "Its firmware differs from the other units', with no effect on its figures the factor model" in page
+
+
 def test_the_page_claims_a_match_only_for_conditions_both_sides_record(client):
     runs = population(DriveModelFactory(), [1, 2, 3, 4, 5])
     for run in runs:

@@ -354,6 +354,14 @@ def test_the_client_prints_the_explanation_the_api_answers():
         "Not recorded for this unit: temperature, wear, over-provisioning.",
     ]
     assert describe_explanation({"status": "rejected", "explanation": None}) == []
+    # a condition that differs with no effect beyond the noise is said to differ, never to match
+    differs = {"drive_model": "Acme Rocket 1TB", "population_units": 6, "conditions_compared": ["PCIe link", "firmware"],
+               "conditions_matching": ["PCIe link"], "conditions_without_effect": ["firmware"]}  # fmt: skip
+    assert describe_explanation({"explanation": differs})[1:] == [
+        "Its PCIe link matches the other units'.",
+        "Its firmware differs from the other units', with no effect on its figures the factor model separates from "
+        "the noise.",
+    ]
 
 
 @pytest.mark.fio

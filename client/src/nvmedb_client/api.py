@@ -240,9 +240,12 @@ def describe_explanation(submission: dict) -> list[str]:
     elif explanation.get("conditions_compared"):
         # an older server answers no conditions_matching: every compared condition matched then
         matching = explanation.get("conditions_matching", explanation["conditions_compared"])
+        without = explanation.get("conditions_without_effect")
         if matching:
-            lines.append(f"Nothing on record sets this unit apart: its {', '.join(matching)} match the other units'.")
-        if without := explanation.get("conditions_without_effect"):
+            lead = "Its" if without else "Nothing on record sets this unit apart: its"
+            verb = "matches" if len(matching) == 1 else "match"
+            lines.append(f"{lead} {', '.join(matching)} {verb} the other units'.")
+        if without:
             verb = "differs" if len(without) == 1 else "differ"
             lines.append(
                 f"Its {', '.join(without)} {verb} from the other units', with no effect on its figures the factor "

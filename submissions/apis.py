@@ -54,6 +54,28 @@ class IntakeApi(APIView):
         return response
 
 
+class FigureSerializer(serializers.Serializer):
+    value = serializers.FloatField(help_text="In the metric's `unit`.")
+    low = serializers.FloatField(help_text="The 95% interval's low end.")
+    high = serializers.FloatField()
+    display = serializers.CharField(help_text="As the site shows it, with its interval when it has one.")
+
+
+class ModelLineSerializer(serializers.Serializer):
+    metric = serializers.CharField(help_text="The headline metric's label.")
+    factor = serializers.CharField(help_text="The factor model's factor key (link_limited, spare_fraction, …).")
+    label = serializers.CharField(help_text="The unit's level of the factor, in words.")
+    gap = serializers.FloatField(help_text="The unit's figure ÷ the reference level − 1.")
+    effect = serializers.FloatField(help_text="The factor's effect on this unit, as a change (−0.74 is −74%).")
+    low = serializers.FloatField(help_text="The effect's 95% interval, as changes.")
+    high = serializers.FloatField()
+    status = serializers.ChoiceField(choices=["estimated", "indicative"], help_text="indicative: one unit behind it.")
+    above_reference = serializers.BooleanField(
+        allow_null=True, help_text="Spare area and wear: the unit is above the reference; null for other factors."
+    )
+    text = serializers.CharField()
+
+
 class MetricPositionSerializer(serializers.Serializer):
     key = serializers.CharField(help_text="Headline metric, e.g. iops_4k_read.")
     label = serializers.CharField()
@@ -67,16 +89,51 @@ class MetricPositionSerializer(serializers.Serializer):
         help_text="Share of the other units this run beats (ties count half), 0-100; null below `min_units` units.",
     )
     position = serializers.CharField(help_text="The percentile in words, or why there is none.")
+    model_units = serializers.IntegerField(help_text="Units in the factor model's fit of this metric.")
+    model_note = serializers.CharField(
+        allow_blank=True, help_text="Why the factor model gives this unit no figure (too few units); blank otherwise."
+    )
+    reference = FigureSerializer(
+        allow_null=True,
+        help_text="The factor model's reference level: a typical unit at the reference conditions (capable link, "
+        "modal firmware, no throttling, median spare and wear), with its 95% interval.",
+    )
+    gap = serializers.FloatField(
+        allow_null=True, help_text="This unit's figure (its runs' geometric mean) ÷ the reference level − 1."
+    )
+    gap_display = serializers.CharField(allow_blank=True, help_text='The gap as a signed percentage ("−75%").')
+    normalized = FigureSerializer(
+        allow_null=True,
+        help_text="What this unit would do at the reference conditions, with the 95% interval of the effects it is "
+        "corrected for; null without a fitted model.",
+    )
+    lines = ModelLineSerializer(
+        many=True,
+        help_text="The factors that account for the gap: the unit's level is not the reference, the effect's interval "
+        "excludes no effect and the gap has the effect's sign. Largest first.",
+    )
 
 
 class FactorSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(
         choices=["link_below_capability", "link_slower_than_others", "bus_bound", "thermal_throttle", "wear",
-                 "firmware", "overprovisioning", "host_cpu"]
+                 "firmware", "overprovisioning", "host_cpu", "kernel", "scheduler"],
+        help_text="bus_bound: the link capped this unit below what the drive reaches on a faster link (never said of "
+        "a unit whose link carries what the drive does elsewhere). link_slower_than_others is no longer answered.",
     )  # fmt: skip
     label = serializers.CharField()
-    reason = serializers.CharField(help_text="One line: what differs, by how much, and why it matters.")
-    evidence = serializers.DictField(child=serializers.CharField(), help_text="The figures behind the reason.")
+    reason = serializers.CharField(help_text="One line: what differs for this unit and why it matters.")
+    evidence = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="The figures behind the reason: per headline metric its gap and the factor's share with its "
+        "interval; for thermal throttling the hottest temperature, the drive's thresholds and the tests whose "
+        "throttle time grew.",
+    )
+    lines = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The factor model's lines, one per metric: \"1024 KiB sequential read −75%; link Gen2 x4 "
+        '(link-limited) accounts for −74% [−77, −70]".',
+    )
 
 
 class ExplanationSerializer(serializers.Serializer):
@@ -86,6 +143,10 @@ class ExplanationSerializer(serializers.Serializer):
     drive_model_slug = serializers.CharField()
     min_units = serializers.IntegerField(help_text="Units (this one included) a percentile needs.")
     population_units = serializers.IntegerField()
+    model_note = serializers.CharField(
+        allow_blank=True,
+        help_text="One sentence when the factor model gives no metric a figure (too few units); blank otherwise.",
+    )
     metrics = MetricPositionSerializer(many=True)
     factors = FactorSerializer(many=True)
     conditions_compared = serializers.ListField(
@@ -94,6 +155,16 @@ class ExplanationSerializer(serializers.Serializer):
     )
     conditions_unrecorded = serializers.ListField(
         child=serializers.CharField(), help_text="Conditions this unit does not record: nothing is said of them."
+    )
+    conditions_matching = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Compared conditions at which this unit is like the others (the factor model's reference): the "
+        "ones said to match.",
+    )
+    conditions_without_effect = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Compared conditions at which this unit differs from the factor model's reference with no effect "
+        "the model separates from the noise: never said to match.",
     )
 
 

@@ -336,7 +336,8 @@ def test_the_site_accepts_only_its_own_data_licence(site):
 
 
 def test_the_client_prints_the_explanation_the_api_answers():
-    """The frozen API answer for a downtrained unit among normal ones, as `--wait` prints it."""
+    """The frozen API answer for a downtrained unit among normal ones, as `--wait` prints it: its figure at the
+    factor model's reference conditions with its interval, and the model's line for its link."""
     from pathlib import Path
 
     from nvmedb_client.api import describe_explanation
@@ -345,13 +346,22 @@ def test_the_client_prints_the_explanation_the_api_answers():
     lines = describe_explanation(json.loads(frozen.read_text()))
     assert lines == [
         "Among the units of Acme Rocket 1TB:",
-        "  4 KiB random read: 850k IOPS, better than 0% of the 5 other units",
-        "What may explain a gap:",
-        "  - Link below capability: Link trained at 8 GT/s x4 though the drive is capable of 16 GT/s x4: "
-        "usable 3.60 GB/s, this run moved 94.0% of it.",
+        "  4 KiB random read: 850k IOPS, better than 0% of the 5 other units; at reference conditions 1.00M IOPS "
+        "[976k IOPS, 1.02M IOPS] (gap −15%)",
+        "What explains a gap:",
+        "  - Link below capability: Its link trained at 8 GT/s x4 though the drive and its slot can do 16 GT/s x4.",
+        "      4 KiB random read −15%; link Gen3 x4, below capability accounts for −15% [−17, −13] (1 unit — indicative)",
         "Not recorded for this unit: temperature, wear, over-provisioning.",
     ]
     assert describe_explanation({"status": "rejected", "explanation": None}) == []
+    # a condition that differs with no effect beyond the noise is said to differ, never to match
+    differs = {"drive_model": "Acme Rocket 1TB", "population_units": 6, "conditions_compared": ["PCIe link", "firmware"],
+               "conditions_matching": ["PCIe link"], "conditions_without_effect": ["firmware"]}  # fmt: skip
+    assert describe_explanation({"explanation": differs})[1:] == [
+        "Its PCIe link matches the other units'.",
+        "Its firmware differs from the other units', with no effect on its figures the factor model separates from "
+        "the noise.",
+    ]
 
 
 @pytest.mark.fio

@@ -213,23 +213,44 @@ def describe_outcome(submission: dict) -> str:
 
 
 def describe_explanation(submission: dict) -> list[str]:
-    """Where the unit sits among its model's units and what may explain a gap, as lines for the terminal."""
+    """Where the unit sits among its model's units, what it would do at the factor model's reference conditions
+    (with its interval) and the factors that account for a gap, as lines for the terminal."""
     explanation = submission.get("explanation")
     if not explanation:
         return []
     lines = [f"Among the units of {explanation.get('drive_model', 'this drive model')}:"]
     for metric in explanation.get("metrics") or []:
         value = units.by_unit(metric.get("unit", ""), metric.get("value"))
-        lines.append(f"  {metric.get('label', metric.get('key'))}: {value}, {metric.get('position', '')}")
+        line = f"  {metric.get('label', metric.get('key'))}: {value}, {metric.get('position', '')}"
+        normalized = metric.get("normalized")
+        if normalized:
+            gap = metric.get("gap_display")
+            line += f"; at reference conditions {normalized.get('display')}" + (f" (gap {gap})" if gap else "")
+        lines.append(line)
+    if explanation.get("model_note"):
+        lines.append(explanation["model_note"])
     factors = explanation.get("factors") or []
     if factors:
-        lines.append("What may explain a gap:")
-        lines.extend(f"  - {factor.get('label')}: {factor.get('reason')}" for factor in factors)
+        lines.append("What explains a gap:")
+        for factor in factors:
+            lines.append(f"  - {factor.get('label')}: {factor.get('reason')}")
+            lines.extend(f"      {line}" for line in factor.get("lines") or [])
     elif (explanation.get("population_units") or 0) <= 1:
         lines.append("No other unit of this model to compare its conditions with.")
     elif explanation.get("conditions_compared"):
-        compared = ", ".join(explanation["conditions_compared"])
-        lines.append(f"Nothing on record sets this unit apart: its {compared} match the other units'.")
+        # an older server answers no conditions_matching: every compared condition matched then
+        matching = explanation.get("conditions_matching", explanation["conditions_compared"])
+        without = explanation.get("conditions_without_effect")
+        if matching:
+            lead = "Its" if without else "Nothing on record sets this unit apart: its"
+            verb = "matches" if len(matching) == 1 else "match"
+            lines.append(f"{lead} {', '.join(matching)} {verb} the other units'.")
+        if without:
+            verb = "differs" if len(without) == 1 else "differ"
+            lines.append(
+                f"Its {', '.join(without)} {verb} from the other units', with no effect on its figures the factor "
+                "model separates from the noise."
+            )
     else:
         lines.append("No condition that could explain a gap is recorded for both this unit and another unit.")
     if explanation.get("conditions_unrecorded"):

@@ -1,0 +1,295 @@
+"""Why is my unit different? The factor model's answer (analysis.factor_model) for one submission's unit.
+
+Per headline metric the drive's public units plus this unit are fitted (a held unit is fitted with the public ones
+here only: nothing of it is stored, and analysis.factor_effects fits public runs only). The unit gets its gap to the
+model's reference level (a typical unit at the reference conditions: capable link, modal firmware, no throttling,
+median spare and wear), its normalized figure (what it would do at the reference conditions) with its interval, and
+the lines of `FactorFit.explain`: a factor is named only when the unit's level differs from the reference, the
+effect's interval excludes no effect and the unit's gap has the effect's sign.
+
+The lines are grouped by factor into the explanation's `factors`: the link-limited factor ("Bus-bound": the link
+capped the unit below what the drive reaches on a faster link, never said of a unit on a link that carries what the
+drive does elsewhere), a link below capability, spare area in both directions, wear, firmware, host CPU, kernel, I/O
+scheduler; and one thermal line, said once, with the drive's thresholds, the hottest temperature and the tests whose
+throttle counters grew.
+
+numpy, scipy and statsmodels are imported by the first explanation that fits, never by importing this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analysis.headline import HEADLINES
+from analysis.models import Flag, FlagKind, TestRun
+from nvmedb_client import units
+
+# The factor model's keys as the explanation's factor kinds (the kinds the API already answers, plus two).
+KINDS = {
+    "link_limited": ("bus_bound", "Bus-bound"),
+    "link_below_capability": ("link_below_capability", "Link below capability"),
+    "throttled": ("thermal_throttle", "Thermal throttling"),
+    "spare_fraction": ("overprovisioning", "Over-provisioning"),
+    "percentage_used": ("wear", "Wear"),
+    "firmware": ("firmware", "Firmware differs"),
+    "host_cpu": ("host_cpu", "Host CPU differs"),
+    "kernel": ("kernel", "Kernel differs"),
+    "scheduler": ("scheduler", "I/O scheduler differs"),
+}
+COUNTERS_GREW = "throttle counters grew"
+
+
+@dataclass
+class MetricModel:
+    """One headline metric's figures from the factor model, as the explanation's metric entry adds them."""
+
+    model_units: int = 0
+    model_note: str = ""  # why there are no figures, in one sentence; "" when there are
+    reference: dict | None = None  # the model's reference level, with its interval
+    gap: float | None = None  # the unit's figure ÷ the reference level − 1
+    gap_display: str = ""  # "−75%"
+    normalized: dict | None = None  # the unit at the reference conditions, with its interval
+    lines: list[dict] = field(default_factory=list)
+    differs: set[str] = field(default_factory=set)  # the factors at which the unit is not at the reference
+
+    def as_dict(self) -> dict:
+        return {
+            "model_units": self.model_units,
+            "model_note": self.model_note,
+            "reference": self.reference,
+            "gap": self.gap,
+            "gap_display": self.gap_display,
+            "normalized": self.normalized,
+            "lines": self.lines,
+        }
+
+
+def _figure(unit: str, estimate) -> dict:
+    """An estimate with its interval, as numbers and as the site shows them ("6.50 GB/s [6.41, 6.59 GB/s]")."""
+    value, low, high = (_round(v) for v in (estimate.value, estimate.low, estimate.high))
+    low_text, high_text = units.by_unit(unit, low), units.by_unit(unit, high)
+    display = units.by_unit(unit, value)
+    if low_text != high_text:  # a unit at the reference conditions is its own figure, with no interval to quote
+        display += f" [{low_text}, {high_text}]"
+    return {"value": value, "low": low, "high": high, "display": display}
+
+
+def _round(value: float) -> float:
+    """6 significant digits: the fit's last bits differ between BLAS builds; the API answers the same everywhere."""
+    return float(f"{float(value):.6g}")
+
+
+def _unit_key(run: TestRun) -> object:
+    return run.unit_id if run.unit_id is not None else f"run-{run.pk}"  # as analysis.factor_rows names units
+
+
+def model_rows(submission, drive_model):
+    """The factor model's rows of the drive's public runs plus this submission's own runs (when not public)."""
+    from analysis.factor_rows import public_runs, rows_of
+
+    public = public_runs(drive_model)
+    seen = {row["id"] for row in public}
+    own = [r for r in public_runs(drive_model, TestRun.objects.filter(submission=submission)) if r["id"] not in seen]
+    return rows_of(public + own)
+
+
+def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
+    """Per headline metric this submission measured: the factor model's figures and lines for its unit."""
+    from analysis.factor_model import fit
+
+    found = model_rows(submission, runs[0].drive_model)
+    by_test = {run.test: run for run in runs}
+    out: dict[str, MetricModel] = {}
+    for headline in HEADLINES:
+        run = by_test.get(headline.test)
+        if run is None or (run.headline or {}).get(headline.key) is None:
+            continue
+        fitted = fit(found.rows.get(headline.key, []), headline.label)
+        model = out[headline.key] = MetricModel(model_units=fitted.n_units)
+        key = _unit_key(run)
+        if fitted.status != "fitted" or fitted.reference_level is None:
+            model.model_note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
+            continue
+        figures = fitted.units.get(key)
+        if figures is None:
+            model.model_note = (
+                "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
+            )
+            continue
+        model.reference = _figure(headline.unit, fitted.reference_level)
+        model.gap = _round(figures.observed / fitted.reference_level.value - 1)
+        model.gap_display = _signed(model.gap)
+        model.normalized = _figure(headline.unit, figures.normalized)
+        model.differs = _differs(fitted, figures)
+        for line in fitted.explain(key):
+            c = line.contribution
+            above = _above_reference(fitted, figures, line.factor)
+            model.lines.append(
+                {"metric": headline.label, "factor": line.factor, "label": line.label, "gap": _round(line.gap),
+                 "effect": _round(c.value - 1), "low": _round(c.low - 1), "high": _round(c.high - 1),
+                 "status": line.status, "text": line.text, "above_reference": above}
+            )  # fmt: skip
+    return out
+
+
+def _differs(fitted, figures) -> set[str]:
+    """The factors in the fit at which this unit is away from the reference (as the model's columns count it)."""
+    from analysis.factor_model.data import BY_KEY
+
+    away = set()
+    for key, reference in fitted.reference.items():
+        spec = BY_KEY[key]
+        values = figures.unit.values(spec)
+        if spec.kind == "continuous":
+            away_here = abs(sum(float(v) for v in values) / len(values) - reference) >= spec.step / 2
+        elif spec.kind == "bool":
+            away_here = any(bool(v) for v in values)
+        else:
+            away_here = any(v != reference for v in values)
+        if away_here:
+            away.add(key)
+    return away
+
+
+# The factor model's factors as the conditions the explanation names (conditions_on_record)
+CONDITIONS = {
+    "link_limited": "PCIe link", "link_below_capability": "PCIe link", "throttled": "temperature",
+    "spare_fraction": "over-provisioning", "percentage_used": "wear", "firmware": "firmware", "host_cpu": "host CPU",
+}  # fmt: skip
+
+
+def conditions_apart(models: dict[str, MetricModel], compared: list[str]) -> tuple[list[str], list[str]]:
+    """Of the compared conditions: those at which this unit is at the model's reference in every fitted metric (the
+    ones that "match"), and those at which it differs though no line names them (no effect beyond the noise)."""
+    named = {CONDITIONS.get(line["factor"]) for m in models.values() for line in m.lines}
+    differ = {CONDITIONS.get(key) for m in models.values() for key in m.differs}
+    matching = [name for name in compared if name not in differ]
+    return matching, [name for name in compared if name in differ and name not in named]
+
+
+def _above_reference(fitted, figures, factor: str) -> bool | None:
+    """A continuous factor (spare, wear): whether the unit is above the reference; None for the others."""
+    from analysis.factor_model.data import BY_KEY
+
+    spec = BY_KEY[factor]
+    if spec.kind != "continuous":
+        return None
+    values = [float(v) for v in figures.unit.values(spec)]
+    return sum(values) / len(values) > fitted.reference[factor]
+
+
+def _link(run: TestRun, capable: bool = False) -> str:
+    link = run.pcie_link
+    if link is None:
+        return ""
+    speed, width = (link.capable_speed_gts, link.capable_width) if capable else (link.speed_gts, link.width)
+    return f"{speed:g} GT/s x{width}" if speed and width else ""
+
+
+def _link_evidence(run: TestRun, *, capable: bool) -> dict[str, str]:
+    link, evidence = run.pcie_link, {"negotiated": _link(run)}
+    if capable:
+        evidence["capable"] = _link(run, capable=True)
+    if link.usable_bandwidth_bytes_per_s:
+        evidence["usable_bandwidth"] = units.bandwidth(link.usable_bandwidth_bytes_per_s)
+    return {k: v for k, v in evidence.items() if v}
+
+
+def _intro(kind: str, lines: list[dict], main: TestRun) -> str:
+    """The factor's first sentence: what differs for this unit."""
+    line = lines[0]
+    if kind == "link_limited":
+        link = line["label"].split(" (")[0].removeprefix("link ")
+        figures = "these figures" if len(lines) > 1 else "this figure"
+        return (
+            f"Its link ({link}) capped it below what the drive reaches on a faster link: the bus, not the drive, set "
+            f"{figures}."
+        )
+    if kind == "link_below_capability":
+        capable = _link(main, capable=True)
+        return f"Its link trained at {_link(main) or 'less'} though the drive and its slot can do {capable or 'more'}."
+    if kind == "spare_fraction":
+        more = "More" if line["above_reference"] else "Less"
+        return f"{more} spare area than the reference unit ({line['label']}): spare area sets sustained write speed."
+    if kind == "percentage_used":
+        more = "More" if line["above_reference"] else "Less"
+        return f"{more} worn before the test than the reference unit ({line['label']}): wear costs spare area."
+    return f"Its {line['label']}."
+
+
+def thermal_sentence(runs: list[TestRun], flags: list[Flag]) -> tuple[str, dict[str, str]]:
+    """One sentence: the tests whose throttle counters grew (or that ran hot), the hottest temperature and the
+    drive's warning and critical thresholds."""
+    by_run = {run.pk: run for run in runs}
+    grew, hot = {}, {}
+    for flag in flags:
+        run = by_run.get(flag.test_run_id)
+        name = run.get_test_display() if run else "the submission"
+        (grew if COUNTERS_GREW in flag.reason else hot)[name] = True
+    hottest = max((r.max_temperature_k for r in runs if r.max_temperature_k is not None), default=None)
+    warning = next((r.warning_temperature_k for r in runs if r.warning_temperature_k), None)
+    critical = next((r.critical_temperature_k for r in runs if r.critical_temperature_k), None)
+    parts = []
+    if grew:
+        parts.append(f"throttle time grew during the {_and(list(grew))} test{'s' if len(grew) > 1 else ''}")
+    if hot:
+        parts.append(f"it ran hot during the {_and(list(hot))} test{'s' if len(hot) > 1 else ''}")
+    evidence = {}
+    if hottest is not None:
+        reached = f"the drive reached {units.temperature(hottest)}"
+        thresholds = (("warning", warning), ("critical", critical))
+        limits = [f"{name} threshold {units.temperature(k)}" for name, k in thresholds if k]
+        parts.append(reached + (f" ({', '.join(limits)})" if limits else ", its thresholds are not recorded"))
+        evidence["hottest"] = units.temperature(hottest)
+    if warning:
+        evidence["warning_threshold"] = units.temperature(warning)
+    if critical:
+        evidence["critical_threshold"] = units.temperature(critical)
+    if grew:
+        evidence["throttle_time_grew_in"] = ", ".join(grew)
+    return "The drive throttled: " + "; ".join(parts) + ".", evidence
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def model_factors(runs: list[TestRun], flags: list[Flag], models: dict[str, MetricModel]) -> list[dict]:
+    """The explanation's factors: the model's lines grouped by factor (largest effect first), the thermal one said
+    once with its thresholds even where the model separates no effect of it from the noise."""
+    main = runs[0]
+    grouped: dict[str, list[dict]] = {}
+    for model in models.values():
+        for line in model.lines:
+            grouped.setdefault(line["factor"], []).append(line)
+    hot = [flag for flag in flags if flag.kind == FlagKind.THERMAL_THROTTLE]
+    if hot:
+        grouped.setdefault("throttled", [])
+    factors = []
+    for key, lines in grouped.items():
+        kind, label = KINDS.get(key, (key, key))
+        lines = sorted(lines, key=lambda line: -abs(line["effect"]))
+        evidence = {
+            line["metric"]: f"gap {_signed(line['gap'])}, accounts for {_signed(line['effect'])} "
+            f"[{_signed(line['low'], '')}, {_signed(line['high'], '')}]"
+            for line in lines
+        }
+        if key == "throttled":
+            reason, thermal = thermal_sentence(runs, hot)
+            evidence = {**thermal, **evidence}
+            if not lines and any(m.reference for m in models.values()):
+                reason += " The factor model separates no effect of it on a headline figure from the noise."
+        else:
+            reason = _intro(key, lines, main)
+            if key in ("link_limited", "link_below_capability") and main.pcie_link is not None:
+                evidence = {**_link_evidence(main, capable=key == "link_below_capability"), **evidence}
+        largest = max((abs(line["effect"]) for line in lines), default=0)
+        entry = {"kind": kind, "label": label, "reason": reason, "evidence": evidence}
+        factors.append((largest, {**entry, "lines": [line["text"] for line in lines]}))
+    return [entry for _largest, entry in sorted(factors, key=lambda pair: -pair[0])]
+
+
+def _signed(change: float, unit: str = "%") -> str:
+    from analysis.factor_model.results import pct
+
+    return pct(1 + change, unit)

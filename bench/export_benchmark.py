@@ -56,73 +56,13 @@ def bench_url(name: str = BENCH_DB) -> str:
     return _seed.bench_database_url(name)
 
 
-def seed() -> None:
-    """Parent rows through the ORM (a few thousand), measurements and flags in two INSERT … SELECT statements."""
+def seed(runs: int = RUNS, rounds: int = ROUNDS) -> None:
+    """bench/_seed.py's seed_export on the migrated database: parent rows through the factories, measurements and
+    flags through the models (COPY)."""
     from django.core.management import call_command
-    from django.db import connection
 
-    from analysis.models import Measurement, Round
-    from analysis.tests import factories
-
-    started = time.perf_counter()
     call_command("migrate", verbosity=0)
-    user = factories.UserFactory(username="bench")
-    vendors = [factories.VendorFactory(name=f"Bench Vendor {i}") for i in range(10)]
-    drives = [factories.DriveModelFactory(vendor=vendors[i % 10]) for i in range(60)]
-    hosts = [factories.HostFactory() for _ in range(20)]
-    links = [factories.PcieLinkFactory(generation=g, speed_gts={3: 8.0, 4: 16.0, 5: 32.0}[g]) for g in (3, 4, 5)]
-    runs = []
-    for i in range(RUNS):
-        status, hidden = ("withdrawn", False) if i % 25 == 0 else ("published", i % 40 == 1)
-        drive = drives[i % len(drives)]
-        runs.append(
-            factories.TestRunFactory(
-                submission=factories.SubmissionFactory(uploader=user, status=status, hidden=hidden),
-                drive_model=drive,
-                firmware=factories.FirmwareFactory(drive_model=drive, revision=f"FW{i % 3}"),
-                host=hosts[i % len(hosts)],
-                pcie_link=links[i % len(links)],
-                steady_round=ROUNDS,
-            )
-        )
-    Round.objects.bulk_create(
-        [Round(test_run=run, phase="wdpc", number=n) for run in runs for n in range(1, ROUNDS + 1)], batch_size=5000
-    )
-    table = Measurement._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            INSERT INTO {table} (round_id, test_run_id, drive_model_id, run_key, block_size_bytes, read_pct, threads,
-                iodepth, read_iops, write_iops, total_iops, read_bw_bytes_per_s, write_bw_bytes_per_s,
-                total_bw_bytes_per_s, read_bytes, write_bytes, lat_mean_ns, lat_max_ns, lat_p99_ns, lat_p9999_ns,
-                percentiles_ns, runtime_s, temperature_before_k, temperature_after_k, link_utilization,
-                in_steady_window, started_at, raw_file, json_path, missing, clat_percentiles_ns)
-            SELECT r.id, r.test_run_id, t.drive_model_id,
-                format('iops-r%s-rw%s-bs%s', r.number, mix, bs), bs, mix, 4, 32,
-                v.total * mix / 100.0, v.total * (100 - mix) / 100.0, v.total,
-                v.total * mix / 100.0 * bs, v.total * (100 - mix) / 100.0 * bs, v.total * bs,
-                (v.total * mix / 100.0 * bs * 60)::bigint, (v.total * (100 - mix) / 100.0 * bs * 60)::bigint,
-                128 / v.total * 1e9, 9e6 + r.id % 1000, 9e5 + r.id % 777, 3e6 + r.id % 555,
-                '{{}}'::jsonb, 60.0, 318.0 + r.number % 7, 325.0 + r.number % 9, LEAST(v.total * bs / 7e9, 1.0),
-                r.number > {ROUNDS - 5}, now() - (r.id || ' seconds')::interval,
-                format('fio/iops-r%s-rw%s-bs%s.json', r.number, mix, bs), '$.jobs[*]', '{{}}'::jsonb, '{{}}'::jsonb
-            FROM analysis_round r
-            JOIN analysis_testrun t ON t.id = r.test_run_id
-            CROSS JOIN unnest(ARRAY[100, 95, 65, 50, 35, 5, 0]) AS mix
-            CROSS JOIN unnest(ARRAY[1048576, 131072, 65536, 32768, 16384, 8192, 4096, 512]) AS bs
-            CROSS JOIN LATERAL (SELECT 800000 * power(4096.0 / GREATEST(bs, 4096), 0.8)
-                                       * (0.4 + 0.6 * mix / 100.0) * (1 + 0.01 * r.number) + r.id % 97 AS total) v
-            """
-        )
-        cursor.execute(
-            f"""
-            INSERT INTO analysis_flag (submission_id, test_run_id, measurement_id, kind, reason)
-            SELECT t.submission_id, m.test_run_id, m.id, 'bus_bound', 'benchmark flag'
-            FROM {table} m JOIN analysis_testrun t ON t.id = m.test_run_id WHERE m.id % 100 = 0
-            """
-        )
-        cursor.execute("ANALYZE")
-    print(f"seeded {Measurement.objects.count():,} measurement rows in {time.perf_counter() - started:.0f} s")
+    _seed.seed_export(runs=runs, rounds=rounds)
 
 
 SIZES = (100_000, 1_000_000)

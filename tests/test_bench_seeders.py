@@ -2,13 +2,14 @@
 
 bench/ seeds its databases through these functions; the published figures once came from databases kept from older
 checkouts because the seeders no longer ran on a fresh one. Here each seeder runs on the current schema and the rows
-it promises are checked."""
+it promises are checked, and the ingest benchmark's bundle must publish."""
 
 from __future__ import annotations
 
 import pytest
+from django.core.files.storage import FileSystemStorage
 
-from bench import _seed
+from bench import _seed, ingest_benchmark
 
 pytestmark = pytest.mark.django_db
 
@@ -68,3 +69,40 @@ def test_export_seed_fills_every_table_it_promises():
         1 for pk in Measurement.objects.values_list("pk", flat=True) if pk % 100 == 0
     )
     assert DriveModelAggregate.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the tasks the ingest queues run when its transaction commits
+def test_ingest_benchmark_bundle_publishes(tmp_path, shared_samples, settings):
+    """The benchmark times the path of a bundle that publishes: its manifest carries a plan like the client's, and
+    the warm-up task every ingest queues runs the way the worker runs it."""
+    from django.contrib.auth import get_user_model
+
+    from analysis.models import Measurement
+    from nvmedb_client.bundle import write_bundle
+    from nvmedb_client.signing import load_or_create_signing_key, public_key_bytes
+    from submissions import services
+
+    manifest, files = ingest_benchmark.build_run_dir(tmp_path / "run", ingest_benchmark.SMALL)
+    key = load_or_create_signing_key(tmp_path / "key")
+    bundle = write_bundle(
+        run_dir=tmp_path / "run", manifest=manifest, files=files, signing_key=key, out_path=tmp_path / "b.nvmedb.tar.gz"
+    )
+    user = get_user_model().objects.create_user(username="bench-ingest")
+    services.signing_key_register(user=user, public_key=public_key_bytes(key))
+    storage = FileSystemStorage(location=str(tmp_path / "storage"))
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "storage")},
+        },
+    }
+    data = bundle.read_bytes()
+    submission = ingest_benchmark.stored_submission(user=user, data=data, storage=storage)
+
+    done, identifiers = ingest_benchmark.worker_path(submission, storage)
+
+    assert done.status == "published", done.report
+    assert Measurement.objects.filter(test_run__submission=done).count() == len(manifest["runs"])
+    assert identifiers > 0  # the warm-up task ran and cached what it found
+    assert done.size == len(data)

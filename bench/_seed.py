@@ -274,6 +274,7 @@ def seed_export(*, runs: int = 800, rounds: int = 25, drive_models: int = 60, lo
                 host=hosts[i % len(hosts)],
                 pcie_link=links[i % len(links)],
                 steady_round=rounds,
+                derived_compliant=True,
             )
         )
     written = flagged = 0
@@ -399,13 +400,17 @@ def _seed_batch(batch, offset, rng, users, hosts, firmwares, profiles, base_time
         imported = not quick and rng.random() < 0.03
         firmware = rng.choice(firmwares[model.pk])
         started = submissions[i].created
+        derived = not quick and not imported  # the server's own verdict; a held submission's runs lose `compliant`
+        held = submissions[i].status == "held"
+        reasons = (["held: waiting for review"] if held else []) + (
+            ["quick profile: short cells, small ranges"] if quick else []
+        )
         for test in ("iops", "tp", "lat", "wsat"):
             test_runs.append(
                 TestRun(submission=submissions[i], drive_model=model, firmware=firmware, unit=units[i],
                         host=hosts[rng.randrange(len(hosts))], pcie_link=links[i], test=test,
                         edition="enterprise", profile="quick" if quick else ("imported" if imported else "pts"),
-                        compliant=not quick and not imported,
-                        compliance_reasons=["quick profile: short cells, small ranges"] if quick else [],
+                        compliant=derived and not held, derived_compliant=derived, compliance_reasons=reasons,
                         threads=1 if test == "lat" else 4, iodepth=1 if test == "lat" else 32, target_kind="device",
                         target_size_bytes=model.capacity_bytes, active_range_bytes=model.capacity_bytes,
                         write_cache="disabled", purge_method="format-crypto-erase", fio_version="fio-3.33",

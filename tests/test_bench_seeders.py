@@ -38,6 +38,7 @@ def test_browse_seed_fills_every_table_it_promises():
     assert Submission.objects.count() == 3
     assert TestRun.objects.count() == 3 * 4
     assert set(TestRun.objects.values_list("test", flat=True)) == {"iops", "tp", "lat", "wsat"}
+    assert TestRun.objects.filter(derived_compliant=True).exists()
     assert Round.objects.exists()
     assert summary.measurements == Measurement.objects.count() > 3 * 400
     assert not Measurement.objects.filter(pattern="").exists()

@@ -16,14 +16,22 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
+import django
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client" / "src"))
 
-from analysis import privacy, raw_allow  # noqa: E402 - after the path set-up: this script runs without Django
+# analysis.raw_allow reads its measured keys from submissions.content, which imports the models: Django is set up
+# (no database is opened)
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nvmedb.settings.test")
+django.setup()
+
+from analysis import privacy, raw_allow  # noqa: E402 - after Django's set-up
 from bench._report import SMOKE, Report  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "samples" / "fio" / "local__fio-3.33__randrw_jsonplus.json"

@@ -1,4 +1,6 @@
-"""Fill a PostgreSQL database with a realistic volume of published PTS results, fast (COPY), for benchmarks.
+"""Fill a database with a realistic volume of published PTS results for benchmarks, through the current models
+(analysis.bulk.insert_rows: COPY on PostgreSQL, bulk_create elsewhere), so a fresh database seeds on today's schema.
+tests/test_bench_seeders.py runs every seeder here at a tiny size, on SQLite and on PostgreSQL.
 
     from bench import _seed
     url = _seed.bench_database_url("nvmedb_bench_browse")
@@ -6,13 +8,17 @@
     _seed.setup_django(url)                       # DJANGO_SETTINGS_MODULE=nvmedb.settings.test, django.setup()
     _seed.migrate()
     summary = _seed.seed(drive_models=20, submissions_for_big_model=1000, measurements_total=1_000_000)
+    summary = _seed.seed_export(runs=800, rounds=25)   # the export benchmark's data set instead
+
+Database names get NVMEDB_BENCH_DB_PREFIX in front when it is set (benchmarks beside others on a shared server).
 
 Every submission holds the four PTS tests the way ingest stores them: an IOPS run (8 block sizes × 7 mixes × rounds
 until steady, 5–8 rounds), throughput (write then read, 2 block sizes, 5 rounds each), latency (3 × 3 cells, 5 rounds)
 and WSAT samples; every measurement has IOPS, bandwidth, bytes, latency mean / p99 / p99.99 / max with percentiles,
 temperatures, timestamps, link utilisation and steady-window membership; steady-state windows for every tracking
 variable; flags (bus-bound cells, non-compliant quick runs, imported runs, thermal throttling); a few percent of the
-submissions withdrawn, hidden or held; and the aggregates, refreshed with analysis.services.refresh_aggregates.
+submissions withdrawn, hidden or held; and what the site derives after a commit: the aggregates with their
+contributor counts and the drive page summaries (analysis.services.refresh_aggregates), and the factor effects.
 The first drive model is the big one (`bench-big-drive`); the others share what is left of `measurements_total`.
 Values follow a plausible drive curve with seeded noise, so runs are reproducible.
 """
@@ -20,7 +26,6 @@ Values follow a plausible drive curve with seeded noise, so runs are reproducibl
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import random
@@ -44,18 +49,14 @@ LAT_MIXES = (100, 65, 0)
 LAT_BLOCK_SIZES = (512, 4 * KIB, 8 * KIB)
 WSAT_SAMPLES = 30
 LINKS = {3: (8.0, 3.52e9), 4: (16.0, 7.04e9), 5: (32.0, 14.08e9)}  # generation -> (GT/s, usable bytes/s at x4)
-MEASUREMENT_COLUMNS = (
-    "id", "round_id", "test_run_id", "drive_model_id", "run_key", "block_size_bytes", "read_pct", "threads", "iodepth",
-    "read_iops", "write_iops", "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s", "total_bw_bytes_per_s",
-    "read_bytes", "write_bytes", "cumulative_write_bytes", "lat_mean_ns", "read_lat_mean_ns", "write_lat_mean_ns",
-    "lat_max_ns", "read_lat_max_ns", "write_lat_max_ns", "lat_p99_ns", "lat_p9999_ns", "percentiles_ns", "runtime_s",
-    "temperature_before_k", "temperature_after_k", "link_utilization", "in_steady_window", "started_at", "finished_at",
-    "raw_file", "json_path", "missing", "clat_percentiles_ns",
-)  # fmt: skip
+PATTERNS = {"iops": "randrw", "lat": "randrw", "wsat": "randwrite"}  # fio rw= as the client runs them
 
 
 def bench_database_url(name: str) -> str:
+    name = os.environ.get("NVMEDB_BENCH_DB_PREFIX", "") + name
     server = os.environ.get("DATABASE_URL") or DEFAULT_SERVER
+    if server.startswith("sqlite"):  # a file of its own in the var folder (NVMEDB_VAR_DIR)
+        return f"sqlite:///{Path(os.environ.get('NVMEDB_VAR_DIR') or REPO / 'var').resolve() / name}.sqlite3"
     if not server.startswith("postgres"):
         server = DEFAULT_SERVER
     return server.rsplit("/", 1)[0] + f"/{name}"
@@ -63,6 +64,18 @@ def bench_database_url(name: str) -> str:
 
 def ensure_database(url: str, *, reseed: bool = False) -> bool:
     """Create the database named by `url` if needed (drop it first when `reseed`); True when it must be seeded."""
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        path = Path(url.removeprefix("sqlite:///"))
+        if reseed:
+            path.unlink(missing_ok=True)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return True
+        with sqlite3.connect(path) as db:
+            tables = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'analysis_measurement'").fetchone()
+            return not (tables and db.execute("SELECT EXISTS (SELECT 1 FROM analysis_measurement)").fetchone()[0])
     import psycopg
 
     name = url.rsplit("/", 1)[1]
@@ -136,38 +149,6 @@ def measurements_per_submission(iops_rounds: int = 6) -> int:
     return iops + 2 * len(TP_BLOCK_SIZES) * 5 + len(LAT_MIXES) * len(LAT_BLOCK_SIZES) * 5 + WSAT_SAMPLES
 
 
-class _Writer:
-    """Collects one batch of rows of every table and writes them, measurements through COPY."""
-
-    def __init__(self):
-        from django.db import connection
-
-        self.connection = connection
-        self.measurements: list[tuple] = []
-        self.rounds_pending: list = []
-
-    def reserve_ids(self, table: str, count: int) -> list[int]:
-        with self.connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
-            )
-            return [row[0] for row in cursor.fetchall()]
-
-    def copy_measurements(self) -> int:
-        if not self.measurements:
-            return 0
-        columns = ", ".join(f'"{c}"' for c in MEASUREMENT_COLUMNS)
-        with (
-            self.connection.cursor() as cursor,
-            cursor.cursor.copy(f"COPY analysis_measurement ({columns}) FROM STDIN") as copy,
-        ):
-            for row in self.measurements:
-                copy.write_row(row)
-        written = len(self.measurements)
-        self.measurements = []
-        return written
-
-
 def seed(
     *,
     drive_models: int = 20,
@@ -182,7 +163,6 @@ def seed(
 
     from analysis.bulk import insert_rows
     from analysis.models import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Round, TestRun, Vendor
-    from analysis.services import refresh_aggregates
     from submissions.models import Submission
 
     started = time.perf_counter()
@@ -226,18 +206,16 @@ def seed(
     log(f"seeding {len(plan)} submissions (~{per_submission} measurements each, {big} of {models[0].slug})")
 
     base_time = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    writer = _Writer()
     written = 0
     for start in range(0, len(plan), batch_submissions):
         batch = plan[start : start + batch_submissions]
         with transaction.atomic():
             written += _seed_batch(
-                batch, start, rng, writer, users, hosts, firmwares, profiles, base_time,
+                batch, start, rng, users, hosts, firmwares, profiles, base_time,
                 insert_rows, Submission, PhysicalUnit, PcieLink, TestRun, Round,
             )  # fmt: skip
         log(f"  {start + len(batch)} submissions, {written:,} measurements, {time.perf_counter() - started:.0f} s")
-    for model in models:
-        refresh_aggregates(drive_model=model)
+    refresh_drive_models(models)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return SeedSummary(
@@ -248,6 +226,117 @@ def seed(
         seconds=time.perf_counter() - started,
         big_model_slug=models[0].slug,
         slugs=[m.slug for m in models],
+    )
+
+
+def refresh_drive_models(models) -> None:
+    """What the site derives after a commit, done here in this process: every drive's aggregates (with their
+    contributor counts) and page summary, then its factor model, fitted once (the refit the services queue on commit
+    is not queued: it would fit the same data again)."""
+    from unittest import mock
+
+    from analysis import services
+    from analysis.factor_effects import refresh_factor_effects
+
+    with mock.patch.object(services, "queue_factor_effects", lambda drive_model_id: None):
+        for model in models:
+            services.refresh_aggregates(drive_model=model)
+    for model in models:
+        refresh_factor_effects(model)
+
+
+def seed_export(*, runs: int = 800, rounds: int = 25, drive_models: int = 60, log=print) -> SeedSummary:
+    """The export benchmark's data set: `runs` IOPS runs of `rounds` rounds × 56 cells each (800 × 25 × 56 is about
+    1.1 million measurement rows), spread over `drive_models` drives; every 25th submission withdrawn, every 40th
+    hidden, 1 % of the measurements flagged bus-bound. Parent rows through the factories, measurements and flags
+    through analysis.bulk.insert_rows (COPY on PostgreSQL)."""
+    from django.db import connection
+
+    from analysis.bulk import insert_rows
+    from analysis.models import Flag, Measurement, Round
+    from analysis.tests import factories
+
+    started = time.perf_counter()
+    user = factories.UserFactory(username="bench")
+    vendors = [factories.VendorFactory(name=f"Bench Vendor {i}") for i in range(min(10, drive_models))]
+    drives = [factories.DriveModelFactory(vendor=vendors[i % len(vendors)]) for i in range(drive_models)]
+    hosts = [factories.HostFactory() for _ in range(min(20, runs))]
+    links = [factories.PcieLinkFactory(generation=g, speed_gts={3: 8.0, 4: 16.0, 5: 32.0}[g]) for g in (3, 4, 5)]
+    test_runs = []
+    for i in range(runs):
+        status, hidden = ("withdrawn", False) if i % 25 == 0 else ("published", i % 40 == 1)
+        drive = drives[i % len(drives)]
+        test_runs.append(
+            factories.TestRunFactory(
+                submission=factories.SubmissionFactory(uploader=user, status=status, hidden=hidden),
+                drive_model=drive,
+                firmware=factories.FirmwareFactory(drive_model=drive, revision=f"FW{i % 3}"),
+                host=hosts[i % len(hosts)],
+                pcie_link=links[i % len(links)],
+                steady_round=rounds,
+                derived_compliant=True,
+            )
+        )
+    written = flagged = 0
+    now = datetime.now(timezone.utc)
+    for run in test_runs:  # one run at a time: memory stays flat at any size
+        round_rows = insert_rows([Round(test_run=run, phase="wdpc", number=n) for n in range(1, rounds + 1)])
+        measurements = []
+        for row in round_rows:
+            for mix in IOPS_MIXES:
+                for bs in IOPS_BLOCK_SIZES:
+                    total = (
+                        800_000 * (4096 / max(bs, 4096)) ** 0.8 * (0.4 + 0.6 * mix / 100) * (1 + 0.01 * row.number)
+                        + row.id % 97
+                    )
+                    reads, writes = total * mix / 100, total * (100 - mix) / 100
+                    at = now - timedelta(seconds=row.id * 61 + len(measurements))
+                    key = f"iops-r{row.number}-rw{mix}-bs{bs}"
+                    measurements.append(
+                        Measurement(
+                            round=row, test_run=run, drive_model_id=run.drive_model_id, run_key=key,
+                            block_size_bytes=bs, read_pct=mix, pattern="randrw", threads=4, iodepth=32,
+                            read_iops=reads, write_iops=writes, total_iops=total, read_bw_bytes_per_s=reads * bs,
+                            write_bw_bytes_per_s=writes * bs, total_bw_bytes_per_s=total * bs,
+                            read_bytes=int(reads * bs * 60), write_bytes=int(writes * bs * 60),
+                            lat_mean_ns=128 / total * 1e9, lat_max_ns=9e6 + row.id % 1000,
+                            lat_p99_ns=9e5 + row.id % 777, lat_p9999_ns=3e6 + row.id % 555, percentiles_ns={},
+                            runtime_s=60.0, temperature_before_k=318.0 + row.number % 7,
+                            temperature_after_k=325.0 + row.number % 9,
+                            link_utilization=min(total * bs / 7e9, 1.0), in_steady_window=row.number > rounds - 5,
+                            started_at=at, finished_at=at + timedelta(seconds=60), raw_file=f"fio/{key}.json",
+                            json_path="$.jobs[*]", missing={}, clat_percentiles_ns={},
+                        )
+                    )  # fmt: skip
+        insert_rows(measurements, batch_size=5000)
+        written += len(measurements)
+        steady = [m for m in measurements if m.in_steady_window]
+        run.headline = {
+            key: _mean([m.total_iops for m in steady if (m.block_size_bytes, m.read_pct) == cell])
+            for key, cell in (("iops_4k_read", (4096, 100)), ("iops_4k_write", (4096, 0)),
+                              ("iops_64k_65_35", (65536, 65)))
+        }  # fmt: skip
+        run.save(update_fields=["headline"])
+        flags = [
+            Flag(submission_id=run.submission_id, test_run=run, measurement_id=m.pk, kind="bus_bound",
+                 reason="benchmark flag")
+            for m in measurements
+            if m.pk % 100 == 0
+        ]  # fmt: skip
+        flagged += len(insert_rows(flags))
+    refresh_drive_models(drives)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    seconds = time.perf_counter() - started
+    log(f"seeded {written:,} measurement rows ({flagged:,} flagged) in {seconds:.0f} s")
+    return SeedSummary(
+        drive_models=len(drives),
+        submissions=runs,
+        big_model_submissions=0,
+        measurements=written,
+        seconds=seconds,
+        big_model_slug=drives[0].slug,
+        slugs=[d.slug for d in drives],
     )
 
 
@@ -262,9 +351,9 @@ def _status(rng: random.Random) -> tuple[str, bool]:
     return "published", False
 
 
-def _seed_batch(batch, offset, rng, writer, users, hosts, firmwares, profiles, base_time,
+def _seed_batch(batch, offset, rng, users, hosts, firmwares, profiles, base_time,
                 insert_rows, Submission, PhysicalUnit, PcieLink, TestRun, Round) -> int:  # fmt: skip
-    from analysis.models import Flag, SteadyStateWindow
+    from analysis.models import Flag, Measurement, SteadyStateWindow
 
     submissions, units, links = [], [], []
     for i, model in enumerate(batch):
@@ -311,13 +400,17 @@ def _seed_batch(batch, offset, rng, writer, users, hosts, firmwares, profiles, b
         imported = not quick and rng.random() < 0.03
         firmware = rng.choice(firmwares[model.pk])
         started = submissions[i].created
+        derived = not quick and not imported  # the server's own verdict; a held submission's runs lose `compliant`
+        held = submissions[i].status == "held"
+        reasons = (["held: waiting for review"] if held else []) + (
+            ["quick profile: short cells, small ranges"] if quick else []
+        )
         for test in ("iops", "tp", "lat", "wsat"):
             test_runs.append(
                 TestRun(submission=submissions[i], drive_model=model, firmware=firmware, unit=units[i],
                         host=hosts[rng.randrange(len(hosts))], pcie_link=links[i], test=test,
                         edition="enterprise", profile="quick" if quick else ("imported" if imported else "pts"),
-                        compliant=not quick and not imported,
-                        compliance_reasons=["quick profile: short cells, small ranges"] if quick else [],
+                        compliant=derived and not held, derived_compliant=derived, compliance_reasons=reasons,
                         threads=1 if test == "lat" else 4, iodepth=1 if test == "lat" else 32, target_kind="device",
                         target_size_bytes=model.capacity_bytes, active_range_bytes=model.capacity_bytes,
                         write_cache="disabled", purge_method="format-crypto-erase", fio_version="fio-3.33",
@@ -360,13 +453,14 @@ def _seed_batch(batch, offset, rng, writer, users, hosts, firmwares, profiles, b
                 cells.append((run, len(rounds) - 1, "wsat", number, 4096, 0, WSAT_SAMPLES))
     rounds = insert_rows(rounds)
 
-    ids = writer.reserve_ids("analysis_measurement", len(cells))
+    measurements: list = []
+    bus_bound: list = []  # (measurement, run, utilisation): flagged once the measurements have their ids
     headline: dict[int, dict[str, list[float]]] = {}
     series_values: dict[tuple[int, str, int, int], list[tuple[int, float]]] = {}
     cumulative: dict[int, int] = {}
     flags: list = []
     clock: dict[int, datetime] = {}
-    for measurement_id, (run, round_index, phase, number, bs, mix, n_rounds) in zip(ids, cells, strict=True):
+    for run, round_index, phase, number, bs, mix, n_rounds in cells:
         profile = profiles[run.drive_model_id]
         usable = run.pcie_link.usable_bandwidth_bytes_per_s
         noise = rng.gauss(1.0, 0.015)
@@ -385,6 +479,7 @@ def _seed_batch(batch, offset, rng, writer, users, hosts, firmwares, profiles, b
         bw = iops * bs
         lat_mean = run.threads * run.iodepth / iops * 1e9
         p99, p9999 = lat_mean * rng.uniform(2.5, 4), lat_mean * rng.uniform(6, 25)
+        slat = min(lat_mean * 0.02, rng.uniform(1_500, 4_000))
         write_bytes = int(writes * bs * 60)
         cumulative[run.id] = cumulative.get(run.id, 0) + write_bytes
         at = clock.get(run.id) or run.started_at
@@ -392,23 +487,39 @@ def _seed_batch(batch, offset, rng, writer, users, hosts, firmwares, profiles, b
         temperature = 310 + 25 * (1 - math.exp(-(at - run.started_at).total_seconds() / 3600)) + rng.uniform(-1, 1)
         in_window = number > n_rounds - 5 if run.test != "wsat" else False
         direction = "read" if mix == 100 else "write"
-        writer.measurements.append(
-            (measurement_id, rounds[round_index].id, run.id, run.drive_model_id, f"{run.test}-r{number:02d}-rw{mix:03d}-bs{bs}",
-             bs, mix, run.threads, run.iodepth, reads, writes, iops, reads * bs, writes * bs, bw, int(reads * bs * 60),
-             write_bytes, cumulative[run.id], lat_mean, lat_mean if mix else None, lat_mean if mix < 100 else None,
-             p9999 * 3, None, None, p99, p9999,
-             json.dumps({direction: {"99.000000": round(p99), "99.990000": round(p9999)}}), 60.0, temperature - 1,
-             temperature, bw / usable, in_window, at, at + timedelta(seconds=60),
-             f"fio/{run.test}-r{number:02d}-rw{mix:03d}-bs{bs}.json", "$.jobs[*]", "{}", "{}")
+        pattern = PATTERNS.get(run.test) or ("read" if mix == 100 else "write")
+        run_key = f"{run.test}-r{number:02d}-rw{mix:03d}-bs{bs}"
+        percentiles = {direction: {"99.000000": round(p99), "99.990000": round(p9999)}}
+        measurement = Measurement(
+            round=rounds[round_index], test_run=run, drive_model_id=run.drive_model_id, run_key=run_key,
+            block_size_bytes=bs, read_pct=mix, pattern=pattern, threads=run.threads, iodepth=run.iodepth,
+            read_iops=reads, write_iops=writes, total_iops=iops, read_bw_bytes_per_s=reads * bs,
+            write_bw_bytes_per_s=writes * bs, total_bw_bytes_per_s=bw, read_bytes=int(reads * bs * 60),
+            write_bytes=write_bytes, cumulative_write_bytes=cumulative[run.id], lat_mean_ns=lat_mean,
+            read_lat_mean_ns=lat_mean if mix else None, write_lat_mean_ns=lat_mean if mix < 100 else None,
+            lat_max_ns=p9999 * 3, lat_p99_ns=p99, lat_p9999_ns=p9999, percentiles_ns=percentiles,
+            clat_mean_ns=lat_mean - slat, read_clat_mean_ns=lat_mean - slat if mix else None,
+            write_clat_mean_ns=lat_mean - slat if mix < 100 else None, clat_max_ns=p9999 * 3 - slat,
+            clat_p99_ns=p99 - slat, clat_p9999_ns=p9999 - slat,
+            clat_percentiles_ns={direction: {"99.000000": round(p99 - slat), "99.990000": round(p9999 - slat)}},
+            slat_mean_ns=slat, read_slat_mean_ns=slat if mix else None, write_slat_mean_ns=slat if mix < 100 else None,
+            slat_max_ns=slat * 40, runtime_s=60.0, temperature_before_k=temperature - 1,
+            temperature_after_k=temperature, link_utilization=bw / usable, in_steady_window=in_window, started_at=at,
+            finished_at=at + timedelta(seconds=60), raw_file=f"fio/{run_key}.json", json_path="$.jobs[*]", missing={},
         )  # fmt: skip
+        measurements.append(measurement)
         if bw / usable >= 0.9:
-            flags.append(Flag(submission_id=run.submission_id, test_run=run, measurement_id=measurement_id,
-                              kind="bus_bound", reason=f"Moved {bw / usable:.0%} of what the link can carry."))  # fmt: skip
+            bus_bound.append((measurement, run, bw / usable))
         if in_window:
             value = {"iops": iops, "tp": bw, "lat": lat_mean}[run.test]
             headline.setdefault(run.id, {}).setdefault(f"{phase}.{bs}.{mix}", []).append(value)
             series_values.setdefault((run.id, phase, bs, mix), []).append((number, value))
-    written = writer.copy_measurements()
+    written = len(insert_rows(measurements, batch_size=5000))
+    flags.extend(
+        Flag(submission_id=run.submission_id, test_run=run, measurement_id=measurement.pk, kind="bus_bound",
+             reason=f"Moved {share:.0%} of what the link can carry.")
+        for measurement, run, share in bus_bound
+    )  # fmt: skip
 
     windows = []
     tracked = {"iops": [("wdpc", 4096, 0), ("wdpc", 65536, 65), ("wdpc", 1048576, 100)],

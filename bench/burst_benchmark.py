@@ -5,7 +5,9 @@ Before the aggregate refresh took the drive model's row lock, 4-10 % of such a b
 more than one attempt, and whether the worker logged an IntegrityError, with the time the burst took.
 
 Needs PostgreSQL (DATABASE_URL=postgres://...; it creates and drops its own database) and Redis (REDIS_URL; it uses
-a queue of its own). Without them it says so and exits 0.
+a queue of its own). Without them it says so and exits 0. Its goals (every upload published at the first attempt, no
+IntegrityError) are printed with PASS / FAIL and the load average; it exits 1 when one is missed. BENCH_SMOKE=1: 4
+uploads.
 
     DATABASE_URL=postgres://nvmedb:nvmedb-ci@127.0.0.1:5432/nvmedb REDIS_URL=redis://127.0.0.1:6379/0 \\
         .venv/bin/python bench/burst_benchmark.py [--uploads 200] [--concurrency 2]
@@ -30,6 +32,7 @@ sys.path.insert(0, str(REPO / "client" / "tests"))
 SAMPLES = REPO.parent / "shared" / "samples"
 
 from bench import _seed  # noqa: E402
+from bench._report import SMOKE, Report  # noqa: E402
 
 
 def main() -> int:
@@ -41,10 +44,13 @@ def main() -> int:
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
         print("burst benchmark skipped: it needs DATABASE_URL (PostgreSQL) and REDIS_URL")
         return 0
+    if SMOKE:
+        args.uploads, args.timeout = 4, 120.0
+    goals = Report("burst benchmark")
 
     work = Path(tempfile.mkdtemp(prefix="nvmedb-burst-"))
     os.environ.update(BUNDLE_STORAGE_DIR=str(work / "storage"), NVMEDB_VAR_DIR=str(work / "var"))
-    url = _seed.bench_database_url("nvmedb_bench_burst")
+    url = _seed.bench_database_url("nvmedb_bench_burst" + ("_smoke" if SMOKE else ""))
     _seed.ensure_database(url, reseed=True)
     _seed.setup_django(url)
     _seed.migrate()
@@ -102,11 +108,14 @@ def main() -> int:
     text = log.read_text(errors="replace")
     by_status = Counter(status for status, _ in statuses)
     retried = sum(attempts > 1 for _, attempts in statuses)
-    print(f"uploads: {len(ids)} of one drive model, worker concurrency {args.concurrency}")
-    print(f"finished in {elapsed:.1f} s ({len(ids) / elapsed:.2f} uploads/s)")
-    print("statuses: " + ", ".join(f"{status} {count}" for status, count in sorted(by_status.items())))
-    print(f"needed more than one attempt: {retried}")
-    print(f"IntegrityError in the worker log: {text.count('IntegrityError')}")
+    errors = text.count("IntegrityError")
+    goals.note(f"uploads: {len(ids)} of one drive model, worker concurrency {args.concurrency}")
+    goals.note(f"finished in {elapsed:.1f} s ({len(ids) / elapsed:.2f} uploads/s)")
+    goals.note("statuses: " + ", ".join(f"{status} {count}" for status, count in sorted(by_status.items())))
+    goals.check(f"published: {by_status.get('published', 0)} of {len(ids)}", by_status.get("published") == len(ids),
+                goal="every upload")  # fmt: skip
+    goals.check(f"needed more than one attempt: {retried}", not retried, goal="0")
+    goals.check(f"IntegrityError in the worker log: {errors}", not errors, goal="0")
 
     from django.db import connection
 
@@ -114,8 +123,8 @@ def main() -> int:
     import psycopg
 
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        conn.execute('DROP DATABASE IF EXISTS "nvmedb_bench_burst"')
-    return 0 if by_status.get("published") == len(ids) and not retried else 1
+        conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}"')  # its own, created above
+    return goals.finish()
 
 
 if __name__ == "__main__":

@@ -4,17 +4,24 @@ On the real fio outputs in ../shared/samples, prints the time to parse them with
 library, the time of the byte-level bracket scan the reader runs before parsing, and the time of the alternative it
 replaces (a walk over every parsed node); then the scan's time on two hostile shapes at the fio size limit.
 
-Usage: python bench/json_depth_benchmark.py [--repeat 5]
+It has no goal (figures only): it prints the load average at its start and end and exits 0 unless it fails.
+BENCH_SMOKE=1: one repeat, hostile shapes of 1 MiB.
+
+Usage: python bench/json_depth_benchmark.py [--repeat 5] [--hostile-mib 64]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
-from nvmedb_client import jsonload
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._report import SMOKE, Report  # noqa: E402
+from nvmedb_client import jsonload  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 
@@ -37,10 +44,15 @@ def walk_depth(node) -> int:
     return deepest
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--hostile-mib", type=int, default=64, help="size of the hostile shapes (the fio size limit)")
+    args = parser.parse_args()
+    if SMOKE:
+        args.repeat, args.hostile_mib = 1, 1
+    repeat = args.repeat
+    report = Report("JSON depth benchmark")
     paths = sorted((SAMPLES / "ssspt-hp-iops-1").glob("*.json")) + sorted((SAMPLES / "fio").glob("*.json"))
     documents = []
     for path in paths:
@@ -57,12 +69,13 @@ def main() -> None:
     print(f"  json parse          {timed(json.loads, documents, repeat):8.1f} ms")
     print(f"  bracket scan        {timed(lambda d: jsonload.within_depth(d, 64), documents, repeat):8.1f} ms")
     print(f"  walk of the objects {timed(walk_depth, parsed, repeat):8.1f} ms")
-    size = 64 * 1024 * 1024 // 4
+    size = args.hostile_mib * 1024 * 1024 // 4
     for name, data in (("flat [][][]...", b"[]" * (size // 2)), ("deep [[[...]]]", b"[" * size + b"]" * size)):
         start = time.perf_counter()
         jsonload.within_depth(data, 32)
-        print(f"  scan of {len(data) / 1e6:.0f} MB {name}: {(time.perf_counter() - start) * 1000:.0f} ms")
+        print(f"  scan of {len(data) / 1e6:.1f} MB {name}: {(time.perf_counter() - start) * 1000:.0f} ms")
+    return report.finish()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -29,9 +29,9 @@ is missed.
     ... bench/factor_recovery.py --units-per-level 2     # the intervals narrow
     ... bench/factor_recovery.py --normal-units 7 --seed 3
 
-By default it runs on a throwaway SQLite database (migrated first) with eager tasks. With DATABASE_URL and REDIS_URL
-both set it uses that database and the configured bundle storage, and a Celery worker started separately (with
-NVMEDB_REVIEW_FIRST_N=0) validates. analysis/tests/test_factor_recovery.py runs a smaller version through the same
+By default it runs on a throwaway SQLite database (migrated first) with eager tasks, whatever DATABASE_URL says. With
+--real-worker it uses the database of DATABASE_URL and the configured bundle storage, and a Celery worker started
+separately (with NVMEDB_REVIEW_FIRST_N=0, on REDIS_URL) validates. analysis/tests/test_factor_recovery.py runs a smaller version through the same
 functions.
 """
 
@@ -422,14 +422,16 @@ def render(report: Report, units_per_level: int, normal_units: int) -> str:
     return "\n".join(out)
 
 
-def _setup_django(tmp: Path) -> str:
-    """Django on a throwaway SQLite database with eager tasks; or, with DATABASE_URL and REDIS_URL both set, the
-    configured database and storage with a real Celery worker (started separately) doing the validation."""
+def _setup_django(tmp: Path, *, real_worker: bool) -> str:
+    """Django on a throwaway SQLite database with eager tasks; or (real_worker) the configured database and storage
+    with a real Celery worker (started separately) doing the validation."""
     import logging
 
-    real_worker = bool(os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"))
+    if real_worker and not (os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL")):
+        raise SystemExit("--real-worker needs DATABASE_URL and REDIS_URL (and a worker started on them)")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nvmedb.settings.local" if real_worker else "nvmedb.settings.test")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmp / 'bench.sqlite3'}")
+    if not real_worker:  # never the configured database: this run writes accounts and drives of its own
+        os.environ["DATABASE_URL"] = f"sqlite:///{tmp / 'bench.sqlite3'}"
     import django
     from django.conf import settings
 
@@ -453,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--units-per-level", type=int, default=1)
     parser.add_argument("--normal-units", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--real-worker", action="store_true", help="validate with a separately started worker")
     parser.add_argument(
         "--samples",
         type=Path,
@@ -461,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)  # fmt: skip
     print(f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="factor-recovery-") as tmp:
-        print(f"worker: {_setup_django(Path(tmp))}")
+        print(f"worker: {_setup_django(Path(tmp), real_worker=args.real_worker)}")
         report = run(args.units_per_level, args.normal_units, args.seed, args.samples, Path(tmp) / "bundles")
     print(render(report, args.units_per_level, args.normal_units))
     print(f"load average at end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")

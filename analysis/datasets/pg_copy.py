@@ -38,7 +38,8 @@ PARALLEL_WORKERS = env_int("NVMEDB_EXPORT_PARALLEL_WORKERS", 0)
 
 
 class CsvBoolean(Func):
-    template = "CASE WHEN %(expressions)s THEN 'true' WHEN NOT %(expressions)s THEN 'false' END"
+    # the expression once: a computed boolean (n_contributors <= 1) carries parameters, which a second copy would lack
+    template = "CASE (%(expressions)s) WHEN TRUE THEN 'true' WHEN FALSE THEN 'false' END"
     output_field = CharField()
 
 

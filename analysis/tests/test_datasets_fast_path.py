@@ -66,6 +66,13 @@ def crafted(db):
         add_recovery_rows(run)
         add_results(run)
         surface_run(**{k: getattr(run, k) for k in keys}, profile=run.profile, target_kind=run.target_kind)
+    from analysis.factor_effects import refresh_factor_effects
+    from analysis.tests.factories import DriveModelAggregateFactory
+
+    for run in (awkward, plain):  # the aggregates and factor_effects tables (drive-level rows)
+        DriveModelAggregateFactory(drive_model=run.drive_model, level='=1+1, "x"')
+        type(run).objects.filter(pk=run.pk).update(headline={"iops_4k_read": 5e5})
+        refresh_factor_effects(run.drive_model)
     return {"awkward": awkward, "plain": plain, "hidden": hidden}
 
 

@@ -253,7 +253,7 @@ def test_identifiers_are_matched_in_any_letter_case():
     ],
 )
 def test_job_file_lines_are_kept_by_option_name(line, served):
-    assert raw_allow._Lines(raw_allow.FIO_JOB, privacy.Scrubber(set())).line(line) == served
+    assert raw_allow.Lines(raw_allow.FIO_JOB, privacy.Scrubber(set())).line(line) == served
 
 
 def test_file_kinds_come_from_the_manifest_only():

@@ -246,6 +246,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two choice fields are called `status`: a submission's and a factor effect's in an explanation line.
+    "ENUM_NAME_OVERRIDES": {
+        "SubmissionStatusEnum": "submissions.models.SubmissionStatus",
+        "EffectStatusEnum": ["estimated", "indicative"],
+    },
 }
 
 LOGGING = {

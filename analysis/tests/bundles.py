@@ -141,3 +141,9 @@ def verified_bundle(
         run_dir=run_dir, manifest=manifest, files=files, signing_key=key, out_path=work / "b.nvmedb.tar.gz"
     )
     return verify_bundle(path, extract_to=work / "extracted")
+
+
+def response_text(response) -> str:
+    """A served page or raw file as text, streamed or not."""
+    data = b"".join(response.streaming_content) if response.streaming else response.content
+    return data.decode("utf-8", "replace")

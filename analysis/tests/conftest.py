@@ -273,3 +273,14 @@ def browse_drive(db):
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4, scale=1.0)
     refresh_aggregates(drive_model=drive)
     return drive
+
+
+@pytest.fixture
+def storage(settings, tmp_path):
+    """Bundles of this test in a storage directory of its own; returns it."""
+    (tmp_path / "storage" / "bundles").mkdir(parents=True)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "storage")}},
+    }
+    return tmp_path / "storage"

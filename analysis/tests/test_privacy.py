@@ -27,6 +27,7 @@ from analysis.datasets.tables import TABLES
 from analysis.ingest import ingest_submission
 from analysis.privacy import Scrubber, identifiers_in_file, pretty_json
 from analysis.tests import bundles
+from analysis.tests.bundles import response_text
 
 HYDROPERO = "lshw/hydropero__Bash_Integrity_Script__lshw_results.json"  # an array; host ip-172-31-35-167
 SONNIX = "lshw/sonnix-de__computerspende__lshw.json"  # an array; host wuffinotebook, Wi-Fi MAC and address
@@ -139,21 +140,6 @@ def plant(samples: Path):
     return mutate
 
 
-@pytest.fixture
-def storage(settings, tmp_path):
-    (tmp_path / "storage" / "bundles").mkdir(parents=True)
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "storage")}},
-    }
-    return tmp_path / "storage"
-
-
-def _body(response) -> str:
-    data = b"".join(response.streaming_content) if response.streaming else response.content
-    return data.decode("utf-8", "replace")
-
-
 def test_the_inputs_really_hold_every_leak_class(shared_samples):
     secrets = identifiers_of_inputs(shared_samples)
     for expected in ("ip-172-31-35-167", "wuffinotebook", "keithcollins-hp-probook-6450b", "172.31.35.167",
@@ -200,7 +186,7 @@ def test_no_identifier_survives_on_any_public_surface(
     for url in urls:
         response = client.get(url)
         assert response.status_code == (404 if url in not_served else 200), url
-        body = _body(response)
+        body = response_text(response)
         leaked = sorted(secret for secret in secrets if secret in body)
         assert not leaked, (url, leaked)
     assert build_release().number == 1
@@ -212,9 +198,9 @@ def test_no_identifier_survives_on_any_public_surface(
         leaked = sorted(secret for secret in secrets if secret in body)
         assert not leaked, (path.name, leaked)
         assert client.get(f"/datasets/releases/1/{path.name}").status_code == 200
-    job = _body(client.get(f"/submissions/{submission.pk}/files/{bundle.manifest['runs'][0]['job_file']}"))
+    job = response_text(client.get(f"/submissions/{submission.pk}/files/{bundle.manifest['runs'][0]['job_file']}"))
     assert "filename=/dev/disk/by-id/[scrubbed]" in job.splitlines()  # what was there stays legible
-    lshw = json.loads(_body(client.get(f"/submissions/{submission.pk}/files/system/lshw-laptop.json")))
+    lshw = json.loads(response_text(client.get(f"/submissions/{submission.pk}/files/system/lshw-laptop.json")))
     assert lshw[0]["id"] == "[scrubbed]" and lshw[0]["class"] == "system"  # still the same JSON document
 
 

@@ -23,6 +23,7 @@ from analysis.datasets.releases import build_release
 from analysis.datasets.tables import TABLES
 from analysis.ingest import ingest_submission
 from analysis.tests import bundles
+from analysis.tests.bundles import response_text
 
 HOST = "LabHost-07"
 USER = "tessaquill"
@@ -128,21 +129,6 @@ def plant(samples: Path):
     return mutate
 
 
-@pytest.fixture
-def storage(settings, tmp_path):
-    (tmp_path / "storage" / "bundles").mkdir(parents=True)
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {**settings.STORAGES["default"], "OPTIONS": {"location": str(tmp_path / "storage")}},
-    }
-    return tmp_path / "storage"
-
-
-def _body(response) -> str:
-    data = b"".join(response.streaming_content) if response.streaming else response.content
-    return data.decode("utf-8", "replace")
-
-
 def _leaks(body: str) -> list[str]:
     lowered = body.lower()
     return sorted(value for value in PLANTED if value.lower() in lowered)
@@ -166,7 +152,7 @@ def test_a_bundle_from_another_tool_leaks_nothing_it_plants_and_keeps_what_descr
 
     kinds = raw_allow.file_kinds(bundle.manifest)
     assert not set(UNKNOWN_FILES) & set(kinds)
-    page = _body(client.get(f"/submissions/{submission.pk}/"))
+    page = response_text(client.get(f"/submissions/{submission.pk}/"))
     assert not _leaks(page)
     for path in UNKNOWN_FILES:
         assert f"{path} <small>" in page and f"/files/{path}" not in page
@@ -176,7 +162,7 @@ def test_a_bundle_from_another_tool_leaks_nothing_it_plants_and_keeps_what_descr
         url = f"/submissions/{submission.pk}/files/{entry['path']}"
         for suffix in ("", "?download=1"):
             response = client.get(url + suffix)
-            body = _body(response)
+            body = response_text(response)
             assert not _leaks(body), (entry["path"], suffix, _leaks(body))
             if entry["path"] in kinds:
                 assert response.status_code == 200, entry["path"]
@@ -184,7 +170,7 @@ def test_a_bundle_from_another_tool_leaks_nothing_it_plants_and_keeps_what_descr
             else:
                 assert response.status_code == 404 and raw_allow.NOT_SERVED in body
     for url in [f"/datasets/{table}.{fmt}" for table in TABLES for fmt in ("csv", "json", "ndjson")]:
-        assert not _leaks(_body(client.get(url))), url
+        assert not _leaks(response_text(client.get(url))), url
     assert build_release().number == 1
     for path in sorted((releases_dir / "1").iterdir()):
         body = (

@@ -44,6 +44,8 @@ HIR_COLUMNS = (
     _c("recovery_ratio", "number", "recovery_iops ÷ baseline_iops."),
     _c("recovered", "boolean", "recovery_ratio > 1.2: more than the 20 % a steady window may vary."),
     _c("return_iops", "number", "IOPS of the continuous return-to-baseline writes after the wait state.", unit="IOPS"),
+    _c("missing", "string", "Why figures of this wait state are missing (a job's interval log with no sample), "
+       "or empty."),
     _c("claim_differs", "boolean", "The client's own figures differ from nvmedb's re-derivation from the logs."),
 )  # fmt: skip
 
@@ -61,6 +63,8 @@ XSR_COLUMNS = (
        "level; empty when it never settled.", unit="s"),
     _c("recovered", "boolean", "The group settled (recover_s is known)."),
     _c("log_gaps", "integer", "Stretches of the interval log longer than 1.5 intervals (fio sampled late)."),
+    _c("missing", "string", "Why figures of this group are missing (a job's interval log with no sample), or "
+       "empty."),
     _c("claim_differs", "boolean", "The client's own figures differ from nvmedb's re-derivation from the logs."),
 )  # fmt: skip
 

@@ -22,6 +22,7 @@ class HirWaitState(models.Model):
     recovery_ratio = models.FloatField(null=True, blank=True, help_text="recovery_iops / baseline_iops.")
     recovered = models.BooleanField(null=True, blank=True, help_text="recovery_ratio > 1 + the recovery margin.")
     return_iops = models.FloatField(null=True, blank=True, help_text="IOPS of the return-to-baseline writes after it.")
+    missing = models.TextField(blank=True, default="", help_text="Why figures of this wait state are missing, if any.")
     claimed = models.JSONField(null=True, blank=True, help_text="The client's own figures for this wait state.")
     claim_differs = models.BooleanField(default=False)
 
@@ -47,6 +48,7 @@ class XsrGroup(models.Model):
     recover_s = models.FloatField(null=True, blank=True, help_text="Time from the switch until it settled.")
     recovered = models.BooleanField(default=False)
     log_gaps = models.PositiveIntegerField(default=0, help_text="Stretches of the log longer than 1.5 intervals.")
+    missing = models.TextField(blank=True, default="", help_text="Why figures of this group are missing, if any.")
     claimed = models.JSONField(null=True, blank=True)
     claim_differs = models.BooleanField(default=False)
 

@@ -64,6 +64,7 @@ def _state_row(test_run, result: dict, state: dict, claimed: dict | None) -> Hir
         recovery_ratio=state["recovery_ratio"],
         recovered=state["recovered"],
         return_iops=state["baseline_run_iops"],
+        missing=state.get("missing", ""),
         claimed=claimed,
         claim_differs=claimed is None or bool(differences(claimed, claim(state))),
     )
@@ -82,6 +83,7 @@ def _group_row(test_run, group: dict, claimed: dict | None) -> XsrGroup:
         recover_s=group["recover_s"],
         recovered=bool(group["recovered"]),
         log_gaps=len(group["log_gaps"]),
+        missing=group.get("missing", ""),
         claimed=claimed,
         claim_differs=claimed is None or bool(differences(claimed, claim(group))),
     )

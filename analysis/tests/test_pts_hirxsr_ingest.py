@@ -134,3 +134,19 @@ def test_a_claim_for_a_test_that_did_not_run_is_flagged_not_believed(submission,
     assert not XsrGroup.objects.filter(test_run__submission=submission).exists()
     (flag,) = Flag.objects.filter(submission=submission, kind="recovery_claim_differs")
     assert flag.reason.startswith("xsr: the manifest claims {") and flag.test_run is None
+
+
+def test_an_empty_job_log_is_stored_as_missing_figures_with_the_reason(submission, real_bundle, tmp_path):
+    # What fio leaves for a job that ran shorter than one logging interval: the run is kept, never failed whole.
+    emptied = "logs/hir-w2-baseline_iops.1.log"
+
+    def empty(_manifest, files):
+        (files / emptied).write_bytes(b"")
+
+    outcome = ingest_submission(submission=submission, bundle=resigned(real_bundle, tmp_path, empty))
+    assert outcome.status == "published", outcome.reasons
+    state = HirWaitState.objects.get(test_run__submission=submission, index=2)
+    assert state.missing.startswith(f"{emptied} has no samples")
+    assert not RecoveryPoint.objects.filter(test_run=state.test_run, stage=2, kind="baseline").exists()
+    assert RecoveryPoint.objects.filter(test_run=state.test_run, stage=1, kind="baseline").exists()
+    assert HirWaitState.objects.get(test_run__submission=submission, index=1).missing == ""

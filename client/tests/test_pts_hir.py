@@ -252,3 +252,28 @@ def test_a_restarted_hir_test_sets_its_segments_and_their_logs_aside(tmp_path):
     moved = state["superseded_runs"][0]["log_files"]
     assert moved == [f"superseded/hir-1/{log}"]
     assert (files / moved[0]).read_text() == "100, 5, 1, 0, 0\n" and not (files / log).exists()
+
+
+def test_an_empty_job_log_leaves_that_wait_state_without_figures_and_says_why():
+    # fio writes no line for a job that ran shorter than one logging interval (seen on a loaded CI host): the run
+    # goes on, the wait state's figures are missing with the reason, and a complete state claims no such key.
+    plan, runs, files, summaries = crafted_hir()
+    complete = hir.derive(plan=plan, runs=runs, read=files.__getitem__, summaries=summaries)["wait_states"][0]
+    empty = files.__class__(files)
+    wait_run = runs[-1]
+    empty_path = wait_run["log_files"][0].replace("_iops.1.", "_iops.2.")
+    empty[empty_path] = b""
+    wait_run["log_files"] = [*wait_run["log_files"], empty_path]
+    (state,) = hir.derive(plan=plan, runs=runs, read=empty.__getitem__, summaries=summaries)["wait_states"]
+    assert "missing" not in complete and complete["recovery_iops"] is not None
+    assert state["recovery_iops"] is None and state["recovery_ratio"] is None and state["recovered"] is None
+    assert (
+        state["missing"] == f"{empty_path} has no samples: fio logged no interval for that job (it ran shorter "
+        "than one logging interval)"
+    )
+
+
+def test_an_empty_log_is_refused_where_samples_are_required():
+    with pytest.raises(IntervalLogError, match="no samples"):
+        parse_log(b"", name="logs/x_iops.1.log")
+    assert parse_log(b"", name="logs/x_iops.1.log", allow_empty=True) == []

@@ -79,3 +79,10 @@ def test_a_malformed_log_line_stops_the_derivation_with_its_line():
     plan, runs, files, summaries = _crafted(b"100, 1000, 1, 0, 0\n200, 1e3, 1, 0, 0\n")
     with pytest.raises(IntervalLogError, match="line 2"):
         xsr.derive(plan=plan, runs=runs, read=files.__getitem__, summaries=summaries)
+
+
+def test_an_empty_interval_log_leaves_the_group_without_a_series_and_says_why():
+    plan, runs, files, summaries = _crafted(b"")
+    (group,) = xsr.derive(plan=plan, runs=runs, read=files.__getitem__, summaries=summaries)["groups"]
+    assert group["series"] == [] and group["final_bytes_per_s"] is None and group["recovered"] is False
+    assert group["missing"].startswith("logs/xsr-g1_bw.1.log has no samples")

@@ -124,7 +124,7 @@ def recovery_lines(recovery: dict) -> list[str]:
     for state in (recovery.get("hir") or {}).get("wait_states", []):
         ratio = state["recovery_ratio"]
         verdict = (
-            "no figure"
+            f"no figure ({state.get('missing') or 'no burst after idle had a whole logged interval'})"
             if ratio is None
             else f"{ratio:.2f}x the baseline, {'' if state['recovered'] else 'not '}recovered"
         )

@@ -157,7 +157,8 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
         if run is None:
             continue
         interval = checked_interval(segment)
-        per_job = interval_log.read_run_logs(run, "iops", read)
+        paths, per_job = interval_log.read_run_logs(run, "iops", read)
+        missing = [interval_log.missing_sentence(paths, per_job)]
         found = burst_iops(per_job, interval, int(round(float(segment["idle_s"]) * 1000)))
         mean = found["recovery_iops"]
         ratio = mean / baseline["iops"] if mean is not None and baseline["iops"] else None
@@ -183,9 +184,12 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
         state["segment_s"] = segment["runtime_s"] + (base_segment or {}).get("runtime_s", 0)
         if base_run is not None:
             state["baseline_run_iops"] = round(float(summaries[base_run["id"]].total_iops), 3)
-            base_logs = interval_log.job_logs(base_run.get("log_files") or [], base_run["id"], "iops")
-            series = interval_log.combine([interval_log.parse_log(read(p), name=p) for p in base_logs])
+            base_paths, base_jobs = interval_log.read_run_logs(base_run, "iops", read)
+            missing.append(interval_log.missing_sentence(base_paths, base_jobs))
+            series = interval_log.combine(base_jobs)  # the shortest job decides: an empty log leaves no series
             state["baseline_series"] = [[s.time_ms, s.value] for s in series]
+        if any(missing):  # only then: a bundle whose logs all have samples claims no such key
+            state["missing"] = "; ".join(m for m in missing if m)
         states.append(state)
     return {"baseline": baseline, "recovery_margin": RECOVERY_MARGIN, "wait_states": states}
 

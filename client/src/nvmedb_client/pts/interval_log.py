@@ -29,7 +29,12 @@ class Sample:
     value: int  # IOPS for an iops log; KiB/s for a bw log (fio's unit)
 
 
-def parse_log(data: bytes, *, name: str = "log", max_bytes: int = MAX_LOG_BYTES) -> list[Sample]:
+def parse_log(
+    data: bytes, *, name: str = "log", max_bytes: int = MAX_LOG_BYTES, allow_empty: bool = False
+) -> list[Sample]:
+    """The log's samples. An empty log raises IntervalLogError unless `allow_empty`: fio writes no line for a job
+    that ran shorter than one logging interval (a short segment on a busy host), which the caller records as
+    missing samples (`empty_log_reason`) rather than failing the whole run."""
     if len(data) > max_bytes:
         raise IntervalLogError(f"{name} is {len(data)} bytes, more than the {max_bytes} bytes a log may have")
     samples: list[Sample] = []
@@ -51,9 +56,18 @@ def parse_log(data: bytes, *, name: str = "log", max_bytes: int = MAX_LOG_BYTES)
         samples.append(Sample(time_ms, value))
         if len(samples) > MAX_SAMPLES:
             raise IntervalLogError(f"{name} has more than {MAX_SAMPLES} samples")
-    if not samples:
+    if not samples and not allow_empty:
         raise IntervalLogError(f"{name} has no samples")
     return samples
+
+
+def empty_log_reason(path: str) -> str:
+    return f"{path} has no samples: fio logged no interval for that job (it ran shorter than one logging interval)"
+
+
+def missing_sentence(paths: list[str], per_job: list[list[Sample]]) -> str:
+    """Why figures read from these logs are missing ("" when every log has samples)."""
+    return "; ".join(empty_log_reason(path) for path, samples in zip(paths, per_job, strict=True) if not samples)
 
 
 def log_name_parts(path: str) -> tuple[str, str, int]:
@@ -93,11 +107,12 @@ def combine(per_job: list[list[Sample]]) -> list[Sample]:
     return [Sample(max(s[k].time_ms for s in per_job), sum(s[k].value for s in per_job)) for k in range(length)]
 
 
-def read_run_logs(run: dict, kind: str, read: Callable[[str], bytes]) -> list[list[Sample]]:
-    """The parsed `kind` ("iops" or "bw") log of each job of `run`, in job order; raises IntervalLogError when the
-    run lists none (a recovery test's figures come from its logs, never from the summary alone)."""
+def read_run_logs(run: dict, kind: str, read: Callable[[str], bytes]) -> tuple[list[str], list[list[Sample]]]:
+    """The paths and parsed `kind` ("iops" or "bw") logs of each job of `run`, in job order. A job's log may be
+    empty (see parse_log); raises IntervalLogError when the run lists no log at all (a recovery test's figures come
+    from its logs, never from the summary alone)."""
     paths = job_logs(run.get("log_files") or [], run["id"], kind)
-    per_job = [parse_log(read(path), name=path) for path in paths]
+    per_job = [parse_log(read(path), name=path, allow_empty=True) for path in paths]
     if not per_job:
         raise IntervalLogError(f"{run['id']} has no {kind} log")
-    return per_job
+    return paths, per_job

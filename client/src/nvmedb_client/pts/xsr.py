@@ -80,7 +80,7 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
         if run is None:
             continue
         interval = checked_interval(segment)
-        per_job = interval_log.read_run_logs(run, "bw", read)
+        paths, per_job = interval_log.read_run_logs(run, "bw", read)
         series = interval_log.combine(per_job)
         values = [s.value * KIB for s in series]  # fio logs KiB/s; the dataset stores bytes/s
         gaps = [g for samples in per_job for g in interval_log.gaps(samples, interval)]
@@ -95,6 +95,8 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
             "log_gaps": [[start, length] for start, length in gaps],
             **recovery(values, interval),
         }
+        if missing := interval_log.missing_sentence(paths, per_job):  # an empty job log leaves no series
+            group["missing"] = missing
         groups.append(group)
     result = {"recovery_band": RECOVERY_BAND, "follow_intervals": FOLLOW_INTERVALS, "groups": groups}
     first = next((g for g in groups if g["index"] == 1), None)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from django.db import transaction
 
+from analysis import raw_identifiers
 from analysis.bundle_reader import read_bundle
 from analysis.poison import UnreadableBundle
 from analysis.services import store_submission
@@ -52,18 +53,5 @@ def ingest_submission(*, submission: Submission, bundle: VerifiedBundle) -> Inge
     result = store_submission(submission=submission, record=record)
     if result.status != "rejected":
         storage_name = submission.storage_name
-        transaction.on_commit(lambda: queue_raw_file_warm_up(storage_name))
+        transaction.on_commit(lambda: raw_identifiers.remember_verified(storage_name, bundle))
     return IngestOutcome(status=result.status, reasons=result.reasons)
-
-
-def queue_raw_file_warm_up(storage_name: str) -> None:
-    """Queue the collection of a stored bundle's identifiers for its raw-file pages: a task of its own, after the
-    rows are committed, because the submission's verdict does not depend on a cache (scanning every file of a full
-    PTS bundle costs as much as validating it). A broker outage only costs the first visitor of a raw file a read
-    of the bundle."""
-    from analysis.tasks import warm_raw_file_identifiers
-
-    try:
-        warm_raw_file_identifiers.delay(storage_name)
-    except Exception:  # noqa: BLE001 - only a cache warm-up
-        logger.warning("could not queue the raw-file warm-up of %s", storage_name, exc_info=True)

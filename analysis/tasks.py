@@ -5,7 +5,6 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from analysis.browse import raw_files
 from analysis.datasets import releases
 from nvmedb.storage import StorageUnavailable
 
@@ -26,13 +25,6 @@ def build_release(force: bool = False) -> int | None:
     result = releases.build_release(force=force)
     logger.info(result.message)
     return result.number
-
-
-@shared_task(acks_late=True, ignore_result=True, soft_time_limit=600, time_limit=660)
-def warm_raw_file_identifiers(storage_name: str) -> int:
-    """Collect a just-ingested bundle's identifiers into the cache (analysis.browse.raw_files), so the first visitor
-    of one of its raw files does not wait for the whole bundle to be read. Returns how many it names."""
-    return len(raw_files.bundle_identifiers(storage_name=storage_name))
 
 
 @shared_task(

@@ -14,8 +14,9 @@ It runs on PostgreSQL in its own database (default nvmedb_bench_ingest), seeded 
 submissions of the bundle's drive model (bench/_seed.py), so the outlier vote and the aggregate refresh see a
 realistic model. Bundles are stored in a temporary FileSystemStorage (the default storage for the run) and
 validated by submissions.services.submission_validate exactly as the Celery task calls it; the tasks the ingest
-queues on commit (the raw-file identifier warm-up, the factor refit) run through Celery at the commit, eagerly as
-nvmedb.settings.test has it, inside the measured full path. BENCH_SMOKE=1 (or --small): a small bundle, one run.
+queues on commit (the factor refit) run through Celery at the commit, eagerly as nvmedb.settings.test has it, inside
+the measured full path, as does the caching of the bundle's raw-file identifiers, gathered on commit from the bundle
+already in memory. BENCH_SMOKE=1 (or --small): a small bundle, one run.
 
     DATABASE_URL=postgres://nvmedb:nvmedb-ci@127.0.0.1:5432/nvmedb .venv/bin/python bench/ingest_benchmark.py
     ... bench/ingest_benchmark.py --profile          # cProfile of one full path, top functions
@@ -401,17 +402,15 @@ def stored_submission(*, user, data: bytes, storage, status: str = "received"):
 
 def worker_path(submission, storage):
     """What the worker does for one upload: submission_validate as the Celery task calls it, then every task the
-    ingest queued on commit (the raw-file identifier warm-up, the factor refit), run eagerly through Celery at the
-    commit. Returns the submission and the identifiers the warm-up cached; raises when the warm-up did not run."""
-    from django.core.cache import cache
-
-    from analysis.browse import raw_files
+    ingest runs on commit (the raw-file identifiers cached from the bundle in memory, the factor refit task, run
+    eagerly through Celery). Returns the submission and how many identifiers were cached; raises when none were."""
+    from analysis import raw_identifiers
     from submissions import services
 
     done = services.submission_validate(submission_id=submission.pk, storage=storage)
-    cached = cache.get(raw_files._cache_key(done.storage_name))
+    cached = raw_identifiers.cached(done.storage_name)
     if done.status != "rejected" and cached is None:
-        raise RuntimeError("the raw-file warm-up task queued by the ingest did not run")
+        raise RuntimeError("the ingest did not cache the bundle's raw-file identifiers on commit")
     return done, len(cached or ())
 
 
@@ -495,7 +494,7 @@ def main() -> int:
 
         tasks = TaskLog()
         try:
-            base, full, verify, ingest, reading, warm = [], [], [], [], [], []
+            base, full, verify, ingest, reading = [], [], [], [], []
             task_names: set[str] = set()
             for _ in range(args.repeats):
                 with Timed(base):
@@ -509,7 +508,6 @@ def main() -> int:
                     sys.exit(f"the benchmark bundle was not published: {done.status} {done.report}")
                 ran = tasks.take()
                 task_names |= {name for name, _ in ran}
-                warm.append((sum(t for name, t in ran if name.endswith("warm_raw_file_identifiers")), 0.0))
 
                 submission = new_submission(status="ingesting")
                 with Timed(verify), verify_stored(services, submission, storage) as bundle:
@@ -526,11 +524,10 @@ def main() -> int:
             print(f"tasks the ingest queued, run in the measured path: {', '.join(sorted(task_names)) or 'none'}")
             report("baseline: gunzip + tar + orjson.loads of every JSON member", base)
             report("full worker path: submission_validate + its queued tasks", full)
-            report("  of which the raw-file identifier warm-up task (wall)", warm)
             report("  verify alone (archive stream, hashes, signature, limits)", verify)
             report("  ingest alone: ingest_submission (+ its tasks on commit)", ingest)
             report("    of which read_bundle (parse + checks, no database)", reading)
-            goals.note(f"the warm-up cached {identifiers} identifiers of the last bundle")
+            goals.note(f"the ingest cached {identifiers} raw-file identifiers of the last bundle")
             ratios(goals, "wall", 0, base, full, verify, ingest)
             ratios(goals, "CPU ", 1, base, full, verify, ingest)
             if args.profile:
@@ -625,8 +622,8 @@ def celery_cold_run(url: str, new_submission, work: Path) -> None:
                     break
                 time.sleep(0.02)
             print(f"  celery worker, {label}: {(time.perf_counter() - started) * 1000:8.1f} ms, {status}")
-            # the worker goes on with the raw-file warm-up this ingest queued; the next bundle must not wait for it
-            while warm_ups_done(log) < warmed:
+            # the worker goes on with the factor refit this ingest queued; the next bundle must not wait for it
+            while refits_done(log) < warmed:
                 if time.perf_counter() - started > 120:
                     break
                 time.sleep(0.05)
@@ -635,9 +632,9 @@ def celery_cold_run(url: str, new_submission, work: Path) -> None:
         worker.wait(timeout=30)
 
 
-def warm_ups_done(log: Path) -> int:
+def refits_done(log: Path) -> int:
     lines = log.read_text(errors="replace").splitlines()
-    return sum(1 for line in lines if "warm_raw_file_identifiers[" in line and "succeeded" in line)
+    return sum(1 for line in lines if "refresh_factor_effects[" in line and "succeeded" in line)
 
 
 if __name__ == "__main__":

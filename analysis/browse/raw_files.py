@@ -4,16 +4,14 @@ every identifier found anywhere in the bundle removed.
 The bundle is read as a stream (tar members in order), never extracted: the manifest comes first and lists every file
 that may be served; nothing outside that list is ever opened, and of that list only the files whose kind the manifest
 makes known (analysis.raw_allow.file_kinds) are served, each by the allow-list of its kind. Which identifiers to
-remove is decided once per bundle over all of its files, the unserved ones too (analysis.privacy), and cached; a file
+remove is decided once per bundle over all of its files, the unserved ones too (analysis.raw_identifiers), and cached; a file
 is then re-emitted and scrubbed with that union as it is read. Files up to NVMEDB_RAW_FILE_RENDER_MAX_BYTES are
 shown; larger ones are offered as a streamed download, up to NVMEDB_RAW_FILE_DOWNLOAD_MAX_BYTES.
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
-import hashlib
 import io
 import json
 import logging
@@ -23,10 +21,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.files.storage import Storage, default_storage
 
-from analysis import privacy, raw_allow
+from analysis import privacy, raw_allow, raw_identifiers
 from submissions.storage import open_bundle
 
 logger = logging.getLogger(__name__)
@@ -34,8 +31,6 @@ SCRUBBED = privacy.SCRUBBED
 MANIFEST_NAME = "manifest.json"
 FILES_PREFIX = "files/"
 MAX_MANIFEST_BYTES = 16 * 1024**2
-READ_BYTES = 256 * 1024
-CACHE_SECONDS = 7 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -141,23 +136,6 @@ def listed_file(*, storage_name: str, path: str, storage: Storage | None = None)
     return found
 
 
-def _text_pieces(stream) -> Iterator[str]:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    while block := stream.read(READ_BYTES):
-        yield decoder.decode(block)
-    yield decoder.decode(b"", final=True)
-
-
-def _identifiers_of(path: str, size: int, stream) -> set[str]:
-    if size <= privacy.MAX_PARSED_BYTES:
-        return privacy.identifiers_in_file(path, stream.read())
-    return privacy.identifiers_in_chunks(_text_pieces(stream))
-
-
-def _manifest_identifiers(manifest: dict) -> set[str]:
-    return privacy.identifiers_in_text(json.dumps(manifest, ensure_ascii=False))
-
-
 def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
     """The union of the identifiers in the manifest and every listed file of the stored bundle."""
     handle, archive = _open_archive(storage or default_storage, storage_name)
@@ -168,36 +146,20 @@ def collect_bundle_identifiers(*, storage_name: str, storage: Storage | None = N
             if listed is None:
                 manifest = _read_manifest(archive, member)
                 listed = _listed(manifest)
-                found |= _manifest_identifiers(manifest)
+                found |= raw_identifiers.identifiers_of_manifest(manifest)
                 continue
             path = member.name.removeprefix(FILES_PREFIX)
             if member.isfile() and member.name.startswith(FILES_PREFIX) and path in listed:
-                found |= _identifiers_of(path, member.size, archive.extractfile(member))
+                found |= raw_identifiers.identifiers_of_file(path, member.size, archive.extractfile(member))
     return found
 
 
-def _cache_key(storage_name: str) -> str:
-    # the rules' version is part of the key, so a deploy that finds more identifiers does not serve old sets
-    return f"raw-ids:{privacy.RULES_VERSION}:" + hashlib.sha256(storage_name.encode()).hexdigest()
-
-
-def _remember(storage_name: str, found: set[str]) -> None:
-    try:
-        cache.set(_cache_key(storage_name), sorted(found), CACHE_SECONDS)
-    except Exception:  # noqa: BLE001 - a cache outage only costs a re-read of the bundle
-        logger.warning("raw-file identifiers of %s not cached", storage_name, exc_info=True)
-
-
 def bundle_identifiers(*, storage_name: str, storage: Storage | None = None) -> set[str]:
-    """collect_bundle_identifiers, kept in the cache (a stored bundle never changes)."""
-    try:
-        cached = cache.get(_cache_key(storage_name))
-    except Exception:  # noqa: BLE001
-        cached = None
-    if cached is not None:
-        return set(cached)
-    found = collect_bundle_identifiers(storage_name=storage_name, storage=storage)
-    _remember(storage_name, found)
+    """collect_bundle_identifiers, kept in the cache (a stored bundle never changes; the ingest caches it first)."""
+    found = raw_identifiers.cached(storage_name)
+    if found is None:
+        found = collect_bundle_identifiers(storage_name=storage_name, storage=storage)
+        raw_identifiers.remember(storage_name, found)
     return found
 
 

@@ -473,29 +473,29 @@ def test_a_withdrawn_submission_leaves_its_models_aggregates(submission, tmp_pat
     assert not DriveModelAggregate.objects.filter(drive_model=run.drive_model).exists()
 
 
-def test_the_raw_file_warm_up_is_queued_once_the_rows_are_committed(
+def test_the_bundles_identifiers_are_cached_from_memory_once_the_rows_are_committed(
     submission, make_verified, monkeypatch, django_capture_on_commit_callbacks
 ):
-    import analysis.ingest
+    from analysis import raw_identifiers
 
-    queued = []
-    monkeypatch.setattr(analysis.ingest, "queue_raw_file_warm_up", queued.append)
+    cached = {}
+    monkeypatch.setattr(raw_identifiers, "remember", lambda name, found: cached.setdefault(name, found))
+    bundle = make_verified()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        outcome = ingest_submission(submission=submission, bundle=make_verified())
+        outcome = ingest_submission(submission=submission, bundle=bundle)
     assert outcome.status in ("published", "held"), outcome.reasons
-    assert queued == [], "nothing runs before the rows are committed"
+    assert cached == {}, "nothing runs before the rows are committed"
     for callback in callbacks:
         callback()
-    assert queued == [submission.storage_name]
+    assert cached == {submission.storage_name: raw_identifiers.identifiers_of_verified(bundle)}
+    assert cached[submission.storage_name], "a real bundle names its host at least"
 
 
-def test_a_rejected_bundle_queues_no_warm_up(
-    submission, make_verified, monkeypatch, django_capture_on_commit_callbacks
-):
-    import analysis.ingest
+def test_a_rejected_bundle_caches_nothing(submission, make_verified, monkeypatch, django_capture_on_commit_callbacks):
+    from analysis import raw_identifiers
 
-    queued = []
-    monkeypatch.setattr(analysis.ingest, "queue_raw_file_warm_up", queued.append)
+    cached = []
+    monkeypatch.setattr(raw_identifiers, "remember", lambda name, found: cached.append(name))
 
     def inflate_iops(run_dir, manifest, files):
         _edit_fio(run_dir, manifest, lambda job: job["read"].update(iops=job["read"]["iops"] * 2))
@@ -503,15 +503,18 @@ def test_a_rejected_bundle_queues_no_warm_up(
     with django_capture_on_commit_callbacks(execute=True):
         outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=inflate_iops))
     assert outcome.status == "rejected"
-    assert queued == []
+    assert cached == []
 
 
-def test_a_broker_outage_does_not_fail_the_ingest(monkeypatch):
-    import analysis.ingest
-    from analysis.tasks import warm_raw_file_identifiers
+def test_a_bundle_unreadable_at_the_commit_does_not_fail_the_ingest(submission, make_verified, monkeypatch, caplog):
+    from analysis import raw_identifiers
 
-    def down(*args):
-        raise ConnectionRefusedError("the broker is away")
+    bundle = make_verified()
 
-    monkeypatch.setattr(warm_raw_file_identifiers, "delay", down)
-    analysis.ingest.queue_raw_file_warm_up("bundles/any.nvmedb.tar.gz")  # logs, does not raise
+    def closed(path):
+        raise ValueError("I/O operation on closed file")  # what a held bundle's files say once it is closed
+
+    monkeypatch.setattr(bundle, "open", closed)
+    raw_identifiers.remember_verified("bundles/never-cached.nvmedb.tar.gz", bundle)  # logs, does not raise
+    assert raw_identifiers.cached("bundles/never-cached.nvmedb.tar.gz") is None
+    assert "not gathered at ingest" in caplog.text

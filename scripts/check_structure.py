@@ -51,6 +51,7 @@ class Report:
     modules: dict[str, Path] = field(default_factory=dict)  # dotted name -> file, relative to the root
     imports: list[Import] = field(default_factory=list)
     cycles: list[str] = field(default_factory=list)
+    cycle_members: list[list[str]] = field(default_factory=list)  # every module of each reported cycle
     hidden_imports: list[str] = field(default_factory=list)
     long_files: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
@@ -259,6 +260,7 @@ def find_cycles(report: Report) -> None:
         chain = " -> ".join(f"{hop.module} ({hop.path}:{hop.line})" for hop in hops) + f" -> {cycle[-1]}"
         why = f"spans apps {', '.join(apps)}" if len(apps) > 1 else f"goes through {PLAN_MODULE}"
         hidden = sum(1 for hop in hops if hop.in_function)
+        report.cycle_members.append(component)
         report.cycles.append(
             f"{hops[0].path}:{hops[0].line}: import cycle that {why} ({len(component)} modules in the cycle;"
             f" {hidden} of this loop's {len(hops)} imports inside functions): {chain}; fix: make imports one-way"
@@ -290,10 +292,13 @@ def check(root: Path) -> Report:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent, help="repository root")
-    root = parser.parse_args(argv).root.resolve()
-    report = check(root)
+    parser.add_argument("--members", action="store_true", help="list every module of each import cycle")
+    options = parser.parse_args(argv)
+    report = check(options.root.resolve())
     for problem in report.problems:
         print(problem)
+    for members in report.cycle_members if options.members else []:
+        print(f"  modules of the cycle through {members[0]}: {', '.join(members)}")
     apps = sorted({app_of(m) for m in report.modules})
     print(
         f"check_structure: {len(report.modules)} modules ({', '.join(apps)}), {len(report.imports)} project imports;"

@@ -108,6 +108,10 @@ def test_a_cycle_between_two_apps_fails_with_each_hop_located(tmp_path, capsys):
     assert "fix:" in cycles[0]
     assert "1 import cycles" in lines[-1]
 
+    assert check_structure.main(["--root", str(root), "--members"]) == 1
+    listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  modules of the cycle")]
+    assert listed == ["  modules of the cycle through analysis.ingest: analysis.ingest, submissions.services"]
+
 
 def test_a_cycle_inside_one_app_is_allowed(tmp_path):
     root = make_tree(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analysis.browse import units
-from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
+from analysis.browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
 from analysis.models import DemandIntensityCurve, DemandIntensityPoint, HistogramBucket
 from analysis.selectors import public_test_runs
 
@@ -71,7 +71,7 @@ def demand_intensity_chart(test: str, curve, points: list) -> Chart:
                 "mode": "lines+markers",
                 "name": name,
                 "x": [p.total_iops for p in measured],
-                "y": [_round(_us(getattr(p, column)), 1) for p in measured],
+                "y": [rounded(_us(getattr(p, column)), 1) for p in measured],
                 "text": labels,
                 "hovertemplate": "%{text}<br>%{x:,.0f} IOPS<br>%{y:,.1f} µs<extra>" + plot_text(name) + "</extra>",
                 "marker": {"color": PALETTE[i]},
@@ -87,7 +87,7 @@ def demand_intensity_chart(test: str, curve, points: list) -> Chart:
         title=f"Demand intensity: {TESTS[test]}",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "IOPS against response time, one point per TC × QD",
                 "IOPS",
                 "Response time (log scale)",
@@ -99,9 +99,9 @@ def demand_intensity_chart(test: str, curve, points: list) -> Chart:
             [
                 f"TC {p.threads} × QD {p.iodepth}",
                 p.outstanding_ios,
-                _round(p.total_iops, 0),
-                _round(_us(p.lat_mean_ns), 1),
-                _round(_us(p.lat_p99999_ns), 1),
+                rounded(p.total_iops, 0),
+                rounded(_us(p.lat_mean_ns), 1),
+                rounded(_us(p.lat_p99999_ns), 1),
             ]
             for p in points
         ],  # fmt: skip
@@ -117,7 +117,7 @@ def histogram_chart(histograms: list) -> Chart:
         counts = {(b.lower_ns, b.upper_ns): b.io_count for b in buckets}
         total = point.total_ios or sum(counts.values()) or 1
         name = f"{POINT_LABELS[point.name]} (TC {point.threads} × QD {point.iodepth})"
-        shares = [_round(100 * counts[e] / total, 3) if e in counts else None for e in edges]
+        shares = [rounded(100 * counts[e] / total, 3) if e in counts else None for e in edges]
         traces.append(
             {"type": "bar", "name": plot_text(name), "x": labels, "y": shares, "marker": {"color": PALETTE[i]}}
         )
@@ -128,7 +128,7 @@ def histogram_chart(histograms: list) -> Chart:
         title="Response-time histograms at the DIRTH operating points",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "Share of I/Os per response-time bucket",
                 "Response time bucket",
                 "Share of I/Os, % (log scale)",
@@ -189,21 +189,21 @@ def compare_chart(drives, test: str = "dirth") -> Chart | None:
                 "mode": "lines+markers",
                 "name": plot_text(drive.name),
                 "x": [p.total_iops for p in measured],
-                "y": [_round(_us(p.lat_mean_ns), 1) for p in measured],
+                "y": [rounded(_us(p.lat_mean_ns), 1) for p in measured],
                 "text": labels,
                 "hovertemplate": "%{text}<br>%{x:,.0f} IOPS<br>%{y:,.1f} µs",
                 "marker": {"color": PALETTE[i % len(PALETTE)]},
             }
         )
         plotted += [_us(p.lat_mean_ns) for p in measured]
-        rows += [[drive.name, label, _round(p.total_iops, 0), _round(_us(p.lat_mean_ns), 1)]
+        rows += [[drive.name, label, rounded(p.total_iops, 0), rounded(_us(p.lat_mean_ns), 1)]
                  for label, p in zip(labels, measured, strict=True)]  # fmt: skip
     return Chart(
         key=f"compare-{test}",
         title=f"Demand intensity: {TESTS[test]}",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "Mean response time against IOPS, one point per TC × QD",
                 "IOPS",
                 "Mean response time (log scale)",

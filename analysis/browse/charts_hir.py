@@ -4,7 +4,7 @@ Self-contained: its own loader (three bounded queries: the run, its wait states,
 
 from __future__ import annotations
 
-from analysis.browse.charts import PALETTE, Chart, _layout, plot_text
+from analysis.browse.chart_kit import PALETTE, Chart, figure_layout, plot_text
 from analysis.models import HirWaitState, RecoveryPoint, TestRun
 from analysis.selectors import NEWEST_RUN_FIRST, public_runs_q
 
@@ -70,7 +70,7 @@ def iops_over_time(states: list[HirWaitState], points: list[RecoveryPoint]) -> C
         title="Host idle recovery: IOPS over time",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "RND 4 KiB write IOPS, bursts between host idle periods", "Time (s)", "IOPS", shapes=shapes
             ),
         },  # fmt: skip
@@ -92,7 +92,7 @@ def recovery_by_idle(states: list[HirWaitState]) -> Chart:
         title="Host idle recovery: burst IOPS ÷ baseline, per idle length",
         figure={
             "data": [{"type": "bar", "name": "Recovery ratio", "x": labels, "y": ratios, "marker": {"color": colors}}],
-            "layout": _layout(
+            "layout": figure_layout(
                 "Recovery per idle length",
                 "Host idle between bursts",
                 "Burst IOPS ÷ baseline IOPS",
@@ -162,7 +162,7 @@ def compare_chart(data) -> Chart | None:
         title="Host idle recovery: burst IOPS ÷ baseline, per idle length",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "Recovery ratio by host idle length",
                 "Host idle between bursts",
                 "Burst IOPS ÷ baseline IOPS (ratio)",

@@ -17,7 +17,9 @@ from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
-from analysis.browse.charts import Chart, _layout, _round, plot_text
+from analysis.browse.chart_kit import Chart, plot_text
+from analysis.browse.chart_kit import figure_layout as _layout
+from analysis.browse.chart_kit import rounded as _round
 from analysis.models import SurfaceCell, SurfacePattern
 from analysis.selectors import NEWEST_RUN_FIRST, public_test_runs
 

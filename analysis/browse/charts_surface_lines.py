@@ -8,8 +8,12 @@ Built from `charts_surface.SurfaceData` (no query of their own) with the shared 
 from __future__ import annotations
 
 from analysis.browse import units
-from analysis.browse.charts import Chart, _layout, _round
-from analysis.browse.charts_surface import LABEL, PATTERN_TITLES, SurfaceData, _axis, _grid, _order
+from analysis.browse.chart_kit import Chart
+from analysis.browse.chart_kit import figure_layout as _layout
+from analysis.browse.chart_kit import rounded as _round
+from analysis.browse.chart_kit import subplot_axis as _axis
+from analysis.browse.chart_kit import subplot_grid as _grid
+from analysis.browse.charts_surface import LABEL, PATTERN_TITLES, SurfaceData, _order
 
 MAX_LINES = 12  # a legend of more lines cannot be read: beyond it every other level is drawn (the table has all)
 # ordered levels (small to large) as a sequential scale, so the line of QD 64 sits between QD 32's and QD 128's

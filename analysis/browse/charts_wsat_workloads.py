@@ -30,7 +30,7 @@ from django.db.models import (
 )
 
 from analysis.browse import units
-from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
+from analysis.browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
 from analysis.browse.queries import window_cells, window_mean
 from analysis.models import Measurement, TestRun
 from analysis.models.recovery import MAX_POINTS_PER_SEGMENT
@@ -263,14 +263,14 @@ def workload_chart(w: WorkloadRun) -> Chart:
     name = WORKLOADS[w.test].name
     plotted = [p for p in w.points if p.written_bytes is not None]
     if w.capacity_bytes:
-        x = [_round(p.written_bytes / w.capacity_bytes, 4) for p in plotted]
+        x = [rounded(p.written_bytes / w.capacity_bytes, 4) for p in plotted]
         x_title = f"Data written (× the {bytes_label(w.capacity_bytes)} user capacity)"
         x_column = "Written (× capacity)"
     else:
-        x = [_round(p.written_bytes / 1e12, 6) for p in plotted]
+        x = [rounded(p.written_bytes / 1e12, 6) for p in plotted]
         x_title = "Data written (TB, 10¹² bytes)"
         x_column = "Written (TB)"
-    y = [_round(p.iops, 0) for p in plotted]
+    y = [rounded(p.iops, 0) for p in plotted]
     level = w.level
     shapes = []
     if level is not None:
@@ -307,7 +307,7 @@ def workload_chart(w: WorkloadRun) -> Chart:
                     "line": {"color": PALETTE[TESTS.index(w.test) % len(PALETTE)]},
                 }
             ],
-            "layout": _layout(f"Write saturation, {name}", x_title, "IOPS (reads and writes)", shapes=shapes),
+            "layout": figure_layout(f"Write saturation, {name}", x_title, "IOPS (reads and writes)", shapes=shapes),
         },  # fmt: skip
         columns=["First sample", "Last sample", "Samples", "Written (bytes)", x_column, "IOPS"],
         rows=[
@@ -316,7 +316,7 @@ def workload_chart(w: WorkloadRun) -> Chart:
         ],
         summary_columns=["Workload", "Stimulus", "Samples", "Level IOPS", "Level read as", "Written", "Stopped at"],
         summary_rows=[
-            [w.test, stimulus, w.samples, _round(level, 0), w.level_label, written, w.stop],
+            [w.test, stimulus, w.samples, rounded(level, 0), w.level_label, written, w.stop],
         ],
         verdict=[
             ("Stimulus", stimulus),

@@ -3,7 +3,7 @@ time each group took to settle. Self-contained: its own loader (three bounded qu
 
 from __future__ import annotations
 
-from analysis.browse.charts import PALETTE, Chart, _layout, plot_text
+from analysis.browse.chart_kit import PALETTE, Chart, figure_layout, plot_text
 from analysis.browse.charts_hir import latest_run, points_of
 from analysis.models import RecoveryPoint, XsrGroup
 
@@ -45,7 +45,7 @@ def throughput_over_time(groups: list[XsrGroup], points: list[RecoveryPoint]) ->
         title="Cross stimulus recovery: throughput over time",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "Write throughput per interval",
                 "Time (s)",
                 "MB/s (10⁶ bytes/s)",
@@ -121,7 +121,7 @@ def compare_chart(data) -> Chart | None:
         title="Cross stimulus recovery: throughput over time and time to settle",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "Write throughput per interval", "Time from the test's start (s)", "MB/s (10⁶ bytes/s)", shapes=shapes
             ),
         },  # fmt: skip

@@ -17,7 +17,7 @@ from django.db.models import Count, F, OuterRef, Subquery, Window
 from django.db.models.functions import DenseRank, Mod, RowNumber
 
 from analysis.browse import charts_dirth, charts_hir, charts_surface, charts_xsr
-from analysis.browse.charts import PALETTE, Chart, _layout, _round, plot_text
+from analysis.browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
 from analysis.browse.forms import MAX_COMPARED
 from analysis.models import HirWaitState, Measurement, RecoveryPoint, SurfaceCell, SurfacePattern, TestRun, XsrGroup
 from analysis.selectors import newest_run_per, public_runs_q
@@ -158,20 +158,20 @@ def wsat_chart(data: ComparePts) -> Chart | None:
     for drive in data.drives:
         shown = [levels.get((drive.pk, t), {}) for t in workloads]
         traces.append({"type": "bar", "name": plot_text(drive.name), "x": [plot_text(WSAT_WORKLOADS[t]) for t in workloads],
-                       "y": [_round(level.get("iops"), 0) for level in shown],
+                       "y": [rounded(level.get("iops"), 0) for level in shown],
                        "hovertemplate": "%{x}: %{y:,.0f} IOPS<extra>%{fullData.name}</extra>",
                        "marker": {"color": data.colour(drive)}})  # fmt: skip
         for test, level in zip(workloads, shown, strict=True):
             bw = level.get("bw")
-            rows.append([drive.name, WSAT_WORKLOADS[test], _round(level.get("iops"), 0),
-                         None if bw is None else _round(bw / 1e6, 2),
+            rows.append([drive.name, WSAT_WORKLOADS[test], rounded(level.get("iops"), 0),
+                         None if bw is None else rounded(bw / 1e6, 2),
                          level.get("samples") if level else NO_RUN])  # fmt: skip
     return Chart(
         key="compare-wsat-workloads",
         title="WSAT optional workloads: level after the last samples",
         figure={
             "data": traces,
-            "layout": _layout("IOPS, mean of the last samples", "Workload", "IOPS", barmode="group"),
+            "layout": figure_layout("IOPS, mean of the last samples", "Workload", "IOPS", barmode="group"),
         },
         columns=["Drive", "Workload", "IOPS", "MB/s (10⁶ bytes/s)", "Samples averaged"],
         rows=rows,

@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from analysis.browse import metadata
 from analysis.models import (
     DriveMetadataProposal,
     DriveModel,
@@ -139,8 +140,6 @@ class DriveModelAggregateAdmin(ReadOnlyAdmin):
 
 @admin.action(description="Approve: copy the proposed values onto the drive model")
 def approve_proposals(modeladmin, request, queryset):
-    from analysis.browse import metadata
-
     approved = 0
     for proposal in queryset.filter(status=ProposalStatus.PENDING):
         metadata.proposal_approve(proposal=proposal, reviewer=request.user)
@@ -150,8 +149,6 @@ def approve_proposals(modeladmin, request, queryset):
 
 @admin.action(description="Reject")
 def reject_proposals(modeladmin, request, queryset):
-    from analysis.browse import metadata
-
     rejected = 0
     for proposal in queryset.filter(status=ProposalStatus.PENDING):
         metadata.proposal_reject(proposal=proposal, reviewer=request.user)

@@ -19,7 +19,9 @@ from pathlib import Path
 from analysis.headline import worst_percentile
 from analysis.steady import judge_series
 from nvmedb.storage import StorageUnavailable
+from nvmedb_client.bundle import BundleError, verify_bundle_stream
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
+from submissions.storage import open_bundle
 
 logger = logging.getLogger(__name__)
 
@@ -80,9 +82,6 @@ def stored_bundle_reader(storage, name: str) -> Iterator[Callable[[str], bytes] 
     """A reader of files/<path> from the stored bundle `name`, verified again (hashes, signature) in one read of its
     stream, the way the worker verifies an upload (nothing is copied to disk first); None when the bundle is gone or
     no longer verifies."""
-    from nvmedb_client.bundle import BundleError, verify_bundle_stream
-    from submissions.storage import open_bundle
-
     try:
         with open_bundle(name, storage=storage) as stream:
             bundle = verify_bundle_stream(stream, name=Path(name).name, spill_prefix="nvmedb-rederive-")

@@ -13,8 +13,11 @@ from django.utils import timezone as dj_timezone
 
 from analysis import crosscheck
 from analysis.records import MeasurementRecord, SubmissionRecord
+from analysis.services import store_submission
 from analysis.values import optional_int
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
+from submissions.content import file_fingerprints, record_fingerprints
+from submissions.models import Submission, SubmissionEvent
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_FILES = 20000
@@ -189,10 +192,6 @@ def store_import(
     `name` is what the submission is called (default: the folder's name); `digest` the folder's (sha256, size) when
     the caller has already computed it.
     """
-    from analysis.services import store_submission
-    from submissions.content import file_fingerprints, record_fingerprints
-    from submissions.models import Submission, SubmissionEvent
-
     digest, size = digest or directory_digest(root, files)
     with transaction.atomic():
         submission, created = Submission.objects.select_for_update().get_or_create(

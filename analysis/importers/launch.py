@@ -18,6 +18,8 @@ from django.db import transaction
 
 from analysis.importers.common import MAX_FILE_BYTES, MAX_FILES, ImportError_
 from analysis.importers.tree import TreeSummary, import_tree
+from analysis.models import TestRun
+from submissions.models import Submission, SubmissionStatus
 
 LAUNCH_DIR = Path(__file__).resolve().parent.parent / "data" / "launch"
 ARCHIVE = LAUNCH_DIR / "ssspt-launch-sample.tar.xz"
@@ -38,9 +40,6 @@ def seed_launch_sample(*, archive: Path = ARCHIVE) -> SeedOutcome:
 
     One transaction: an interrupted seed leaves the database empty, so the next call seeds it again.
     """
-    from analysis.models import TestRun
-    from submissions.models import Submission, SubmissionStatus
-
     published = Submission.objects.filter(status=SubmissionStatus.PUBLISHED).count()
     if published:
         return SeedOutcome(

@@ -17,6 +17,7 @@ from pathlib import Path
 from analysis.importers.common import ImportError_, ImportMetadata, directory_digest, list_files, store_import
 from analysis.importers.py_sss_pts import read_py_sss_pts
 from analysis.importers.ssspt import WDPC, WIPC, read_ssspt
+from submissions.models import Submission
 
 READERS = {"ssspt": read_ssspt, "py-sss-pts": read_py_sss_pts}
 REFERENCES = {"ssspt": "https://github.com/ljishen/SSSPT", "py-sss-pts": "https://github.com/ccrssaa/py-sss-pts"}
@@ -116,8 +117,6 @@ def import_tree(
 
 def import_run(directory: Path, fmt: str, *, name: str, metadata: ImportMetadata, uploader=None) -> RunOutcome:
     """One run: skipped when its files were imported before, else read and stored (published, held or rejected)."""
-    from submissions.models import Submission
-
     try:
         files = list_files(directory)
         digest = directory_digest(directory, files)

@@ -39,7 +39,12 @@ def test_the_block_purges_preconditions_and_runs_reads_then_writes_with_random_w
         ("surface", "read", 3), ("surface", "randread", 3), ("surface", "write", 3), ("surface-pc", "randwrite", 1),
         ("surface", "randwrite", 3),
     ]  # fmt: skip
-    assert [(c.block_size_bytes, c.iodepth) for c in block.series[0].cells] == [(4096, 1), (4096, 2), (8192, 1), (8192, 2)]
+    assert [(c.block_size_bytes, c.iodepth) for c in block.series[0].cells] == [
+        (4096, 1),
+        (4096, 2),
+        (8192, 1),
+        (8192, 2),
+    ]
     assert all(series.threads == 1 for series in block.series)
     ids = [series.run_id(r, cell) for series in block.series for r in (1, 2, 3) for cell in series.cells]
     assert "surface-randread-bs8192-qd2-rep3" in ids and "surface-randwrite-pc" in ids

@@ -138,6 +138,15 @@ def test_a_surface_with_one_pass_per_cell_says_it_is_not_repeatable_and_shows_no
 
 
 @pytest.mark.django_db
+def test_a_trial_surface_of_two_repetitions_shows_its_spread_and_says_it_is_not_repeatable(client):
+    drive = drive_with_surface(repetitions=2)
+    assert set(SurfacePattern.objects.values_list("repetitions", "repeatable")) == {(2, False)}
+    html = client.get(f"/drives/{drive.slug}/surface/").content.decode()
+    assert "Every cell ran 2 times, interleaved" in html
+    assert "Fewer than 3 repetitions were planned: a trial, not repeatable." in html
+
+
+@pytest.mark.django_db
 def test_the_drive_page_keeps_a_short_summary_and_links_the_surface_page_from_its_first_screen(client):
     drive = drive_with_surface()
     html = client.get(f"/drives/{drive.slug}/").content.decode()

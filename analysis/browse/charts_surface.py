@@ -16,6 +16,7 @@ from django.db.models import F
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
+from analysis.browse import charts_surface_spread as spread
 from analysis.browse import units
 from analysis.browse.chart_kit import Chart, plot_text
 from analysis.browse.chart_kit import figure_layout as _layout
@@ -35,7 +36,9 @@ HOW_TO_READ = (
     "Each cell is one fio run of one access pattern at one block size and queue depth (one job, so the queue depth "
     "is the number of I/Os in flight). Reading a row left to right shows what parallelism buys at that block size; "
     "the 90% figure names the smallest cell (fewest bytes in flight, ties to the lower queue depth) that reaches 90% "
-    "of the pattern's peak bandwidth. Bandwidth is decimal: 1 MB/s = 10⁶ bytes/s."
+    "of the pattern's peak bandwidth. Each cell runs several times, interleaved; its figure is the median, the bars "
+    "span the repetitions' min–max, and the 90% point of the medians is checked against each repetition's own. "
+    "Bandwidth is decimal: 1 MB/s = 10⁶ bytes/s."
 )
 
 
@@ -66,13 +69,15 @@ def load(drive=None, submission_id=None, *, runs=None) -> SurfaceData | None:
         SurfaceCell.objects.filter(test_run_id=run["id"])
         .order_by("pattern", "block_size_bytes", "iodepth")
         .values("pattern", "block_size_bytes", "iodepth", "bw_bytes_per_s", "iops", "speedup", "knee",
+                "n_repetitions", "bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_cv", "noisy", "spread_reason",
                 lat_mean_ns=F("measurement__lat_mean_ns"), lat_p99_ns=F("measurement__lat_p99_ns"))
     )  # fmt: skip
     patterns = list(
         SurfacePattern.objects.filter(test_run_id=run["id"]).values(
             "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth", "knee_block_size_bytes",
             "knee_iodepth", "knee_bytes_in_flight", "knee_bw_bytes_per_s", "knee_reason", "queue_depth_real",
-            "target_note", "claim_differs",
+            "target_note", "claim_differs", "repetitions", "repeatable", "knee_agreeing_repetitions", "knee_moves",
+            "noisy_cells",
         )
     )  # fmt: skip
     return SurfaceData(run, cells, patterns)
@@ -146,9 +151,24 @@ def bandwidth_heatmap(data: SurfaceData) -> Chart:
         key="surface-bandwidth",
         title="Bandwidth, block size × queue depth (MB/s)",
         value=lambda c: _round(c["bw_bytes_per_s"] / 1e6, 1),
-        text=lambda c: units.bandwidth(c["bw_bytes_per_s"]),
+        text=lambda c: spread.marked(units.bandwidth(c["bw_bytes_per_s"]), c),
         colour_title="MB/s (10⁶ bytes/s)",
-        note=f"{LABEL}. Bandwidth in the pattern's direction; colour in MB/s, decimal.",
+        note=f"{LABEL}. Median bandwidth of each cell's repetitions in the pattern's direction; colour in MB/s, "
+        f"decimal. {spread.NOISY_NOTE}",
+    )
+
+
+def variation_heatmap(data: SurfaceData) -> Chart:
+    """The coefficient of variation of each cell's repetitions; noisy cells marked."""
+    return _heatmap(
+        data,
+        key="surface-variation",
+        title="Variation between repetitions, block size × queue depth (CV of bandwidth, %)",
+        value=spread.cv_value,
+        text=spread.cv_text,
+        colour_title="CV (%)",
+        note=f"{LABEL}. Coefficient of variation: sample standard deviation ÷ mean of the cell's repetitions' "
+        f"bandwidth. {spread.NOISY_NOTE} Empty where a cell ran once (no spread).",
     )
 
 
@@ -279,7 +299,7 @@ def answers(data: SurfaceData) -> list[dict]:
             sentence += (
                 f"; it reaches 90% of that at {units.block_size(p['knee_block_size_bytes'])} × QD "
                 f"{p['knee_iodepth']} ({units.size_binary(p['knee_bytes_in_flight'])} in flight, "
-                f"{units.bandwidth(p['knee_bw_bytes_per_s'])})"
+                f"{units.bandwidth(p['knee_bw_bytes_per_s'])}){spread.agreement_clause(p)}"
             )
         else:
             sentence += f"; no cell reaches 90% of it ({p['knee_reason'] or 'no knee'})"
@@ -308,7 +328,8 @@ def _notes(data: SurfaceData) -> list[str]:
     notes = {p["target_note"] for p in data.patterns if p["target_note"]}
     if any(p["queue_depth_real"] is False for p in data.patterns):
         notes.add("The fio engine of this run does not keep the queue depth in flight: QD > 1 cells are not real.")
-    return sorted(notes)
+    repeats = spread.run_note(data.patterns)
+    return [*([repeats] if repeats else []), *sorted(notes)]
 
 
 def section(data: SurfaceData | None) -> dict | None:
@@ -325,6 +346,7 @@ def section(data: SurfaceData | None) -> dict | None:
         bandwidth_heatmap(data),
         iops_heatmap(data),
         speedup_heatmap(data),
+        variation_heatmap(data),
     ]
     return {
         "run": data.run,

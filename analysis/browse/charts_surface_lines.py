@@ -7,6 +7,7 @@ Built from `charts_surface.SurfaceData` (no query of their own) with the shared 
 
 from __future__ import annotations
 
+from analysis.browse import charts_surface_spread as spread
 from analysis.browse import units
 from analysis.browse.chart_kit import Chart
 from analysis.browse.chart_kit import figure_layout as _layout
@@ -89,8 +90,11 @@ def _lines(data: SurfaceData, *, key: str, title: str, line_of: str, x_of: str, 
                 "type": "scatter", "mode": "lines+markers", "name": line_label(level), "legendgroup": str(level),
                 "showlegend": index == 0, "x": xs,
                 "y": [_round(c["bw_bytes_per_s"] / 1e6, 1) if c else None for c in cells],
-                "text": [f"{units.bandwidth(c['bw_bytes_per_s'])}, {units.iops(c['iops'])}" if c else units.MISSING
-                         for c in cells],
+                "text": [f"{units.bandwidth(c['bw_bytes_per_s'])}, {units.iops(c['iops'])} ({spread.hover(c)})"
+                         if c else units.MISSING for c in cells],
+                "marker": {"symbol": ["x" if c and c["noisy"] else "circle" for c in cells],
+                           "size": [11 if c and c["noisy"] else 6 for c in cells]},
+                **({"error_y": bars} if (bars := spread.error_bars(cells)) else {}),
                 "hovertemplate": f"{PATTERN_TITLES[pattern]}, {line_label(level)}, %{{x}}: %{{text}}<extra></extra>",
                 "line": {"color": _colour(number, len(drawn))}, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
             })  # fmt: skip
@@ -108,7 +112,8 @@ def _lines(data: SurfaceData, *, key: str, title: str, line_of: str, x_of: str, 
         figure=_figure(title, traces, rows_n, cols_n, axes),
         columns=["Pattern", "Line", *[f"{x_label(x)} (MB/s)" for x in xs]],
         rows=rows,
-        note=f"{LABEL}. {note}",
+        note=f"{LABEL}. Each point is the median of the cell's repetitions; its bar spans their min–max. {note} "
+        f"{spread.NOISY_NOTE.replace(spread.NOISY_MARK + ' marks', 'A larger × marks')}",
     )
 
 
@@ -183,7 +188,8 @@ def latency_by_block_size(data: SurfaceData) -> Chart:
                 ])  # fmt: skip
     missing = [c for c in data.cells if c["lat_mean_ns"] is None or c["lat_p99_ns"] is None]
     note = (
-        f"{LABEL}. Total latency (submission + completion) of each cell's fio run, in its direction: the mean and "
+        f"{LABEL}. Total latency (submission + completion) of each cell's median repetition's fio run, in its "
+        "direction: the mean and "
         "the 99th percentile, the percentiles fio keeps for every cell (99, 99.9, 99.99, 99.999; the table and CSV "
         "hold the 99th). Log latency axis."
     )

@@ -31,17 +31,32 @@ SURFACE_COLUMNS: tuple[Column, ...] = (
     _c("block_size_bytes", "integer", "I/O block size.", unit="bytes"),
     _c("iodepth", "integer", "Queue depth: I/Os in flight, one job."),
     _c("bytes_in_flight", "integer", "block_size_bytes × iodepth.", unit="bytes"),
-    _c("bw_bytes_per_s", "number", "Bandwidth in the pattern's direction (decimal: 1 MB/s = 10^6 bytes/s).",
+    _c("bw_bytes_per_s", "number", "Median bandwidth of the cell's repetitions, in the pattern's direction (decimal: "
+       "1 MB/s = 10^6 bytes/s).", unit="bytes/s"),
+    _c("iops", "number", "Median I/O operations per second of the cell's repetitions, in the pattern's direction.",
+       unit="IOPS"),
+    _c("n_repetitions", "integer", "Repetitions of the cell with a figure (run interleaved: repetition 1 of every "
+       "cell of the pattern, then repetition 2, ...); 1 for a surface from before repeated cells."),
+    _c("bw_min_bytes_per_s", "number", "Lowest bandwidth of the repetitions; empty with one repetition (see "
+       "spread_reason).", unit="bytes/s"),
+    _c("bw_max_bytes_per_s", "number", "Highest bandwidth of the repetitions; empty with one repetition.",
        unit="bytes/s"),
-    _c("iops", "number", "I/O operations per second in the pattern's direction.", unit="IOPS"),
-    _c("speedup", "number", "Parallelism speedup: iops ÷ iops of the QD 1 cell of the same pattern and block size; "
+    _c("bw_cv", "number", "Coefficient of variation of the repetitions' bandwidth: sample standard deviation ÷ mean "
+       "(0.1 = 10 %); empty with one repetition or a zero mean (see spread_reason)."),
+    _c("noisy", "boolean", "bw_cv is above 0.10; empty when there is no bw_cv."),
+    _c("spread_reason", "string", "Why bw_min_bytes_per_s, bw_max_bytes_per_s or bw_cv is empty."),
+    _c("speedup", "number", "Parallelism speedup: median iops ÷ median iops of the QD 1 cell of the same pattern and block size; "
        "empty when that cell is missing or measured zero (see speedup_reason)."),
     _c("speedup_reason", "string", "Why speedup is empty."),
-    _c("reaches_90pct_of_peak", "boolean", "bw_bytes_per_s is at least 90 % of the pattern's peak bandwidth."),
-    _c("knee", "boolean", "The smallest cell reaching 90 % of the peak: fewest bytes in flight, ties to the lower QD."),
-    _c("lat_mean_ns", "number", "Mean total latency of the cell.", "measurement__lat_mean_ns", "ns"),
-    _c("runtime_s", "number", "Measured run time of the cell.", "measurement__runtime_s", "s"),
-    _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle.", "measurement__raw_file"),
+    _c("reaches_90pct_of_peak", "boolean", "bw_bytes_per_s (the median) is at least 90 % of the pattern's peak "
+       "median bandwidth."),
+    _c("knee", "boolean", "The smallest cell reaching 90 % of the peak of the medians: fewest bytes in flight, ties to "
+       "the lower QD."),
+    _c("lat_mean_ns", "number", "Mean total latency of the median repetition (of an even count, the lower middle).",
+       "measurement__lat_mean_ns", "ns"),
+    _c("runtime_s", "number", "Measured run time of the median repetition.", "measurement__runtime_s", "s"),
+    _c("raw_file", "string", "Provenance: the median repetition's fio output inside the submission's bundle.",
+       "measurement__raw_file"),
 )  # fmt: skip
 
 SURFACE_PATTERN_COLUMNS: tuple[Column, ...] = (
@@ -55,7 +70,7 @@ SURFACE_PATTERN_COLUMNS: tuple[Column, ...] = (
     _c("ioengine", "string", "fio I/O engine.", "test_run__ioengine"),
     *_PATTERN,
     _c("cells_measured", "integer", "Cells of this pattern with a figure."),
-    _c("peak_bw_bytes_per_s", "number", "Highest bandwidth of any cell of the pattern.", unit="bytes/s"),
+    _c("peak_bw_bytes_per_s", "number", "Highest median bandwidth of any cell of the pattern.", unit="bytes/s"),
     _c("peak_block_size_bytes", "integer", "Block size of the peak cell.", unit="bytes"),
     _c("peak_iodepth", "integer", "Queue depth of the peak cell."),
     _c("knee_block_size_bytes", "integer", "Block size of the smallest cell reaching 90 % of the peak bandwidth "
@@ -64,6 +79,12 @@ SURFACE_PATTERN_COLUMNS: tuple[Column, ...] = (
     _c("knee_bytes_in_flight", "integer", "Its block size × queue depth.", unit="bytes"),
     _c("knee_bw_bytes_per_s", "number", "Its bandwidth.", unit="bytes/s"),
     _c("knee_reason", "string", "Why there is no knee (every cell measured zero bandwidth)."),
+    _c("repetitions", "integer", "Repetitions of the grid with a measured cell of this pattern."),
+    _c("repeatable", "boolean", "The plan ran every cell at least 3 times (fewer: a trial, not repeatable)."),
+    _c("knee_agreeing_repetitions", "integer", "Repetitions whose own 90 % point (their own peak, their own cells) "
+       "is the knee of the medians; empty without a knee."),
+    _c("knee_moves", "boolean", "The repetitions' own 90 % points differ: the knee moves between repetitions."),
+    _c("noisy_cells", "integer", "Cells of this pattern whose bandwidth CV is above 10 %."),
     _c("queue_depth_real", "boolean", "The fio engine kept the queue depth in flight (libaio, io_uring)."),
     _c("target_note", "string", "What a file target measures."),
     _c("claim_differs", "boolean", "The client's own figures for this pattern differ from nvmedb's re-derivation."),

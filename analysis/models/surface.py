@@ -22,8 +22,19 @@ class SurfaceCell(models.Model):
     block_size_bytes = models.PositiveIntegerField()
     iodepth = models.PositiveIntegerField(help_text="I/Os in flight (one job).")
     bytes_in_flight = models.BigIntegerField(help_text="block_size_bytes x iodepth.")
-    bw_bytes_per_s = models.FloatField(help_text="Bandwidth in the pattern's direction.")
-    iops = models.FloatField(help_text="I/O operations per second in the pattern's direction.")
+    bw_bytes_per_s = models.FloatField(help_text="Median bandwidth of the cell's repetitions, in its direction.")
+    iops = models.FloatField(help_text="Median I/O operations per second of the repetitions, in its direction.")
+    n_repetitions = models.PositiveIntegerField(default=1, help_text="Repetitions of the cell with a figure.")
+    bw_min_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Lowest repetition's bandwidth.")
+    bw_max_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Highest repetition's bandwidth.")
+    bw_cv = models.FloatField(
+        null=True, blank=True, help_text="Coefficient of variation of the bandwidth: sample standard deviation / mean."
+    )
+    noisy = models.BooleanField(null=True, blank=True, help_text="bw_cv above 10%; unknown without a spread.")
+    spread_reason = models.CharField(max_length=200, blank=True, help_text="Why min, max and CV are missing.")
+    repetitions = models.JSONField(
+        default=list, blank=True, help_text="Each repetition: its number, run id, bandwidth and IOPS."
+    )
     speedup = models.FloatField(null=True, blank=True, help_text="IOPS / IOPS of the QD 1 cell of its block size.")
     speedup_reason = models.CharField(max_length=100, blank=True, help_text="Why there is no speedup.")
     reaches_90pct_of_peak = models.BooleanField(default=False)
@@ -59,6 +70,14 @@ class SurfacePattern(models.Model):
     knee_bytes_in_flight = models.BigIntegerField(null=True, blank=True)
     knee_bw_bytes_per_s = models.FloatField(null=True, blank=True)
     knee_reason = models.CharField(max_length=200, blank=True, help_text="Why there is no knee.")
+    repetitions = models.PositiveIntegerField(default=1, help_text="Repetitions of the grid with a measured cell.")
+    repeatable = models.BooleanField(default=False, help_text="The plan ran every cell at least 3 times.")
+    knee_agreeing_repetitions = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Repetitions whose own 90% point is the knee of the medians."
+    )
+    knee_by_repetition = models.JSONField(default=list, blank=True, help_text="Each repetition's own 90% point.")
+    knee_moves = models.BooleanField(default=False, help_text="The repetitions' own 90% points differ.")
+    noisy_cells = models.PositiveIntegerField(default=0, help_text="Cells whose bandwidth CV is above 10%.")
     queue_depth_real = models.BooleanField(
         null=True, blank=True, help_text="The fio engine keeps the queue depth in flight (libaio, io_uring)."
     )

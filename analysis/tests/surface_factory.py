@@ -1,5 +1,7 @@
 """A stored surface run (nvmedb extension) for page, export and release tests, its figures derived by the shared
-code from a plausible curve: bandwidth grows with bytes in flight until the pattern's ceiling."""
+code from a plausible curve: bandwidth grows with bytes in flight until the pattern's ceiling. Each cell runs
+`repetitions` times, each repetition a few per cent off the curve; the sequential read 4 KiB x QD 1 cell is noisy
+(its repetitions 25% apart)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,25 @@ from nvmedb_client.pts.surface_figures import CellValue, derive
 
 CEILING = {"read": 3.2e9, "randread": 2.4e9, "write": 2.8e9, "randwrite": 1.9e9}
 PER_BYTE_IN_FLIGHT = 40_000.0  # bytes/s for each byte in flight, until the ceiling
+NOISY = ("read", 4096, 1)
+
+
+def _repetition_bw(pattern: str, bs: int, qd: int, repetition: int, repetitions: int) -> float:
+    bw = min(CEILING[pattern], PER_BYTE_IN_FLIGHT * bs * qd)
+    if repetitions == 1:
+        return float(round(bw))
+    step = 0.25 if (pattern, bs, qd) == NOISY else 0.02
+    return float(round(bw * (1 + step * (repetition - (repetitions + 1) / 2))))
 
 
 def surface_run(
-    *, block_sizes=(4096, 65536, 1048576), depths=(1, 4, 16), patterns=tuple(CEILING), latency=False, **run_fields
+    *,
+    block_sizes=(4096, 65536, 1048576),
+    depths=(1, 4, 16),
+    patterns=tuple(CEILING),
+    latency=False,
+    repetitions=3,
+    **run_fields,
 ) -> TestRun:
     """With `latency`, each cell has its fio run (a Measurement) with the latency bytes in flight give at that
     bandwidth (Little's law: mean = block size x QD / bandwidth; the 99th percentile 2.5x the mean)."""
@@ -27,17 +44,19 @@ def surface_run(
     for pattern in patterns:
         for bs in block_sizes:
             for qd in depths:
-                bw = float(round(min(CEILING[pattern], PER_BYTE_IN_FLIGHT * bs * qd)))
-                cells.append(CellValue(pattern, bs, qd, f"surface-{pattern}-bs{bs}-qd{qd}", bw, bw / bs))
-    derived = derive(cells, ioengine=run.ioengine)
+                for r in range(1, repetitions + 1):
+                    bw = _repetition_bw(pattern, bs, qd, r, repetitions)
+                    run_id = f"surface-{pattern}-bs{bs}-qd{qd}" + (f"-rep{r}" if repetitions > 1 else "")
+                    cells.append(CellValue(pattern, bs, qd, run_id, bw, bw / bs, r))
+    derived = derive(cells, ioengine=run.ioengine, repetitions=repetitions)
     measurements = {}
     if latency:
-        surface_round = RoundFactory(test_run=run, phase="surface", number=1)
+        rounds = {r: RoundFactory(test_run=run, phase="surface", number=r) for r in range(1, repetitions + 1)}
         for cell in cells:
             mean_ns = 1e9 * cell.block_size_bytes * cell.iodepth / cell.bw_bytes_per_s
             reads = cell.pattern in ("read", "randread")
             measurements[(run.id, cell.run_id)] = MeasurementFactory(
-                round=surface_round, run_key=cell.run_id, pattern=cell.pattern, block_size_bytes=cell.block_size_bytes,
+                round=rounds[cell.repetition], run_key=cell.run_id, pattern=cell.pattern, block_size_bytes=cell.block_size_bytes,
                 read_pct=100 if reads else 0, threads=1, iodepth=cell.iodepth,
                 read_iops=cell.iops if reads else 0.0, write_iops=0.0 if reads else cell.iops, total_iops=cell.iops,
                 lat_mean_ns=mean_ns, lat_p99_ns=2.5 * mean_ns, lat_p9999_ns=6 * mean_ns, lat_max_ns=10 * mean_ns,

@@ -3,6 +3,7 @@ figures from the raw fio outputs, keeps the client's as its claim, and never cou
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -67,10 +68,20 @@ def test_the_server_re_derives_every_cell_from_the_raw_fio_outputs_and_agrees_wi
     for claim in claimed["cells"]:
         cell = cells[(claim["pattern"], claim["block_size_bytes"], claim["iodepth"])]
         assert cell.measurement.run_key == claim["run_id"] and cell.measurement.pattern == claim["pattern"]
-        summary = summarize(parse_fio_output(surface_bundle.read_bytes(cell.measurement.raw_file)))
         direction = "read" if claim["pattern"] in ("read", "randread") else "write"
-        assert cell.bw_bytes_per_s == getattr(summary, f"{direction}_bw_bytes_per_s") == claim["bw_bytes_per_s"]
-        assert cell.iops == getattr(summary, f"{direction}_iops") == claim["iops"]
+        bws, iops = [], []
+        for repetition in (1, 2, 3):  # each repetition its own fio run, parsed by the server
+            run_key = f"surface-{claim['pattern']}-bs{claim['block_size_bytes']}-qd{claim['iodepth']}-rep{repetition}"
+            measurement = Measurement.objects.get(test_run=run, run_key=run_key)
+            summary = summarize(parse_fio_output(surface_bundle.read_bytes(measurement.raw_file)))
+            bws.append(getattr(summary, f"{direction}_bw_bytes_per_s"))
+            iops.append(getattr(summary, f"{direction}_iops"))
+        assert cell.n_repetitions == 3 and [r["bw_bytes_per_s"] for r in cell.repetitions] == bws
+        assert cell.bw_bytes_per_s == statistics.median(bws) == claim["bw_bytes_per_s"]
+        assert (cell.bw_min_bytes_per_s, cell.bw_max_bytes_per_s) == (min(bws), max(bws))
+        assert cell.bw_cv == pytest.approx(statistics.stdev(bws) / statistics.fmean(bws)) == claim["bw_cv"]
+        assert cell.noisy is (cell.bw_cv > 0.10)
+        assert cell.iops == statistics.median(iops) == claim["iops"]
         assert cell.speedup == claim["speedup"] and cell.knee == claim["knee"]
         assert cell.access == ("random" if claim["pattern"].startswith("rand") else "sequential")
     patterns = SurfacePattern.objects.filter(test_run=run)
@@ -82,6 +93,13 @@ def test_the_server_re_derives_every_cell_from_the_raw_fio_outputs_and_agrees_wi
             pattern.claimed["knee"]["iodepth"],
         )
         assert pattern.queue_depth_real is True and "file system path" in pattern.target_note
+        assert (pattern.repetitions, pattern.repeatable) == (3, True)
+        assert [k["repetition"] for k in pattern.knee_by_repetition] == [1, 2, 3]
+        agreeing = [k for k in pattern.knee_by_repetition if (k["block_size_bytes"], k["iodepth"]) == (
+            pattern.knee_block_size_bytes, pattern.knee_iodepth)]  # fmt: skip
+        assert pattern.knee_agreeing_repetitions == len(agreeing) == pattern.claimed["knee_agreeing_repetitions"]
+        assert pattern.knee_moves is (len(agreeing) < 3)
+        assert pattern.noisy_cells == sum(1 for c in cells.values() if c.pattern == pattern.pattern and c.noisy)
     assert not Flag.objects.filter(submission=submission, kind="surface_claim_differs").exists()
 
 
@@ -165,6 +183,12 @@ def test_the_real_surface_run_is_in_surface_runs_and_its_cells_in_no_measurement
     cells = rows("surface")
     assert len(cells) == SurfaceCell.objects.filter(test_run=surface_run).count() == 16
     assert {int(c["run_id"]) for c in cells} == {surface_run.id}
+    for row in cells:  # the median and the spread, through PostgreSQL's COPY (csv) and the ORM rendering (json)
+        cell = SurfaceCell.objects.get(pk=int(row["surface_cell_id"]))
+        assert int(row["n_repetitions"]) == 3 and float(row["bw_bytes_per_s"]) == cell.bw_bytes_per_s
+        assert float(row["bw_min_bytes_per_s"]) == cell.bw_min_bytes_per_s <= cell.bw_bytes_per_s
+        assert float(row["bw_max_bytes_per_s"]) == cell.bw_max_bytes_per_s >= cell.bw_bytes_per_s
+        assert float(row["bw_cv"]) == pytest.approx(cell.bw_cv)
 
 
 def test_the_owner_sees_the_trial_surface_with_every_plot_and_nobody_else_does(
@@ -199,3 +223,26 @@ def test_the_owner_sees_the_trial_surface_with_every_plot_and_nobody_else_does(
     latency = figure(html, "surface-latency")  # the fio runs' own latency (lat_percentiles=1: p99 is stored)
     assert any(t["name"] == "99th percentile, QD 1" and any(t["y"]) for t in latency["data"])
     assert "the drive&#x27;s page" not in html.lower()  # a file target is no drive: no link to a drive page
+
+
+def test_an_old_bundle_with_one_pass_per_cell_ingests_with_one_repetition_and_its_spread_missing_with_the_reason(
+    submission, surface_bundle_file, tmp_path
+):
+    def one_pass(manifest):
+        later = [r for r in manifest["runs"] if r["phase"] == "surface" and r["round"] > 1]
+        dropped = {r[k] for r in later for k in ("job_file", "output_file", "smart_before", "smart_after") if r[k]}
+        manifest["runs"] = [r for r in manifest["runs"] if r not in later]
+        manifest["files"] = [f for f in manifest["files"] if f["path"] not in dropped]
+        del manifest["plan"]["extensions"]["surface"]["repetitions"]
+        manifest.pop("surface")  # the old client's claim had no spread; the figures are re-derived either way
+
+    bundle = forged(surface_bundle_file, tmp_path, one_pass)
+    assert ingest_submission(submission=submission, bundle=bundle).status == "published"
+    cells = SurfaceCell.objects.filter(test_run__submission=submission)
+    assert cells.count() == 16
+    assert set(cells.values_list("n_repetitions", "bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_cv", "noisy")) == {
+        (1, None, None, None, None)
+    }
+    assert all("one repetition" in c.spread_reason for c in cells)
+    patterns = SurfacePattern.objects.filter(test_run__submission=submission)
+    assert {(p.repetitions, p.repeatable, p.knee_moves) for p in patterns} == {(1, False, False)}

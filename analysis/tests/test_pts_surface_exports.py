@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import statistics
 
 import pytest
 
@@ -76,3 +77,28 @@ def test_a_release_carries_both_surface_tables(dataset_runs, releases_dir):
     assert rows["surface_patterns.csv"] == SurfacePattern.objects.count()
     assert {"surface.parquet", "surface_patterns.parquet"} <= set(rows)
     assert "not a test of the SNIA PTS" in TABLES["surface"].description
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_every_cell_s_median_min_max_cv_and_repetitions_are_exported(client, dataset_runs, fmt):
+    content = export(client, "surface", fmt)
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(content.decode())))
+    elif fmt == "json":
+        rows = json.loads(content)
+    else:
+        rows = parquet.read_table(content).to_pylist()
+    assert rows
+    for row in rows:
+        cell = SurfaceCell.objects.get(pk=int(row["surface_cell_id"]))
+        bws = sorted(r["bw_bytes_per_s"] for r in cell.repetitions)
+        assert int(row["n_repetitions"]) == len(bws) == 3
+        assert [float(row[k]) for k in ("bw_min_bytes_per_s", "bw_bytes_per_s", "bw_max_bytes_per_s")] == bws
+        assert float(row["bw_cv"]) == pytest.approx(statistics.stdev(bws) / statistics.fmean(bws))
+        assert str(row["noisy"]).lower() == str(float(row["bw_cv"]) > 0.1).lower()
+        assert row["spread_reason"] in ("", None)
+    patterns = json.loads(export(client, "surface_patterns", "json"))
+    assert patterns and all(p["repetitions"] == 3 and p["repeatable"] for p in patterns)
+    assert all(
+        0 <= p["knee_agreeing_repetitions"] <= 3 and p["noisy_cells"] == 1 for p in patterns if p["pattern"] == "read"
+    )

@@ -19,17 +19,17 @@ from analysis.tests.surface_factory import surface_run
 from analysis.tests.test_browse_browser import ARTIFACTS, browser  # noqa: F401 -- the module's shared browser
 
 CHART_KEYS = ("surface-bw-by-bs", "surface-bw-by-qd", "surface-knee", "surface-latency", "surface-bandwidth",
-              "surface-iops", "surface-speedup")  # fmt: skip
-HEATMAPS = ("surface-bandwidth", "surface-iops", "surface-speedup")
+              "surface-iops", "surface-speedup", "surface-variation")  # fmt: skip
+HEATMAPS = ("surface-bandwidth", "surface-iops", "surface-speedup", "surface-variation")
 VIEWPORT = {"width": 1400, "height": 900}
 
 
-def drive_with_surface(latency=False):
+def drive_with_surface(latency=False, repetitions=3):
     drive = DriveModelFactory(name="Acme NVMe 990 1TB", slug="acme-990-1tb")
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4)
     pts_run = drive.test_runs.first()
     keys = ("submission", "drive_model", "firmware", "unit", "host", "pcie_link")
-    surface_run(latency=latency, **{k: getattr(pts_run, k) for k in keys})
+    surface_run(latency=latency, repetitions=repetitions, **{k: getattr(pts_run, k) for k in keys})
     return drive
 
 
@@ -93,6 +93,57 @@ def test_the_surface_page_answers_per_pattern_and_has_every_plot_labelled_as_an_
     assert {"99th percentile, QD 1", "mean, QD of the 90% point"} <= {t["name"] for t in latency["data"]}
     speedup = figure(html, "surface-speedup")
     assert all(row[0] == 1.0 for trace in speedup["data"] for row in trace["z"])  # QD 1 column
+
+
+@pytest.mark.django_db
+def test_the_page_shows_medians_with_min_max_bars_marks_noisy_cells_and_counts_the_repetitions_that_agree(client):
+    drive = drive_with_surface()
+    html = client.get(f"/drives/{drive.slug}/surface/").content.decode()
+    answers = dict(re.findall(r'<li class="surface-answer" data-pattern="(\w+)">(.*?)</li>', html))
+    for pattern in SurfacePattern.objects.all():
+        assert pattern.repetitions == 3 and pattern.repeatable
+        if pattern.knee_moves:
+            expected = f"{pattern.knee_agreeing_repetitions} of 3 repetitions put it there, the knee moves"
+        else:
+            expected = "where all 3 repetitions put it"
+        assert expected in answers[pattern.pattern]
+    assert "Every cell ran 3 times, interleaved" in html and "1 noisy cell (CV above 10%)" in html
+    noisy = SurfaceCell.objects.get(noisy=True)
+    assert (noisy.pattern, noisy.block_size_bytes, noisy.iodepth, noisy.n_repetitions) == ("read", 4096, 1, 3)
+    assert noisy.bw_cv > 0.1 and SurfaceCell.objects.filter(noisy=False).count() == SurfaceCell.objects.count() - 1
+    by_bs = figure(html, "surface-bw-by-bs")
+    qd1 = next(t for t in by_bs["data"] if t["name"] == "QD 1" and t["xaxis"] == "x")
+    at = qd1["x"].index(4096)
+    assert qd1["error_y"]["array"][at] == round((noisy.bw_max_bytes_per_s - noisy.bw_bytes_per_s) / 1e6, 2)
+    assert qd1["error_y"]["arrayminus"][at] == round((noisy.bw_bytes_per_s - noisy.bw_min_bytes_per_s) / 1e6, 2)
+    assert qd1["marker"]["symbol"][at] == "x" and qd1["marker"]["symbol"].count("x") == 1
+    bandwidth = next(t for t in figure(html, "surface-bandwidth")["data"] if t["name"] == "Sequential read")
+    marked = [text for row in bandwidth["text"] for text in row if text.endswith("*")]
+    assert marked == [bandwidth["text"][bandwidth["y"].index("4 KiB")][bandwidth["x"].index("QD 1")]]
+    variation = next(t for t in figure(html, "surface-variation")["data"] if t["name"] == "Sequential read")
+    assert variation["z"][variation["y"].index("4 KiB")][variation["x"].index("QD 1")] == round(100 * noisy.bw_cv, 1)
+
+
+@pytest.mark.django_db
+def test_a_surface_with_one_pass_per_cell_says_it_is_not_repeatable_and_shows_no_spread(client):
+    drive = drive_with_surface(repetitions=1)
+    assert set(SurfaceCell.objects.values_list("n_repetitions", "bw_cv", "noisy")) == {(1, None, None)}
+    html = client.get(f"/drives/{drive.slug}/surface/").content.decode()
+    assert "Every cell ran once" in html and "it is not repeatable" in html
+    assert html.count("from one repetition (not repeatable)") == 4
+    by_bs = figure(html, "surface-bw-by-bs")
+    assert not any("error_y" in trace for trace in by_bs["data"])
+    variation = figure(html, "surface-variation")["data"][0]
+    assert {text for row in variation["text"] for text in row} == {"1 run"}
+
+
+@pytest.mark.django_db
+def test_a_trial_surface_of_two_repetitions_shows_its_spread_and_says_it_is_not_repeatable(client):
+    drive = drive_with_surface(repetitions=2)
+    assert set(SurfacePattern.objects.values_list("repetitions", "repeatable")) == {(2, False)}
+    html = client.get(f"/drives/{drive.slug}/surface/").content.decode()
+    assert "Every cell ran 2 times, interleaved" in html
+    assert "Fewer than 3 repetitions were planned: a trial, not repeatable." in html
 
 
 @pytest.mark.django_db

@@ -34,15 +34,20 @@ def test_the_block_purges_preconditions_and_runs_reads_then_writes_with_random_w
     plan = surface_plan(max_bs=8 * KIB, max_qd=2)
     (block,) = plan.blocks
     assert (block.test, block.purge, block.wipc) == ("surface", True, True)
-    order = [(series.phase, series.cells[0].pattern, series.iodepth) for series in block.series]
+    order = [(series.phase, series.cells[0].pattern, series.max_rounds) for series in block.series]
     assert order == [
-        ("surface", "read", 1), ("surface", "read", 2), ("surface", "randread", 1), ("surface", "randread", 2),
-        ("surface", "write", 1), ("surface", "write", 2), ("surface-pc", "randwrite", 32),
-        ("surface", "randwrite", 1), ("surface", "randwrite", 2),
+        ("surface", "read", 3), ("surface", "randread", 3), ("surface", "write", 3), ("surface-pc", "randwrite", 1),
+        ("surface", "randwrite", 3),
     ]  # fmt: skip
-    assert all(series.threads == 1 and series.max_rounds == 1 for series in block.series)
-    ids = [series.run_id(1, cell) for series in block.series for cell in series.cells]
-    assert len(ids) == len(set(ids)) and "surface-randread-bs8192-qd2" in ids
+    assert [(c.block_size_bytes, c.iodepth) for c in block.series[0].cells] == [
+        (4096, 1),
+        (4096, 2),
+        (8192, 1),
+        (8192, 2),
+    ]
+    assert all(series.threads == 1 for series in block.series)
+    ids = [series.run_id(r, cell) for series in block.series for r in (1, 2, 3) for cell in series.cells]
+    assert "surface-randread-bs8192-qd2-rep3" in ids and "surface-randwrite-pc" in ids
 
 
 def test_the_surface_is_an_extension_never_in_the_default_plan_and_never_a_compliance_reason():
@@ -59,13 +64,13 @@ def test_a_file_target_surface_says_it_measures_the_file_system_path():
     assert "file system path" in p.plan_to_dict(plan)["extensions"]["surface"]["target_note"]
 
 
-def test_the_quick_grid_runs_in_well_under_a_minute_on_a_256_mib_file(monkeypatch):
+def test_the_quick_grid_s_three_repetitions_run_in_about_a_minute_on_a_256_mib_file(monkeypatch):
     monkeypatch.delenv(p.QUICK_CELL_ENV, raising=False)
     plan = p.build_plan(tests=["surface"], profile="quick", capacity_bytes=256 * MIB, target_kind="file")
     assert s.block_sizes(plan.surface.options) == [4 * KIB, 64 * KIB, MIB]
     assert s.queue_depths(plan.surface.options) == [1, 16]
-    assert plan.surface.cell_s == 0.5
-    assert p.estimate_duration(plan).max_s < 30
+    assert plan.surface.cell_s == 0.5 and plan.surface.options.repetitions == 3
+    assert p.estimate_duration(plan).max_s < 90
 
 
 @pytest.mark.parametrize(

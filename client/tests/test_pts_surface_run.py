@@ -24,7 +24,7 @@ def surface_run(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("surface")
     env = {**os.environ, "NVMEDB_CONFIG_DIR": str(base / "config")}
-    env.pop("NVMEDB_QUICK_CELL_S", None)  # the quick surface's own default: 24 cells of 0.5 s
+    env.pop("NVMEDB_QUICK_CELL_S", None)  # the quick surface's own default: 24 cells of 0.5 s, 3 repetitions
     result = subprocess.run(
         CLIENT + ["run", "--target-file", str(base / "target.img"), "--size", "256MiB", "--profile", "quick",
                   "--tests", "surface", "--out", str(base / "out"), "--json"],
@@ -36,22 +36,40 @@ def surface_run(tmp_path_factory):
     return base, env, Path(answer["bundle"]), verified
 
 
-def test_a_quick_surface_run_writes_every_cell_s_raw_fio_output_and_job_file(surface_run):
+def test_a_quick_surface_run_writes_every_repetition_s_raw_fio_output_and_job_file(surface_run):
     _, _, _, verified = surface_run
     manifest = verified.manifest
     planned = manifest["plan"]["extensions"]["surface"]["cells"]
     assert len(planned) == 24 and manifest["plan"]["extensions"]["surface"]["cell_runtime_s"] == 0.5
+    assert manifest["plan"]["extensions"]["surface"]["repetitions"] == 3
     runs = {r["id"]: r for r in manifest["runs"] if r["phase"] == "surface"}
-    assert len(runs) == 24
+    assert len(runs) == 24 * 3
     paths = {entry["path"] for entry in manifest["files"]}
-    for cell in planned:
-        run = runs[f"surface-{cell['pattern']}-bs{cell['block_size_bytes']}-qd{cell['iodepth']}"]
-        assert (run["threads"], run["iodepth"]) == (1, cell["iodepth"])
+    for cell, rep in [(cell, rep) for cell in planned for rep in (1, 2, 3)]:
+        run = runs[f"surface-{cell['pattern']}-bs{cell['block_size_bytes']}-qd{cell['iodepth']}-rep{rep}"]
+        assert (run["threads"], run["iodepth"], run["round"]) == (1, cell["iodepth"], rep)
         assert run["output_file"] in paths and run["job_file"] in paths
         job = verified.read_bytes(run["job_file"]).decode()
         assert f"rw={cell['pattern']}\n" in job and f"iodepth={cell['iodepth']}\n" in job
         assert "ioengine=libaio" in job
     assert {"surface-wipc", "surface-randwrite-pc"} <= {r["id"] for r in manifest["runs"]}
+
+
+def test_the_repetitions_run_interleaved_and_every_cell_gives_its_median_and_spread(surface_run):
+    manifest = surface_run[3].manifest
+    order = [(r["pattern"], r["round"]) for r in manifest["runs"] if r["phase"] == "surface"]
+    for pattern in ("read", "randread", "write", "randwrite"):
+        reps = [rep for pat, rep in order if pat == pattern]
+        # repetition 1 of all 6 cells of the pattern, then repetition 2 of all, then 3: never one cell back to back
+        assert reps == [1] * 6 + [2] * 6 + [3] * 6, (pattern, reps)
+    for cell in manifest["surface"]["cells"]:
+        bws = sorted(r["bw_bytes_per_s"] for r in cell["repetitions"])
+        assert cell["n_repetitions"] == 3 and len(bws) == 3
+        assert (cell["bw_min_bytes_per_s"], cell["bw_bytes_per_s"], cell["bw_max_bytes_per_s"]) == tuple(bws)
+        assert cell["bw_cv"] is not None and cell["noisy"] == (cell["bw_cv"] > 0.10)
+    for pattern in manifest["surface"]["patterns"]:
+        assert pattern["repetitions"] == 3 and 0 <= pattern["knee_agreeing_repetitions"] <= 3
+        assert [k["repetition"] for k in pattern["knee_by_repetition"]] == [1, 2, 3]
 
 
 def test_the_client_s_figures_name_the_engine_the_file_path_and_a_knee_per_pattern(surface_run):

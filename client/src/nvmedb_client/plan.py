@@ -184,7 +184,8 @@ class Series:
 
     def run_id(self, round_number: int, cell: Cell) -> str:
         if self.test == "surface":
-            return surface_test.run_id(self.phase, cell.pattern, cell.block_size_bytes, self.iodepth)
+            depth = cell.iodepth or self.iodepth
+            return surface_test.run_id(self.phase, cell.pattern, cell.block_size_bytes, depth, round_number)
         digits = 4 if self.phase == "wsat" else 2
         if self.phase == "wsat":
             return f"{self.test}-r{round_number:0{digits}d}"
@@ -626,7 +627,8 @@ def _series_to_dict(plan: Plan, series: Series) -> dict:
         )
         tracking = []
     elif series.test in EXTENSIONS:
-        stop, tracking = "one pass, no steady-state rounds (nvmedb extension, not part of the PTS)", []
+        stop = f"{series.max_rounds} interleaved repetition(s), no steady-state rule (nvmedb extension, not the PTS)"
+        tracking = []
     else:
         stop = f"first steady round, at most {series.max_rounds} rounds"
         tracking = [

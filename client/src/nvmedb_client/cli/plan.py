@@ -234,7 +234,8 @@ def describe_extensions(data: dict) -> list[str]:
     lines = [
         "",
         f"surface ({surface['label']}): queue depth x block size, one job, "
-        f"{surface['cell_runtime_s']:g} s per cell, one pass (no steady-state rounds)",
+        f"{surface['cell_runtime_s']:g} s per cell, {surface.get('repetitions', 1)} repetition(s) of every cell "
+        f"({surface.get('interleaving', 'one pass')}; no steady-state rounds)",
         f"  patterns: {', '.join(surface['patterns'])}",
         f"  block sizes: {', '.join(_bs(b) for b in surface['block_sizes_bytes'])}",
         f"  queue depths: {', '.join(str(q) for q in surface['iodepths'])}",
@@ -247,6 +248,8 @@ def describe_extensions(data: dict) -> list[str]:
             f"  random writes follow a random-write preconditioning run: {_bs(pc['block_size_bytes'])}, QD "
             f"{pc['iodepth']}, {plan_module.format_seconds(pc['runtime_s'])}"
         )
+    if not surface.get("repeatable"):
+        lines.append("  not repeatable: fewer than 3 repetitions per cell (a trial; the surface page says so)")
     if surface.get("target_note"):
         lines.append(f"  {surface['target_note']}")
     return lines

@@ -19,6 +19,12 @@ _FLAGS = (
     ("surface_patterns", "--surface-patterns", "Patterns, comma-separated: read,randread,write,randwrite."),
     ("surface_cell_s", "--surface-cell-s", "Seconds per cell (default 10; quick: half the quick cell time)."),
     ("surface_max_inflight", "--surface-max-inflight", "Skip cells whose bs x QD exceeds this (default 1GiB)."),
+    (
+        "surface_repetitions",
+        "--surface-repetitions",
+        "Interleaved runs of every cell (default 3; 1-2 for a trial, "
+        "then the surface is marked not repeatable; at most 5).",
+    ),
 )
 
 

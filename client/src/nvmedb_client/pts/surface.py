@@ -4,7 +4,12 @@ Every cell is one timed fio run of one access pattern (sequential or random, rea
 one queue depth, with a single job, so the queue depth is the number of I/Os in flight. Block sizes and queue depths
 are powers of two; the grid and its limits are options (`SurfaceOptions`), validated by `validate`. The block runs
 after a purge and WIPC, like the PTS tests: reads first (they see the WIPC state), then sequential writes, then a
-random-write preconditioning run, then the random writes. See docs/methodology.md.
+random-write preconditioning run, then the random writes.
+
+Every cell runs `repetitions` times (default 3), interleaved within its pattern: repetition 1 of every cell of the
+pattern, then repetition 2 of every cell, and so on, so a passing disturbance of the host cannot hit all of one cell's
+repetitions. The interleave stays inside a pattern so every repetition sees the drive state the order above intends
+(reads after WIPC, random writes after their preconditioning). See docs/methodology.md.
 """
 
 from __future__ import annotations
@@ -33,6 +38,14 @@ LIMIT_CELL_S = 3600.0
 # fio allocates one buffer per I/O in flight: a 64 MiB x 1024 cell would need 64 GiB of memory.
 DEFAULT_MAX_INFLIGHT = 1 * GIB
 PTS_CELL_S = 10.0
+# Each cell's repetitions: fewer than MIN_REPEATABLE is allowed for a trial, but the surface then says it is not
+# repeatable. At most LIMIT_REPETITIONS: the time bounds assume a series may stop after its steady-state window (5).
+DEFAULT_REPETITIONS = 3
+MIN_REPEATABLE = 3
+LIMIT_REPETITIONS = 5
+INTERLEAVING = (
+    "interleaved within each pattern: repetition 1 of every cell of the pattern, then repetition 2 of every cell, ..."
+)
 # quick: half the quick cell time (0.5 s by default), so the 24 quick cells stay well under a minute
 QUICK_CELL_FACTOR = 0.5
 
@@ -58,6 +71,7 @@ class SurfaceOptions:
     patterns: tuple[str, ...] = PATTERNS
     cell_s: float | None = None  # None: PTS_CELL_S for pts, QUICK_CELL_FACTOR x the quick cell time for quick
     max_inflight_bytes: int = DEFAULT_MAX_INFLIGHT
+    repetitions: int = DEFAULT_REPETITIONS
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -108,6 +122,13 @@ def validate(options: SurfaceOptions, *, active_range_bytes: int, lba_size_bytes
         raise SurfaceError("--surface-patterns names a pattern twice")
     if o.cell_s is not None and not (0 < o.cell_s <= LIMIT_CELL_S):
         raise SurfaceError(f"--surface-cell-s must be more than 0 and at most {LIMIT_CELL_S:g} seconds, got {o.cell_s}")
+    if isinstance(o.repetitions, bool) or not isinstance(o.repetitions, int):
+        raise SurfaceError(f"--surface-repetitions must be a whole number, got {o.repetitions!r}")
+    if not 1 <= o.repetitions <= LIMIT_REPETITIONS:
+        raise SurfaceError(
+            f"--surface-repetitions must be from 1 to {LIMIT_REPETITIONS} ({MIN_REPEATABLE} or more for a repeatable "
+            f"surface), got {o.repetitions}"
+        )
     if o.max_inflight_bytes < o.min_bs:
         raise SurfaceError(
             f"--surface-max-inflight ({o.max_inflight_bytes} bytes) is smaller than one block of "
@@ -150,9 +171,8 @@ class SurfaceCell:
     def bytes_in_flight(self) -> int:
         return self.block_size_bytes * self.iodepth
 
-    @property
-    def run_id(self) -> str:
-        return f"surface-{self.pattern}-bs{self.block_size_bytes}-qd{self.iodepth}"
+    def run_id(self, repetition: int) -> str:
+        return f"surface-{self.pattern}-bs{self.block_size_bytes}-qd{self.iodepth}-rep{repetition}"
 
 
 @dataclass(frozen=True)
@@ -172,6 +192,9 @@ class SurfacePlan:
             "iodepths": queue_depths(self.options),
             "patterns": list(self.options.patterns),
             "threads": 1,
+            "repetitions": self.options.repetitions,
+            "repeatable": self.options.repetitions >= MIN_REPEATABLE,
+            "interleaving": INTERLEAVING,
             "random_write_preconditioning": {
                 "pattern": "randwrite",
                 "block_size_bytes": PC_BLOCK_SIZE,
@@ -201,7 +224,7 @@ def target_note(target_kind: str) -> str | None:
 
 
 def plan_surface(options: SurfaceOptions, *, profile_name: str, profile_cell_s: float) -> SurfacePlan:
-    """The grid's cells in run order: pattern, then block size, then queue depth (ascending)."""
+    """The grid's cells of one repetition, in run order: pattern, then block size, then queue depth (ascending)."""
     if options.cell_s is not None:
         cell_s = options.cell_s
     else:
@@ -226,7 +249,9 @@ def plan_surface(options: SurfaceOptions, *, profile_name: str, profile_cell_s: 
 
 
 def build_block(surface: SurfacePlan, *, wipc_threads: int):
-    """The plan Block: purge, WIPC, then one single-round Series per (pattern, QD), block sizes as its cells."""
+    """The plan Block: purge, WIPC, then per pattern one Series whose cells are its (block size, QD) cells, each
+    with its own QD, and whose rounds are the repetitions (round r runs repetition r of every cell: interleaved).
+    No steady-state rule stops a surface series: every repetition runs."""
     from nvmedb_client.plan import Block, Cell, Series
 
     series = []
@@ -235,18 +260,18 @@ def build_block(surface: SurfacePlan, *, wipc_threads: int):
             pc = Cell("randwrite", PC_BLOCK_SIZE, 0)
             series.append(Series(TEST, PC_PHASE, (pc,), 1, PC_IODEPTH, surface.pc_s, 1))
         read_pct = 100 if DIRECTION[pattern] == "read" else 0
-        for qd in queue_depths(surface.options):
-            cells = tuple(
-                Cell(pattern, c.block_size_bytes, read_pct)
-                for c in surface.cells
-                if c.pattern == pattern and c.iodepth == qd
-            )
-            if cells:
-                series.append(Series(TEST, PHASE, cells, 1, qd, surface.cell_s, 1))
+        cells = tuple(
+            Cell(pattern, c.block_size_bytes, read_pct, threads=1, iodepth=c.iodepth)
+            for c in surface.cells
+            if c.pattern == pattern
+        )
+        if cells:
+            depth = max(c.iodepth for c in cells)
+            series.append(Series(TEST, PHASE, cells, 1, depth, surface.cell_s, surface.options.repetitions))
     return Block(TEST, TEST, purge=True, wipc=True, series=tuple(series), wipc_threads=wipc_threads)
 
 
-def run_id(phase: str, pattern: str, block_size_bytes: int, iodepth: int) -> str:
+def run_id(phase: str, pattern: str, block_size_bytes: int, iodepth: int, repetition: int) -> str:
     if phase == PC_PHASE:
         return "surface-randwrite-pc"
-    return SurfaceCell(pattern, block_size_bytes, iodepth).run_id
+    return SurfaceCell(pattern, block_size_bytes, iodepth).run_id(repetition)

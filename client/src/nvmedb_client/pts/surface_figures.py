@@ -7,6 +7,8 @@
 - per pattern, the peak bandwidth and the *knee*: the smallest cell whose bandwidth is at least 90% of the peak.
   "Smallest" is the fewest bytes in flight (block size x QD), ties broken by the lower QD. "At least 90%" is an exact
   comparison (bw x 10 >= peak x 9 on the exact binary values), so a cell at exactly 90% qualifies.
+- a cell's figures are the medians of its repetitions, with their spread; the knee is computed on the medians and
+  compared with each repetition's own (nvmedb_client.pts.surface_repeats). A run's repetition is its `round`.
 
 The client writes these figures into the manifest (`surface`), `nvmedb-client verify` and the server derive them
 again from the raw fio outputs and compare (`differences`).
@@ -16,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
-from nvmedb_client.pts.surface import ACCESS, DIRECTION, LABEL, PATTERNS, PHASE, TEST
+from nvmedb_client.pts import surface_repeats
+from nvmedb_client.pts.surface import ACCESS, DIRECTION, LABEL, LIMIT_REPETITIONS, MIN_REPEATABLE, PATTERNS, PHASE, TEST
+from nvmedb_client.pts.surface_repeats import THRESHOLD, knee_of
 
-THRESHOLD = Fraction(9, 10)
 KNEE_RULE = (
     "the cell with the fewest bytes in flight (block size x QD) whose bandwidth is at least 90% of the pattern's "
     "peak bandwidth; ties broken by the lower QD"
@@ -36,6 +38,7 @@ class CellValue:
     run_id: str
     bw_bytes_per_s: float | None
     iops: float | None
+    repetition: int = 1
 
 
 def cell_value(run: Mapping, summary) -> CellValue:
@@ -44,7 +47,8 @@ def cell_value(run: Mapping, summary) -> CellValue:
     direction = DIRECTION.get(pattern, "read")
     bw = getattr(summary, f"{direction}_bw_bytes_per_s", None) if summary is not None else None
     iops = getattr(summary, f"{direction}_iops", None) if summary is not None else None
-    return CellValue(pattern, int(run["block_size_bytes"]), int(run["iodepth"]), str(run["id"]), bw, iops)
+    repetition = run.get("round") if _whole(run.get("round")) else 1
+    return CellValue(pattern, int(run["block_size_bytes"]), int(run["iodepth"]), str(run["id"]), bw, iops, repetition)
 
 
 def surface_runs(runs: Iterable[Mapping]) -> list[Mapping]:
@@ -81,49 +85,78 @@ def derive(
     skipped: Sequence[Mapping] = (),
     ioengine: str | None = None,
     target_note: str | None = None,
+    repetitions: int = 1,
 ) -> dict:
-    """The manifest's `surface` figures. `planned`/`skipped` are the plan's cells, so a missing one is named."""
-    by_key = {(c.pattern, c.block_size_bytes, c.iodepth): c for c in cells}
-    measured = {k: c for k, c in by_key.items() if c.bw_bytes_per_s is not None and c.iops is not None}
+    """The manifest's `surface` figures. `planned`/`skipped` are the plan's cells and `repetitions` its repetitions
+    of each, so a missing cell or repetition is named."""
+    by_run = {(c.pattern, c.block_size_bytes, c.iodepth, c.repetition): c for c in cells}
+    measured: dict[tuple, list[CellValue]] = {}
+    for (pattern, bs, qd, _rep), c in sorted(by_run.items(), key=lambda item: item[0][3]):
+        if c.bw_bytes_per_s is not None and c.iops is not None:
+            measured.setdefault((pattern, bs, qd), []).append(c)
     missing = []
     for entry in planned:
         key = (entry["pattern"], int(entry["block_size_bytes"]), int(entry["iodepth"]))
-        if key not in measured:
-            reason = "no run in the bundle" if key not in by_key else "its fio output has no figure for it"
-            missing.append({**_key(key), "reason": reason})
+        for rep in range(1, repetitions + 1):
+            if any(c.repetition == rep for c in measured.get(key, ())):
+                continue
+            reason = "no run in the bundle" if (*key, rep) not in by_run else "its fio output has no figure for it"
+            missing.append({**_key(key), **({"repetition": rep} if repetitions > 1 else {}), "reason": reason})
     missing += [{**_key((s["pattern"], s["block_size_bytes"], s["iodepth"])), "reason": s["reason"]} for s in skipped]
+
+    medians = {}
+    for key, values in measured.items():
+        spread = surface_repeats.cell_spread(values)
+        member = surface_repeats.median_member(values)
+        medians[key] = (CellValue(*key, member.run_id, spread["bw_bytes_per_s"], spread["iops"]), spread, values)
 
     patterns = []
     knee_keys = set()
-    for pattern in [p for p in PATTERNS if any(k[0] == p for k in measured)]:
-        summary = _pattern_figures(pattern, [c for k, c in measured.items() if k[0] == pattern])
+    for pattern in [p for p in PATTERNS if any(k[0] == p for k in medians)]:
+        keys = [k for k in medians if k[0] == pattern]
+        summary = _pattern_figures(pattern, [medians[k][0] for k in keys])
+        knee = (summary["knee"]["block_size_bytes"], summary["knee"]["iodepth"]) if summary["knee"] else None
+        by_rep: dict[int, list[CellValue]] = {}
+        for k in keys:
+            for value in medians[k][2]:
+                by_rep.setdefault(value.repetition, []).append(value)
+        summary.update(surface_repeats.knee_agreement(by_rep, knee))
+        summary["noisy_cells"] = sum(1 for k in keys if medians[k][1]["noisy"])
         patterns.append(summary)
-        if summary["knee"]:
-            knee_keys.add((pattern, summary["knee"]["block_size_bytes"], summary["knee"]["iodepth"]))
+        if knee:
+            knee_keys.add((pattern, *knee))
     peaks = {p["pattern"]: p["peak_bw_bytes_per_s"] for p in patterns}
 
     rows = []
-    for key in sorted(measured, key=lambda k: (PATTERNS.index(k[0]) if k[0] in PATTERNS else 99, k[1], k[2])):
-        cell = measured[key]
-        speedup, reason = _speedup(cell, measured.get((key[0], key[1], 1)))
+    for key in sorted(medians, key=lambda k: (PATTERNS.index(k[0]) if k[0] in PATTERNS else 99, k[1], k[2])):
+        cell, spread, values = medians[key]
+        qd1 = medians.get((key[0], key[1], 1))
+        speedup, reason = _speedup(cell, qd1[0] if qd1 else None)
         peak = peaks.get(key[0])
         rows.append(
             {
                 **_key(key),
                 "run_id": cell.run_id,
                 "bytes_in_flight": key[1] * key[2],
-                "bw_bytes_per_s": cell.bw_bytes_per_s,
-                "iops": cell.iops,
+                **spread,
                 "speedup": speedup,
                 "speedup_reason": reason,
                 "reaches_90pct_of_peak": bool(peak) and _reaches(cell.bw_bytes_per_s, peak),
                 "knee": key in knee_keys,
+                "repetitions": [
+                    {"repetition": v.repetition, "run_id": v.run_id, "bw_bytes_per_s": v.bw_bytes_per_s, "iops": v.iops}
+                    for v in values
+                ],
             }
         )
     return {
         "label": LABEL,
         "threshold": float(THRESHOLD),
         "knee_rule": KNEE_RULE,
+        "repetitions_planned": repetitions,
+        "repeatable": repetitions >= MIN_REPEATABLE,
+        "spread_rule": surface_repeats.SPREAD_RULE,
+        "cv_threshold": surface_repeats.CV_THRESHOLD,
         "ioengine": ioengine,
         "queue_depth_real": None if ioengine is None else ioengine in ("libaio", "io_uring"),
         "target_note": target_note,
@@ -145,7 +178,7 @@ def _key(key: tuple) -> dict:
 
 
 def _reaches(bw: float, peak: float) -> bool:
-    return Fraction(bw) >= THRESHOLD * Fraction(peak)
+    return surface_repeats.reaches(bw, peak)
 
 
 def _speedup(cell: CellValue, qd1: CellValue | None) -> tuple[float | None, str | None]:
@@ -160,11 +193,10 @@ def _pattern_figures(pattern: str, cells: list[CellValue]) -> dict:
     peak_cell = max(cells, key=lambda c: (c.bw_bytes_per_s, -c.block_size_bytes * c.iodepth, -c.iodepth))
     peak = peak_cell.bw_bytes_per_s
     knee, reason = None, None
-    if not peak or peak <= 0:
+    best = knee_of(cells)
+    if best is None:
         reason = "every cell of this pattern measured zero bandwidth"
     else:
-        reaching = [c for c in cells if _reaches(c.bw_bytes_per_s, peak)]
-        best = min(reaching, key=lambda c: (c.block_size_bytes * c.iodepth, c.iodepth))
         knee = {
             "block_size_bytes": best.block_size_bytes,
             "iodepth": best.iodepth,
@@ -195,6 +227,7 @@ def derive_from_manifest(manifest: Mapping, summaries: Mapping, *, ioengine: str
     cells = [cell_value(run, summaries.get(str(run.get("id")))) for run in runs]
     surface_plan = surface_plan if isinstance(surface_plan, Mapping) else {}
     note = surface_plan.get("target_note")
+    planned_repetitions = surface_plan.get("repetitions")
     return derive(
         cells,
         planned=_planned(surface_plan.get("cells"), with_reason=False),
@@ -203,6 +236,8 @@ def derive_from_manifest(manifest: Mapping, summaries: Mapping, *, ioengine: str
         ],
         ioengine=ioengine,
         target_note=note[:300] if isinstance(note, str) else None,
+        # a plan from before repeated cells ran each cell once; a hostile count is capped at the client's limit
+        repetitions=min(planned_repetitions, LIMIT_REPETITIONS) if _whole(planned_repetitions) else 1,
     )
 
 
@@ -243,7 +278,9 @@ def differences(claimed: Mapping | None, derived: Mapping | None) -> list[str]:
         if claim is None:
             found.append(f"{where}: the manifest has no figures for this cell")
             continue
-        for name in ("bw_bytes_per_s", "iops", "speedup"):
+        # the spread is compared when claimed (a client from before repeated cells claimed none)
+        spread = [n for n in ("n_repetitions", "bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_cv") if n in claim]
+        for name in ("bw_bytes_per_s", "iops", "speedup", *spread):
             if not _close(claim.get(name), cell[name]):
                 found.append(
                     f"{where}: the manifest claims {name}={claim.get(name)!r}, the raw data gives {cell[name]!r}"

@@ -3,34 +3,23 @@
 charts_surface_lines), heatmaps of bandwidth and IOPS over block size x queue depth, the parallelism speedup, and the
 smallest cell reaching 90% of each pattern's peak bandwidth. The drive page shows the sentences and links here.
 
-Self-contained: `load` reads one surface run in three bounded queries (the run, its cells with their fio run's
-latency, its patterns; a grid has at most 660 cells) and `section` builds the charts from them.
+`load` (analysis.browse.surface_data) reads one surface run in three bounded queries and `section` builds the
+charts from it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from django.db.models import F
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
+from analysis.browse import charts_surface_lines as lines
 from analysis.browse import charts_surface_spread as spread
 from analysis.browse import units
-from analysis.browse.chart_kit import Chart, plot_text
-from analysis.browse.chart_kit import figure_layout as _layout
-from analysis.browse.chart_kit import rounded as _round
-from analysis.models import SurfaceCell, SurfacePattern
-from analysis.selectors import NEWEST_RUN_FIRST, public_test_runs
+from analysis.browse.chart_kit import Chart, figure_layout, plot_text, rounded, subplot_axis, subplot_grid
+from analysis.browse.surface_data import LABEL, PATTERN_TITLES, SurfaceData, pattern_order
 
-LABEL = "nvmedb extension, not part of the PTS"
-PATTERN_TITLES = {
-    "read": "Sequential read",
-    "randread": "Random read",
-    "write": "Sequential write",
-    "randwrite": "Random write",
-}
 PATTERN_COLOURS = {"read": "#0b5cad", "randread": "#1a7f37", "write": "#c4461b", "randwrite": "#8250df"}
 HOW_TO_READ = (
     "Each cell is one fio run of one access pattern at one block size and queue depth (one job, so the queue depth "
@@ -42,70 +31,16 @@ HOW_TO_READ = (
 )
 
 
-@dataclass
-class SurfaceData:
-    run: dict
-    cells: list[dict]
-    patterns: list[dict]
-
-
-def load(drive=None, submission_id=None, *, runs=None) -> SurfaceData | None:
-    """The newest surface run of `drive` among the public runs (or among `runs`, e.g. an owner's own trial runs),
-    of submission `submission_id` when given; None when there is none."""
-    runs = public_test_runs() if runs is None else runs
-    runs = runs.filter(test="surface")
-    if drive is not None:
-        runs = runs.filter(drive_model=drive)
-    if submission_id is not None:
-        runs = runs.filter(submission_id=submission_id)
-    run = (
-        runs.order_by(*NEWEST_RUN_FIRST)
-        .values("id", "submission_id", "profile", "target_kind", "ioengine", "drive_model__name", "drive_model__slug")
-        .first()
-    )
-    if run is None:
-        return None
-    cells = list(
-        SurfaceCell.objects.filter(test_run_id=run["id"])
-        .order_by("pattern", "block_size_bytes", "iodepth")
-        .values("pattern", "block_size_bytes", "iodepth", "bw_bytes_per_s", "iops", "speedup", "knee",
-                "n_repetitions", "bw_min_bytes_per_s", "bw_max_bytes_per_s", "bw_cv", "noisy", "spread_reason",
-                lat_mean_ns=F("measurement__lat_mean_ns"), lat_p99_ns=F("measurement__lat_p99_ns"))
-    )  # fmt: skip
-    patterns = list(
-        SurfacePattern.objects.filter(test_run_id=run["id"]).values(
-            "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth", "knee_block_size_bytes",
-            "knee_iodepth", "knee_bytes_in_flight", "knee_bw_bytes_per_s", "knee_reason", "queue_depth_real",
-            "target_note", "claim_differs", "repetitions", "repeatable", "knee_agreeing_repetitions", "knee_moves",
-            "noisy_cells",
-        )
-    )  # fmt: skip
-    return SurfaceData(run, cells, patterns)
-
-
-def _order(patterns) -> list[str]:
-    return [p for p in PATTERN_TITLES if p in patterns]
-
-
-def _grid(patterns: list[str]) -> tuple[int, int]:
-    columns = 1 if len(patterns) == 1 else 2
-    return math.ceil(len(patterns) / columns), columns
-
-
-def _axis(index: int) -> str:
-    return "" if index == 0 else str(index + 1)
-
-
 def _heatmap(data: SurfaceData, *, key: str, title: str, value, text, colour_title: str, note: str) -> Chart:
-    patterns = _order({c["pattern"] for c in data.cells})
+    patterns = pattern_order({c["pattern"] for c in data.cells})
     sizes = sorted({c["block_size_bytes"] for c in data.cells})
     depths = sorted({c["iodepth"] for c in data.cells})
     by_key = {(c["pattern"], c["block_size_bytes"], c["iodepth"]): c for c in data.cells}
-    rows_n, cols_n = _grid(patterns)
+    rows_n, cols_n = subplot_grid(patterns)
     traces, layout_axes = [], {}
     for index, pattern in enumerate(patterns):
         cells = [[by_key.get((pattern, bs, qd)) for qd in depths] for bs in sizes]
-        suffix = _axis(index)
+        suffix = subplot_axis(index)
         traces.append(
             {
                 "type": "heatmap",
@@ -127,7 +62,7 @@ def _heatmap(data: SurfaceData, *, key: str, title: str, value, text, colour_tit
             "automargin": True,
         }
         layout_axes[f"yaxis{suffix}"] = {"title": {"text": "Block size"}, "type": "category", "automargin": True}
-    layout = _layout(title, "", "")
+    layout = figure_layout(title, "", "")
     layout.update(layout_axes)
     layout["grid"] = {"rows": rows_n, "columns": cols_n, "pattern": "independent"}
     layout["coloraxis"] = {"colorscale": "Viridis", "colorbar": {"title": {"text": colour_title}}}
@@ -150,7 +85,7 @@ def bandwidth_heatmap(data: SurfaceData) -> Chart:
         data,
         key="surface-bandwidth",
         title="Bandwidth, block size × queue depth (MB/s)",
-        value=lambda c: _round(c["bw_bytes_per_s"] / 1e6, 1),
+        value=lambda c: rounded(c["bw_bytes_per_s"] / 1e6, 1),
         text=lambda c: spread.marked(units.bandwidth(c["bw_bytes_per_s"]), c),
         colour_title="MB/s (10⁶ bytes/s)",
         note=f"{LABEL}. Median bandwidth of each cell's repetitions in the pattern's direction; colour in MB/s, "
@@ -177,7 +112,7 @@ def iops_heatmap(data: SurfaceData) -> Chart:
         data,
         key="surface-iops",
         title="IOPS, block size × queue depth",
-        value=lambda c: _round(math.log10(c["iops"]), 3) if c["iops"] and c["iops"] > 0 else None,
+        value=lambda c: rounded(math.log10(c["iops"]), 3) if c["iops"] and c["iops"] > 0 else None,
         text=lambda c: units.iops(c["iops"]),
         colour_title="log₁₀ IOPS",
         note=f"{LABEL}. Coloured by log₁₀ IOPS so the small blocks do not wash out; the labels are IOPS.",
@@ -189,7 +124,7 @@ def speedup_heatmap(data: SurfaceData) -> Chart:
         data,
         key="surface-speedup",
         title="Parallelism speedup per block size (IOPS at QD k ÷ IOPS at QD 1)",
-        value=lambda c: _round(c["speedup"], 3),
+        value=lambda c: rounded(c["speedup"], 3),
         text=lambda c: units.MISSING if c["speedup"] is None else f"{units.significant(c['speedup'])}×",
         colour_title="speedup (×)",
         note=f"{LABEL}. 1× at QD 1 by definition; empty where the QD 1 cell is missing or measured nothing.",
@@ -199,7 +134,7 @@ def speedup_heatmap(data: SurfaceData) -> Chart:
 def knee_chart(data: SurfaceData) -> Chart:
     """Each pattern's bandwidth as a share of its peak against bytes in flight, the 90% line and the knee."""
     peaks = {p["pattern"]: p for p in data.patterns}
-    patterns = _order(peaks)
+    patterns = pattern_order(peaks)
     traces = []
     for pattern in patterns:
         peak = peaks[pattern]["peak_bw_bytes_per_s"]
@@ -213,7 +148,7 @@ def knee_chart(data: SurfaceData) -> Chart:
                 "mode": "markers",
                 "name": PATTERN_TITLES[pattern],
                 "x": [c["block_size_bytes"] * c["iodepth"] for c in cells],
-                "y": [_round(100 * c["bw_bytes_per_s"] / peak, 2) if peak else None for c in cells],
+                "y": [rounded(100 * c["bw_bytes_per_s"] / peak, 2) if peak else None for c in cells],
                 "text": [
                     f"{units.block_size(c['block_size_bytes'])} × QD {c['iodepth']}: {units.bandwidth(c['bw_bytes_per_s'])}"
                     for c in cells
@@ -231,7 +166,7 @@ def knee_chart(data: SurfaceData) -> Chart:
                 "mode": "markers+text",
                 "name": f"{PATTERN_TITLES[k['pattern']]}: 90% at {where}",
                 "x": [k["knee_bytes_in_flight"]],
-                "y": [_round(100 * k["knee_bw_bytes_per_s"] / k["peak_bw_bytes_per_s"], 2)],
+                "y": [rounded(100 * k["knee_bw_bytes_per_s"] / k["peak_bw_bytes_per_s"], 2)],
                 "text": [f"{PATTERN_TITLES[k['pattern']]}: {where}"],
                 "textposition": ("top left", "bottom right", "top right", "bottom left")[number % 4],
                 "textfont": {"color": PATTERN_COLOURS[k["pattern"]]},
@@ -240,7 +175,7 @@ def knee_chart(data: SurfaceData) -> Chart:
                            "line": {"color": "#111", "width": 1}},
             }
         )  # fmt: skip
-    layout = _layout(
+    layout = figure_layout(
         "Bandwidth as a share of the pattern's peak, by bytes in flight",
         "Bytes in flight (block size × queue depth)",
         "% of the pattern's peak bandwidth",
@@ -288,7 +223,7 @@ def answers(data: SurfaceData) -> list[dict]:
     by_key = {(c["pattern"], c["block_size_bytes"], c["iodepth"]): c for c in data.cells}
     by_pattern = {p["pattern"]: p for p in data.patterns}
     found = []
-    for p in (by_pattern[name] for name in _order(by_pattern)):
+    for p in (by_pattern[name] for name in pattern_order(by_pattern)):
         title = PATTERN_TITLES[p["pattern"]]
         if p["peak_bw_bytes_per_s"] is None:
             found.append({"pattern": p["pattern"], "sentence": f"{title}: no cell measured a bandwidth."})
@@ -334,8 +269,6 @@ def _notes(data: SurfaceData) -> list[str]:
 
 def section(data: SurfaceData | None) -> dict | None:
     """The surface page's context (templates/analysis/browse/surface.html; None: no surface run to show)."""
-    from analysis.browse import charts_surface_lines as lines
-
     if data is None or not data.cells:
         return None
     charts = [
@@ -381,7 +314,7 @@ def compare_chart(data) -> Chart | None:
     if not any(runs.values()):
         return None
     by_drive = {pk: {p["pattern"]: p for p in data.surface.get(run["id"], [])} for pk, run in runs.items() if run}
-    patterns = _order({name for found in by_drive.values() for name in found})
+    patterns = pattern_order({name for found in by_drive.values() for name in found})
     traces, rows = [], []
     for drive in data.drives:
         if runs[drive.pk] is None:
@@ -394,7 +327,7 @@ def compare_chart(data) -> Chart | None:
                 "type": "bar",
                 "name": plot_text(drive.name),
                 "x": [PATTERN_TITLES[name] for name in patterns],
-                "y": [_round(p["peak_bw_bytes_per_s"] / 1e6, 1) if p and p["peak_bw_bytes_per_s"] is not None
+                "y": [rounded(p["peak_bw_bytes_per_s"] / 1e6, 1) if p and p["peak_bw_bytes_per_s"] is not None
                       else None for p in shown],
                 "text": [plot_text(_knee_text(p)) if p else units.MISSING for p in shown],
                 "hovertemplate": "%{x}: peak %{y:,.1f} MB/s; 90% at %{text}<extra>%{fullData.name}</extra>",
@@ -409,18 +342,18 @@ def compare_chart(data) -> Chart | None:
                 continue
             rows.append([
                 drive.name, PATTERN_TITLES[name],
-                None if p["peak_bw_bytes_per_s"] is None else _round(p["peak_bw_bytes_per_s"] / 1e6, 1),
+                None if p["peak_bw_bytes_per_s"] is None else rounded(p["peak_bw_bytes_per_s"] / 1e6, 1),
                 f"{units.block_size(p['peak_block_size_bytes'])} × QD {p['peak_iodepth']}" if p["peak_iodepth"] else None,
                 _knee_text(p),
-                None if p["knee_bw_bytes_per_s"] is None else _round(p["knee_bw_bytes_per_s"] / 1e6, 1),
-                _round(p["peak_speedup"], 2),
+                None if p["knee_bw_bytes_per_s"] is None else rounded(p["knee_bw_bytes_per_s"] / 1e6, 1),
+                rounded(p["peak_speedup"], 2),
             ])  # fmt: skip
     return Chart(
         key="compare-surface",
         title="Surface: peak bandwidth and the smallest block size × queue depth reaching 90% of it",
         figure={
             "data": traces,
-            "layout": _layout(
+            "layout": figure_layout(
                 "Peak bandwidth per access pattern",
                 "Access pattern",
                 "Peak bandwidth, MB/s (10⁶ bytes/s)",

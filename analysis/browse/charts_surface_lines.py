@@ -2,19 +2,15 @@
 queue depth, bandwidth over queue depth with one line per block size, and latency (mean and 99th percentile) over
 block size at QD 1 and at the queue depth of each pattern's 90% point. One panel per access pattern, one legend.
 
-Built from `charts_surface.SurfaceData` (no query of their own) with the shared helpers of analysis.browse.charts.
+Built from `surface_data.SurfaceData` (no query of their own) with the shared chart toolkit (analysis.browse.chart_kit).
 """
 
 from __future__ import annotations
 
 from analysis.browse import charts_surface_spread as spread
 from analysis.browse import units
-from analysis.browse.chart_kit import Chart
-from analysis.browse.chart_kit import figure_layout as _layout
-from analysis.browse.chart_kit import rounded as _round
-from analysis.browse.chart_kit import subplot_axis as _axis
-from analysis.browse.chart_kit import subplot_grid as _grid
-from analysis.browse.charts_surface import LABEL, PATTERN_TITLES, SurfaceData, _order
+from analysis.browse.chart_kit import Chart, figure_layout, rounded, subplot_axis, subplot_grid
+from analysis.browse.surface_data import LABEL, PATTERN_TITLES, SurfaceData, pattern_order
 
 MAX_LINES = 12  # a legend of more lines cannot be read: beyond it every other level is drawn (the table has all)
 # ordered levels (small to large) as a sequential scale, so the line of QD 64 sits between QD 32's and QD 128's
@@ -52,11 +48,11 @@ def _log2_axis(values: list[int], label) -> dict:
 
 
 def _panels(data: SurfaceData, *, x_title: str, y_title: str, x_axis: dict, y_axis: dict | None = None) -> tuple:
-    patterns = _order({c["pattern"] for c in data.cells})
-    rows_n, cols_n = _grid(patterns)
+    patterns = pattern_order({c["pattern"] for c in data.cells})
+    rows_n, cols_n = subplot_grid(patterns)
     axes = {}
     for index, pattern in enumerate(patterns):
-        suffix = _axis(index)
+        suffix = subplot_axis(index)
         axes[f"xaxis{suffix}"] = {**x_axis, "title": {"text": f"{PATTERN_TITLES[pattern]}: {x_title}"}}
         axes[f"yaxis{suffix}"] = {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero",
                                   **(y_axis or {})}  # fmt: skip
@@ -64,7 +60,7 @@ def _panels(data: SurfaceData, *, x_title: str, y_title: str, x_axis: dict, y_ax
 
 
 def _figure(title: str, traces: list, rows_n: int, cols_n: int, axes: dict) -> dict:
-    layout = _layout(title, "", "")
+    layout = figure_layout(title, "", "")
     layout.update(axes)
     layout["grid"] = {"rows": rows_n, "columns": cols_n, "pattern": "independent"}
     layout["height"] = 330 * rows_n + 130
@@ -83,13 +79,13 @@ def _lines(data: SurfaceData, *, key: str, title: str, line_of: str, x_of: str, 
                                              x_axis=_log2_axis(xs, x_label))  # fmt: skip
     traces = []
     for index, pattern in enumerate(patterns):
-        suffix = _axis(index)
+        suffix = subplot_axis(index)
         for number, level in enumerate(drawn):
             cells = [by_key.get((pattern, level, x)) for x in xs]
             traces.append({
                 "type": "scatter", "mode": "lines+markers", "name": line_label(level), "legendgroup": str(level),
                 "showlegend": index == 0, "x": xs,
-                "y": [_round(c["bw_bytes_per_s"] / 1e6, 1) if c else None for c in cells],
+                "y": [rounded(c["bw_bytes_per_s"] / 1e6, 1) if c else None for c in cells],
                 "text": [f"{units.bandwidth(c['bw_bytes_per_s'])}, {units.iops(c['iops'])} ({spread.hover(c)})"
                          if c else units.MISSING for c in cells],
                 "marker": {"symbol": ["x" if c and c["noisy"] else "circle" for c in cells],
@@ -102,7 +98,7 @@ def _lines(data: SurfaceData, *, key: str, title: str, line_of: str, x_of: str, 
         note += f" {len(drawn)} of the {len(levels)} lines are drawn (every other level); the table has them all."
     rows = [
         [PATTERN_TITLES[p], line_label(level),
-         *[_round(c["bw_bytes_per_s"] / 1e6, 1) if (c := by_key.get((p, level, x))) else None for x in xs]]
+         *[rounded(c["bw_bytes_per_s"] / 1e6, 1) if (c := by_key.get((p, level, x))) else None for x in xs]]
         for p in patterns
         for level in levels
     ]  # fmt: skip
@@ -158,11 +154,11 @@ def latency_by_block_size(data: SurfaceData) -> Chart:
     )  # fmt: skip
     for index, pattern in enumerate(patterns):
         knee = knees.get(pattern)
-        title = axes[f"xaxis{_axis(index)}"]["title"]
+        title = axes[f"xaxis{subplot_axis(index)}"]["title"]
         title["text"] += f" (90% point at QD {knee})" if knee else " (no 90% point)"
     traces, rows = [], []
     for index, pattern in enumerate(patterns):
-        suffix = _axis(index)
+        suffix = subplot_axis(index)
         for column, where, label, colour, dash in LATENCY_LINES:
             depth = 1 if where == "qd1" else knees.get(pattern)
             if depth is None or (where == "knee" and depth == 1):
@@ -172,7 +168,7 @@ def latency_by_block_size(data: SurfaceData) -> Chart:
             traces.append({
                 "type": "scatter", "mode": "lines+markers", "name": label, "legendgroup": label,
                 "showlegend": not any(t["name"] == label for t in traces), "x": sizes,
-                "y": [_round(v / 1e3, 2) if v is not None else None for v in values],
+                "y": [rounded(v / 1e3, 2) if v is not None else None for v in values],
                 "text": [units.latency(v) for v in values],
                 "hovertemplate": f"{PATTERN_TITLES[pattern]}, {label.replace('QD of the 90% point', f'QD {depth}')}, "
                 "%{x}: %{text}<extra></extra>",
@@ -183,8 +179,8 @@ def latency_by_block_size(data: SurfaceData) -> Chart:
                 c = by_key.get((pattern, bs, depth))
                 rows.append([
                     PATTERN_TITLES[pattern], units.block_size(bs), depth,
-                    _round(c["lat_mean_ns"] / 1e3, 2) if c and c["lat_mean_ns"] is not None else None,
-                    _round(c["lat_p99_ns"] / 1e3, 2) if c and c["lat_p99_ns"] is not None else None,
+                    rounded(c["lat_mean_ns"] / 1e3, 2) if c and c["lat_mean_ns"] is not None else None,
+                    rounded(c["lat_p99_ns"] / 1e3, 2) if c and c["lat_p99_ns"] is not None else None,
                 ])  # fmt: skip
     missing = [c for c in data.cells if c["lat_mean_ns"] is None or c["lat_p99_ns"] is None]
     note = (

@@ -1,12 +1,12 @@
 """How repeatable a surface is (an nvmedb extension, not a PTS test): the words and plot parts the surface page uses
 for the repetitions of its cells. Every figure is the median of a cell's repetitions; the spread is their min-max and
 coefficient of variation (CV); a cell above CV_LIMIT is noisy; the 90% point of the medians is compared with each
-repetition's own. Works on the dicts `charts_surface.load` reads (no query of its own)."""
+repetition's own. Works on the dicts `surface_data.load` reads (no query of its own)."""
 
 from __future__ import annotations
 
 from analysis.browse import units
-from analysis.browse.charts import _round
+from analysis.browse.chart_kit import rounded
 from nvmedb_client.pts.surface import MIN_REPEATABLE
 from nvmedb_client.pts.surface_repeats import CV_THRESHOLD
 
@@ -55,7 +55,7 @@ def marked(text: str, cell: dict) -> str:
 
 
 def cv_value(cell: dict) -> float | None:
-    return None if cell["bw_cv"] is None else _round(100 * cell["bw_cv"], 1)
+    return None if cell["bw_cv"] is None else rounded(100 * cell["bw_cv"], 1)
 
 
 def cv_text(cell: dict) -> str:
@@ -77,7 +77,7 @@ def error_bars(cells: list[dict | None]) -> dict | None:
 def _spread(cell: dict | None, key: str, sign: int) -> float | None:
     if not cell or cell[key] is None:
         return None
-    return _round(sign * (cell[key] - cell["bw_bytes_per_s"]) / 1e6, 2)
+    return rounded(sign * (cell[key] - cell["bw_bytes_per_s"]) / 1e6, 2)
 
 
 def hover(cell: dict) -> str:

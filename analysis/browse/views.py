@@ -31,6 +31,7 @@ from analysis.browse import (
     factors,
     queries,
     raw_files,
+    surface_data,
     units,
 )
 from analysis.browse import compare as compare_page
@@ -119,7 +120,7 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
-        "surface": charts_surface.summary(charts_surface.load(data.drive, data.chosen_submission))
+        "surface": charts_surface.summary(surface_data.load(data.drive, data.chosen_submission))
         if "surface" in data.summary.tests
         else None,
         "surface_url": reverse("drive-surface", args=[data.drive.slug])
@@ -299,7 +300,7 @@ def drive_surface(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse("The submission parameter must be a submission id (a UUID).", status=400,
                             content_type="text/plain")  # fmt: skip
-    surface = charts_surface.section(charts_surface.load(drive, form.cleaned_data["submission"]))
+    surface = charts_surface.section(surface_data.load(drive, form.cleaned_data["submission"]))
     if surface is None:
         raise Http404("This drive has no public surface run.")
     return render(request, "analysis/browse/surface.html", {
@@ -313,7 +314,7 @@ def submission_surface(request: HttpRequest, submission_id: uuid.UUID) -> HttpRe
     its owner alone (analysis.selectors.own_trials_q); 404 for everyone else."""
     viewer = request.user.pk if request.user.is_authenticated else None
     runs = public_test_runs(trials_of=viewer)
-    surface = charts_surface.section(charts_surface.load(submission_id=submission_id, runs=runs))
+    surface = charts_surface.section(surface_data.load(submission_id=submission_id, runs=runs))
     if surface is None:
         raise Http404("No surface run of this submission is visible to you.")
     run = surface["run"]

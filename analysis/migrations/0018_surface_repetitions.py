@@ -36,7 +36,7 @@ def one_pass_surfaces(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("analysis", "0016_derived_compliant"),
+        ("analysis", "0017_recovery_missing"),
     ]
 
     operations = [

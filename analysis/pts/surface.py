@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from analysis.models import SurfaceCell, SurfacePattern
 from analysis.records import FlagRecord, SubmissionRecord
 from nvmedb_client.pts import surface as surface_test
 from nvmedb_client.pts import surface_figures
@@ -65,8 +66,6 @@ def read_surface(manifest: Mapping, summaries: Mapping, record: SubmissionRecord
 
 def surface_rows(test_run, outcome: SurfaceOutcome, measurements_by_key: Mapping) -> tuple[list, list]:
     """(SurfaceCell rows, SurfacePattern rows) of a stored surface run."""
-    from analysis.models import SurfaceCell, SurfacePattern
-
     derived = outcome.derived
     cells = [
         SurfaceCell(

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from analysis.browse import charts_surface, units
+from analysis.browse import surface_data, units
 from analysis.models import SurfaceCell, SurfacePattern
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories import DriveModelFactory
@@ -43,7 +43,7 @@ def figure(page_html: str, key: str) -> dict:
 def test_the_loader_reads_a_surface_in_three_queries_whatever_its_size(client):
     drive = drive_with_surface()
     with CaptureQueriesContext(connection) as queries:
-        data = charts_surface.load(drive)
+        data = surface_data.load(drive)
     assert len(queries) == 3
     assert len(data.cells) == SurfaceCell.objects.count() and len(data.patterns) == 4
 

@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from submissions import content, services
+from submissions import content, moderation
 from submissions.forms import ReasonForm
 from submissions.models import (
     ApiToken,
@@ -33,7 +33,7 @@ def _moderate(modeladmin, request: HttpRequest, queryset, *, action: str, verb: 
     if "apply" in request.POST:
         form = ReasonForm(request.POST)
         if form.is_valid():
-            service = services.submission_hide if action == "hide" else services.submission_reject
+            service = moderation.submission_hide if action == "hide" else moderation.submission_reject
             for submission in queryset:
                 service(submission=submission, reason=form.cleaned_data["reason"], by=request.user)
             modeladmin.message_user(request, f"{verb} {queryset.count()} submission(s).", messages.SUCCESS)
@@ -66,8 +66,8 @@ def approve_submissions(modeladmin, request, queryset):
     approved = 0
     for submission in queryset:
         try:
-            services.submission_approve(submission=submission, by=request.user)
-        except services.NotApprovable as exc:
+            moderation.submission_approve(submission=submission, by=request.user)
+        except moderation.NotApprovable as exc:
             modeladmin.message_user(request, str(exc), messages.ERROR)
         else:
             approved += 1

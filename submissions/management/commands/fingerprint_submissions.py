@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 from django.db.models import Q
 
-from submissions import services
+from submissions import pipeline
 from submissions.models import Submission, SubmissionStatus
 
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
         done = failed = 0
         for submission in pending.iterator():
             try:
-                count = services.submission_fingerprint_stored(submission=submission)
+                count = pipeline.submission_fingerprint_stored(submission=submission)
             except (BundleError, OSError) as exc:
                 failed += 1
                 self.stderr.write(f"{submission.pk}: {exc}")

@@ -12,6 +12,7 @@ from submissions.forms import ReasonForm
 from submissions.models import (
     ApiToken,
     DataLicenseAcceptance,
+    ModerationDecision,
     SigningKey,
     Submission,
     SubmissionEvent,
@@ -24,6 +25,18 @@ class SubmissionEventInline(admin.TabularInline):
     extra = 0
     can_delete = False
     readonly_fields = ["at", "from_status", "to_status", "note"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ModerationDecisionInline(admin.TabularInline):
+    """The moderation log of a submission: read-only, as the log is append-only."""
+
+    model = ModerationDecision
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ["created_at", "action", "decided_by_name", "reason"]
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -96,7 +109,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_filter = [AwaitingReviewFilter, "status", "hidden"]
     search_fields = ["id", "sha256", "uploader__username"]
     actions = [approve_submissions, hide_submissions, reject_submissions]
-    inlines = [SubmissionEventInline]
+    inlines = [SubmissionEventInline, ModerationDecisionInline]
     readonly_fields = [*(f.name for f in Submission._meta.fields), "near_duplicates"]
 
     def has_add_permission(self, request) -> bool:
@@ -169,6 +182,24 @@ class DataLicenseAcceptanceAdmin(admin.ModelAdmin):
     list_display = ["user", "license", "via", "accepted_at"]
     list_filter = ["license", "via"]
     search_fields = ["user__username"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(ModerationDecision)
+class ModerationDecisionAdmin(admin.ModelAdmin):
+    """The moderation log, append-only: staff read it, nobody edits or deletes a decision."""
+
+    list_display = ["created_at", "submission", "action", "decided_by_name", "reason"]
+    list_filter = ["action"]
+    search_fields = ["submission__id", "decided_by_name", "reason"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 from django.db.models import Q
 
+from nvmedb_client.bundle import BundleError
 from submissions import pipeline
 from submissions.models import Submission, SubmissionStatus
 
@@ -14,8 +15,6 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options) -> None:
-        from nvmedb_client.bundle import BundleError
-
         pending = (
             Submission.objects.filter(
                 Q(published_at__isnull=False) | Q(status__in=[SubmissionStatus.HELD, SubmissionStatus.WITHDRAWN])

@@ -6,12 +6,7 @@ class AnalysisConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from analysis.explain import explain_submission
-        from analysis.selectors import trial_submission_q
-        from submissions.explanations import register_explainer
-        from submissions.private import register_private_filter
+        # why: an AppConfig imports models only once the registry is ready
+        from analysis import intake_hooks
 
-        # a trial's page is its contributor's own, and a trial is no evidence that its contributor can be trusted
-        register_private_filter(trial_submission_q)
-        # "why is my unit different?" on the submission page and in its API answer
-        register_explainer(explain_submission)
+        intake_hooks.register()

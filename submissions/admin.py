@@ -7,11 +7,12 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from submissions import content, services
+from submissions import content, moderation
 from submissions.forms import ReasonForm
 from submissions.models import (
     ApiToken,
     DataLicenseAcceptance,
+    ModerationDecision,
     SigningKey,
     Submission,
     SubmissionEvent,
@@ -29,11 +30,23 @@ class SubmissionEventInline(admin.TabularInline):
         return False
 
 
+class ModerationDecisionInline(admin.TabularInline):
+    """The moderation log of a submission: read-only, as the log is append-only."""
+
+    model = ModerationDecision
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ["created_at", "action", "decided_by_name", "reason"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
 def _moderate(modeladmin, request: HttpRequest, queryset, *, action: str, verb: str) -> HttpResponse | None:
     if "apply" in request.POST:
         form = ReasonForm(request.POST)
         if form.is_valid():
-            service = services.submission_hide if action == "hide" else services.submission_reject
+            service = moderation.submission_hide if action == "hide" else moderation.submission_reject
             for submission in queryset:
                 service(submission=submission, reason=form.cleaned_data["reason"], by=request.user)
             modeladmin.message_user(request, f"{verb} {queryset.count()} submission(s).", messages.SUCCESS)
@@ -66,8 +79,8 @@ def approve_submissions(modeladmin, request, queryset):
     approved = 0
     for submission in queryset:
         try:
-            services.submission_approve(submission=submission, by=request.user)
-        except services.NotApprovable as exc:
+            moderation.submission_approve(submission=submission, by=request.user)
+        except moderation.NotApprovable as exc:
             modeladmin.message_user(request, str(exc), messages.ERROR)
         else:
             approved += 1
@@ -96,7 +109,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_filter = [AwaitingReviewFilter, "status", "hidden"]
     search_fields = ["id", "sha256", "uploader__username"]
     actions = [approve_submissions, hide_submissions, reject_submissions]
-    inlines = [SubmissionEventInline]
+    inlines = [SubmissionEventInline, ModerationDecisionInline]
     readonly_fields = [*(f.name for f in Submission._meta.fields), "near_duplicates"]
 
     def has_add_permission(self, request) -> bool:
@@ -169,6 +182,24 @@ class DataLicenseAcceptanceAdmin(admin.ModelAdmin):
     list_display = ["user", "license", "via", "accepted_at"]
     list_filter = ["license", "via"]
     search_fields = ["user__username"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(ModerationDecision)
+class ModerationDecisionAdmin(admin.ModelAdmin):
+    """The moderation log, append-only: staff read it, nobody edits or deletes a decision."""
+
+    list_display = ["created_at", "submission", "action", "decided_by_name", "reason"]
+    list_filter = ["action"]
+    search_fields = ["submission__id", "decided_by_name", "reason"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

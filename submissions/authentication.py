@@ -4,7 +4,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 
-from submissions import selectors, services
+from submissions import accounts, selectors
 from submissions.throttles import FailedAuthThrottle
 
 
@@ -33,7 +33,7 @@ class HashedTokenAuthentication(BaseAuthentication):
                     "This API token was revoked; create a new one on your profile page and run nvmedb-client login."
                 )
             raise exceptions.AuthenticationFailed("The account of this API token is disabled.")
-        services.api_token_touch(token=token)
+        accounts.api_token_touch(token=token)
         return token.user, token
 
     @staticmethod

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 
 from nvmedb_client.signing import registration_statement, verify_signature
-from submissions import services
+from submissions import keys
 from submissions.models import SigningKey
 
 CHALLENGE_SALT = "nvmedb.submissions.signing-key-challenge"
@@ -71,7 +71,7 @@ def proof_check(*, user: AbstractBaseUser, public_key: bytes, challenge: str, si
 def signing_key_register_proven(
     *, user: AbstractBaseUser, public_key: bytes, name: str, challenge: str, signature: str
 ) -> tuple[SigningKey, bool]:
-    """services.signing_key_register, once the contributor proved they hold the private key."""
-    services.check_public_key(public_key)
+    """keys.signing_key_register, once the contributor proved they hold the private key."""
+    keys.check_public_key(public_key)
     proof_check(user=user, public_key=public_key, challenge=challenge, signature=signature)
-    return services.signing_key_register(user=user, public_key=public_key, name=name)
+    return keys.signing_key_register(user=user, public_key=public_key, name=name)

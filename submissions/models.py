@@ -185,3 +185,43 @@ class DataLicenseAcceptance(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} accepted {self.license} via {self.via} at {self.accepted_at:%Y-%m-%d %H:%M}"
+
+
+class ModerationAction(models.TextChoices):
+    APPROVE = "approve"
+    REJECT = "reject"
+    HIDE = "hide"
+    WITHDRAW = "withdraw"
+
+
+class ModerationDecision(models.Model):
+    """The moderation log: who decided what about a submission, and why. Append-only: a decision is never changed or
+    deleted, so what approval cleared from the dataset (held and outlier flags) stays on record here."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.PROTECT, related_name="moderation_decisions")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Staff (or the owner withdrawing); empty when the pipeline decided, or the account is gone.",
+    )
+    decided_by_name = models.CharField(max_length=150, blank=True, help_text="The account's name when it decided.")
+    action = models.CharField(max_length=16, choices=ModerationAction.choices)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id}: {self.action} by {self.decided_by_name or 'the pipeline'}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise ValueError("The moderation log is append-only: a decision is never changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("The moderation log is append-only: a decision is never deleted.")

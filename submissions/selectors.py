@@ -10,9 +10,9 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from submissions import leases
+from submissions.accounts import token_digest
 from submissions.models import ApiToken, SigningKey, Submission, SubmissionStatus
 from submissions.private import is_private
-from submissions.services import token_digest
 
 
 class Visibility(Enum):

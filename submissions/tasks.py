@@ -1,4 +1,4 @@
-"""Thin Celery tasks: load by id, call one service. Queued with transaction.on_commit (see services)."""
+"""Thin Celery tasks: load by id, call one function of the pipeline. Queued with transaction.on_commit."""
 
 import errno
 import logging
@@ -8,8 +8,9 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
-from submissions import selectors, services
+from submissions import pipeline, selectors
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +39,9 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutEr
 )
 def validate_submission(self, submission_id: str) -> str | None:
     try:
-        submission = services.submission_validate(submission_id=uuid.UUID(submission_id))
+        submission = pipeline.submission_validate(submission_id=uuid.UUID(submission_id))
     except SoftTimeLimitExceeded:
-        submission = services.submission_time_out(submission_id=uuid.UUID(submission_id))
+        submission = pipeline.submission_time_out(submission_id=uuid.UUID(submission_id))
     except OSError as exc:
         if exc.errno in DISK_FULL_ERRNOS:  # the extraction was removed with its temporary directory
             logger.warning("disk full while validating submission %s; retrying later", submission_id)
@@ -49,11 +50,21 @@ def validate_submission(self, submission_id: str) -> str | None:
     return submission.status if submission is not None else None
 
 
+def submission_enqueue(*, submission_id: uuid.UUID) -> bool:
+    """Queues validation. When the broker is down the submission stays `received` and requeue_stranded retries it."""
+    try:
+        validate_submission.delay(str(submission_id))
+    except BrokerUnavailable as exc:
+        logger.warning("could not queue submission %s (%s); the periodic requeue will retry", submission_id, exc)
+        return False
+    return True
+
+
 @shared_task(acks_late=True, soft_time_limit=60, time_limit=120)
 def requeue_stranded() -> int:
     """Queues again every submission no worker is taking care of; returns how many."""
     ids = selectors.stranded_submission_ids()
-    queued = sum(services.submission_enqueue(submission_id=submission_id) for submission_id in ids)
+    queued = sum(submission_enqueue(submission_id=submission_id) for submission_id in ids)
     if ids:
         logger.info("requeued %d of %d stranded submissions", queued, len(ids))
     return queued

@@ -10,11 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from analysis.browse.queries import submission_dataset
-from analysis.browse.trial_page import surface_url, trial_sections
 from nvmedb_client import units
-from submissions import key_registration, selectors, services
-from submissions.explanations import explanation_of
+from submissions import accounts, hooks, key_registration, keys, moderation, receiving, selectors
 from submissions.forms import SigningKeyForm, SignupForm, TokenCreateForm, TokenUpdateForm, UploadForm
 from submissions.models import SubmissionStatus
 from submissions.selectors import Visibility
@@ -66,7 +63,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         if not address_allowed(request, scope="signup_ip") or not address_allowed(request):
             return HttpResponse(TOO_MANY, status=429, content_type="text/plain")
         if form.is_valid():
-            user = services.contributor_sign_up(
+            user = accounts.contributor_sign_up(
                 username=form.cleaned_data["username"],
                 email=form.cleaned_data.get("email") or "",
                 password=form.cleaned_data["password1"],
@@ -113,7 +110,7 @@ def token_create(request: HttpRequest) -> HttpResponse:
     form = TokenCreateForm(request.POST)
     if not form.is_valid():
         return _profile(request, token_form=form, status=400)
-    token, raw = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
+    token, raw = accounts.api_token_create(user=request.user, name=form.cleaned_data["name"])
     messages.success(request, f"Token {token.prefix}… created. Copy it now: it is not shown again.")
     # Rendered, not redirected: the token must not be kept anywhere to show it after a redirect.
     return _profile(request, new_token=raw)
@@ -126,10 +123,10 @@ def token_update(request: HttpRequest, token_id: int) -> HttpResponse:
     form = TokenUpdateForm(request.POST)
     if form.is_valid():
         if form.cleaned_data["action"] == "revoke":
-            services.api_token_revoke(token=token)
+            accounts.api_token_revoke(token=token)
             messages.success(request, f"Token {token.prefix}… revoked.")
         else:
-            services.api_token_rename(token=token, name=form.cleaned_data["name"])
+            accounts.api_token_rename(token=token, name=form.cleaned_data["name"])
             messages.success(request, f"Token {token.prefix}… renamed.")
     return redirect("submissions:profile")
 
@@ -141,7 +138,7 @@ def key_add(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         try:
             key, created = key_registration.signing_key_register_proven(user=request.user, **form.cleaned_data)
-        except (services.InvalidPublicKey, services.KeyOfAnotherAccount) as exc:
+        except (keys.InvalidPublicKey, keys.KeyOfAnotherAccount) as exc:
             form.add_error("public_key", str(exc))
         except key_registration.InvalidProof as exc:
             form.add_error("signature", str(exc))
@@ -155,7 +152,7 @@ def key_add(request: HttpRequest) -> HttpResponse:
 @require_POST
 def key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     key = get_object_or_404(selectors.signing_keys_of(request.user), pk=key_id)
-    services.signing_key_revoke(key=key)
+    keys.signing_key_revoke(key=key)
     messages.success(request, f"Signing key {key.fingerprint} revoked: bundles it signs are no longer accepted.")
     return redirect("submissions:profile")
 
@@ -180,10 +177,10 @@ def _upload(request: HttpRequest) -> HttpResponse:
         return _upload_page(request, form, status=400)
     upload = form.cleaned_data["bundle"]
     try:
-        submission, created = services.submission_create(
+        submission, created = receiving.submission_create(
             uploader=request.user, stream=upload, original_name=upload.name
         )
-    except (services.NotGzip, services.EmptyUpload) as exc:
+    except (receiving.NotGzip, receiving.EmptyUpload) as exc:
         form.add_error("bundle", str(exc))
         return _upload_page(request, form, status=400)
     if not created:
@@ -224,11 +221,16 @@ def detail(request: HttpRequest, submission_id) -> HttpResponse:
     }
     if visibility is not Visibility.TOMBSTONE:
         is_public = submission.status == SubmissionStatus.PUBLISHED and not submission.hidden
-        context.update(submission_dataset(submission=submission, with_files=is_public))
-        context["explanation"] = explanation_of(submission)
-        context["surface_url"] = surface_url(submission, request.user.pk if request.user.is_authenticated else None)
-        if context["trial"] and visibility is Visibility.OWNER:  # only its owner (and staff) ever see a trial
-            context["sections"] = trial_sections(submission)
+        viewer_id = request.user.pk if request.user.is_authenticated else None
+        owner_view = visibility is Visibility.OWNER
+        context.update(
+            hooks.submission_page.call(
+                submission=submission, with_files=is_public, viewer_id=viewer_id, owner_view=owner_view
+            )
+        )
+        context["explanation"] = hooks.explain.call(submission)
+    if request.user.is_staff:  # the moderation log, for staff only
+        context["decisions"] = submission.moderation_decisions.all()
     return render(request, "submissions/detail.html", context)
 
 
@@ -236,6 +238,6 @@ def detail(request: HttpRequest, submission_id) -> HttpResponse:
 @require_POST
 def withdraw(request: HttpRequest, submission_id) -> HttpResponse:
     submission = get_object_or_404(selectors.submissions_of(request.user), pk=submission_id)
-    services.submission_withdraw(submission=submission, by=request.user)
+    moderation.submission_withdraw(submission=submission, by=request.user)
     messages.success(request, "Submission withdrawn: it is gone from pages and future dataset releases.")
     return redirect("submissions:detail", submission_id=submission.pk)

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.db import connection, connections
 
-from submissions import services
+from submissions import hooks, services
 from submissions.models import Submission, SubmissionStatus
 from submissions.tests.conftest import register_key
 
@@ -48,17 +48,17 @@ def test_of_two_copies_validated_at_once_only_the_first_publishes(
     first = stored_submission(owner, publishable_bundle(register_key(owner)))
     second = stored_submission(stranger, publishable_bundle(register_key(stranger)))  # the same fio outputs
 
-    real_ingest = services._ingest_function()
+    real_ingest = hooks.ingest.call
     inside, release = threading.Event(), threading.Event()
 
-    def paused_ingest(*, submission, bundle):
-        outcome = real_ingest(submission=submission, bundle=bundle)
+    def paused_ingest(*, submission, bundle, **intended):
+        outcome = real_ingest(submission=submission, bundle=bundle, **intended)
         if submission.pk == first.pk:
             inside.set()
             release.wait(timeout=300)
         return outcome
 
-    monkeypatch.setattr(services, "_ingest_function", lambda: paused_ingest)
+    monkeypatch.setattr(hooks.ingest, "function", paused_ingest)
     errors = []
 
     def validate(submission_id):

@@ -18,7 +18,7 @@ import pytest
 from django.core.files.storage import FileSystemStorage
 from django.db import OperationalError, connection
 
-from submissions import services
+from submissions import pipeline, services
 from submissions.models import Submission, SubmissionStatus
 from submissions.tasks import validate_submission
 from submissions.tests.bundles import bundle_factory
@@ -201,7 +201,7 @@ def test_a_full_disk_while_a_large_bundle_spills_to_disk_ends_the_attempt_cleanl
     monkeypatch.setattr(bundle_module._HeldFiles, "_spill", spill_until_the_disk_is_full)
     # a prefix of this test's own: other processes on the machine may validate bundles at the same time
     prefix = f"nvmedb-validate-{os.getpid()}-{time.monotonic_ns()}-"
-    monkeypatch.setattr(services, "SPILL_PREFIX", prefix)
+    monkeypatch.setattr(pipeline, "SPILL_PREFIX", prefix)
     temp_before = set(Path(tempfile.gettempdir()).glob(f"{prefix}*"))
     with django_capture_on_commit_callbacks(execute=False):
         response = upload(owner_api, signed_bundle.read_bytes())

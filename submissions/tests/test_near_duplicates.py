@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from nvmedb_client.fio_output import parse_fio_output
-from submissions import content, services
+from submissions import content, pipeline, services
 from submissions.models import MeasurementSignature, Submission, SubmissionStatus
 from submissions.rules import RULES
 from submissions.tests.bundles import bundle_factory
@@ -202,7 +202,7 @@ def test_approving_the_original_withdraws_a_copy_published_before_the_rule(
 
     # before this rule only published submissions counted: the established account's copy published at once
     with monkeypatch.context() as before:
-        before.setattr(services, "first_received_conflict", lambda submission: None)
+        before.setattr(pipeline, "first_received_conflict", lambda submission: None)
         edited = edited_copies(bundle_factory.default_fio_samples(shared_samples), tmp_path / "edited", ctx_plus_one)
         established = api_client(services.api_token_create(user=staff)[1])
         copy = upload(established, publishable_bundle(register_key(staff), samples=edited))

@@ -4,7 +4,7 @@ the machine (database, storage) leave it to be tried again. Tasks run in-process
 import pytest
 from django.db import OperationalError
 
-from submissions import services
+from submissions import hooks, pipeline, services
 from submissions.models import Submission, SubmissionStatus
 from submissions.rules import RULES
 from submissions.tests.bundles import bundle_factory
@@ -32,7 +32,7 @@ def test_an_unexpected_error_in_ingest_rejects_on_the_first_attempt_with_the_err
     def crash(**kwargs):
         raise KeyError("jobs")
 
-    monkeypatch.setattr(services, "_ingest_function", lambda: crash)
+    monkeypatch.setattr(hooks.ingest, "function", crash)
     done = services.submission_validate(submission_id=stored.pk)
     assert done.status == SubmissionStatus.REJECTED
     assert done.attempts == 1
@@ -45,7 +45,7 @@ def test_a_database_fault_is_retried_not_rejected(stored, monkeypatch):
     def down(**kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(services, "_ingest_function", lambda: down)
+    monkeypatch.setattr(hooks.ingest, "function", down)
     with pytest.raises(OperationalError):
         services.submission_validate(submission_id=stored.pk)
     current = Submission.objects.get(pk=stored.pk)
@@ -62,7 +62,7 @@ def test_a_storage_fault_is_retried_not_rejected(stored, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(services, "open_bundle", full)
+    monkeypatch.setattr(pipeline, "open_bundle", full)
     with pytest.raises(OSError, match="No space left"):
         services.submission_validate(submission_id=stored.pk)
     assert Submission.objects.get(pk=stored.pk).status == SubmissionStatus.VALIDATING
@@ -72,7 +72,7 @@ def test_a_reason_quoting_a_nul_character_is_stored_escaped(stored, monkeypatch)
     def crash(**kwargs):
         raise ValueError("bs=4k\x00")
 
-    monkeypatch.setattr(services, "_ingest_function", lambda: crash)
+    monkeypatch.setattr(hooks.ingest, "function", crash)
     done = services.submission_validate(submission_id=stored.pk)
     assert done.status == SubmissionStatus.REJECTED
     assert Submission.objects.get(pk=stored.pk).report["detail"].endswith("(ValueError: bs=4k\\x00).")

@@ -120,14 +120,14 @@ def test_only_a_held_submission_with_dataset_rows_can_be_approved(owner, owner_a
 def test_approval_refuses_content_another_account_sent_first(
     owner, owner_api, staff, publishable_bundle, upload, monkeypatch
 ):
-    from submissions import services
+    from submissions import pipeline, services
     from submissions.tests.conftest import api_client
 
     staff_api = api_client(services.api_token_create(user=staff)[1])
     first = upload(staff_api, publishable_bundle(register_key(staff)))
     assert first["status"] == "published"
     with monkeypatch.context() as before_the_rule:  # a copy that was held before copies were judged at validation
-        before_the_rule.setattr(services, "first_received_conflict", lambda submission: None)
+        before_the_rule.setattr(pipeline, "first_received_conflict", lambda submission: None)
         held = upload(owner_api, publishable_bundle(register_key(owner)))  # the same fio outputs
     assert held["status"] == "held"
 

@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions import services
+from submissions import accounts
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args, name: str, email: str, token_name: str, **options) -> None:
         if get_user_model().objects.filter(username=name).exists():
             raise CommandError(f"A user named {name!r} already exists; create a token on their profile page instead.")
-        user = services.user_create(username=name, email=email)
-        _, raw = services.api_token_create(user=user, name=token_name)
+        user = accounts.user_create(username=name, email=email)
+        _, raw = accounts.api_token_create(user=user, name=token_name)
         self.stderr.write(f"Created contributor {name!r}. The API token below is shown once:")
         self.stdout.write(raw)

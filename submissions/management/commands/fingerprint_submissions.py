@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand
 from django.db.models import Q
 
-from submissions import services
+from nvmedb_client.bundle import BundleError
+from submissions import pipeline
 from submissions.models import Submission, SubmissionStatus
 
 
@@ -14,8 +15,6 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options) -> None:
-        from nvmedb_client.bundle import BundleError
-
         pending = (
             Submission.objects.filter(
                 Q(published_at__isnull=False) | Q(status__in=[SubmissionStatus.HELD, SubmissionStatus.WITHDRAWN])
@@ -28,7 +27,7 @@ class Command(BaseCommand):
         done = failed = 0
         for submission in pending.iterator():
             try:
-                count = services.submission_fingerprint_stored(submission=submission)
+                count = pipeline.submission_fingerprint_stored(submission=submission)
             except (BundleError, OSError) as exc:
                 failed += 1
                 self.stderr.write(f"{submission.pk}: {exc}")

@@ -18,7 +18,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from nvmedb_client.plan import Block
+from nvmedb_client.plan_types import Block
 
 # One PTS measurement cell lasts a minute; a pause between rounds longer than that is no longer "back to back".
 ALLOWED_GAP_S = 60.0

@@ -31,7 +31,7 @@ from nvmedb_client.plan import (
     wipc_range_bytes,
 )
 from nvmedb_client.progress import Reporter, Status, TrackingLine
-from nvmedb_client.pts import dirth_prewrite, surface_figures
+from nvmedb_client.pts import dirth_run, surface_figures
 from nvmedb_client.pts import runs as pts_runs
 from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
     FILES,
@@ -294,7 +294,7 @@ class Runner:
         for round_number in range(1, series.max_rounds + 1):
             self.context.round = round_number
             where = {"block": block.label, "stage": "rounds", "phase": series.phase, "round": round_number}
-            dirth_prewrite.run_round_prewrite(self, block, round_number)  # DIRTH: the port's writes before a round
+            dirth_run.run_round_prewrite(self, block, round_number)  # DIRTH: the port's writes before a round
             self._position(**where, round_complete=False)
             for index, cell in enumerate(series.cells, start=1):
                 self.context.cell_index = index

@@ -11,8 +11,7 @@ from nvmedb_client.plan import plan_to_dict
 from nvmedb_client.pts import demand_intensity, surface_figures
 from nvmedb_client.pts.derive import derive_all
 from nvmedb_client.run_state import utc_now, write_json_atomic
-from nvmedb_client.system import collect, nvme
-from nvmedb_client.system.commands import run_command
+from nvmedb_client.system import collect, commands, nvme
 
 
 def collect_system(runner, system_dir: Path) -> list[str]:
@@ -121,5 +120,5 @@ def demand_intensity_claim(runner, runs: list[dict]) -> dict:
 def nvme_version(runner) -> str | None:
     if runner.device is None:
         return None
-    result = run_command(["nvme", "version"], timeout=30)
+    result = commands.run_command(["nvme", "version"], timeout=30)
     return nvme.parse_version(result.stdout)["nvme-cli"] if result.ok else None

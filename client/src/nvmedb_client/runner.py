@@ -42,8 +42,7 @@ from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's pub
     utc_now,
     write_json_atomic,
 )
-from nvmedb_client.system import collect
-from nvmedb_client.system.commands import run_command
+from nvmedb_client.system import collect, commands
 
 logger = logging.getLogger(__name__)
 
@@ -127,10 +126,10 @@ class Runner:
 
     def _prepare(self) -> None:
         if "ioengine" not in self.state:
-            help_result = run_command([self.fio, "--enghelp"], timeout=30)
+            help_result = commands.run_command([self.fio, "--enghelp"], timeout=30)
             choice = fio_jobs.choose_ioengine(help_result.stdout if help_result.ok else None, platform=sys.platform)
             self.state["ioengine"] = {"engine": choice.engine, "note": choice.note}
-            version = run_command([self.fio, "--version"], timeout=30)
+            version = commands.run_command([self.fio, "--version"], timeout=30)
             self.state["fio_version"] = version.stdout.strip() if version.ok else None
             self._save()
         if self.state["ioengine"]["note"]:

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from nvmedb_client.fio_output import FioSummary
 from nvmedb_client.plan_types import Series
-from nvmedb_client.pts import dirth, ecw
+from nvmedb_client.pts import dirth, ecw, iops, lat, tp
 from nvmedb_client.steady_state import WINDOW_ROUNDS, evaluate_window, first_steady_round, latest_window
 
 KIB = 1024
-IOPS_VARIABLES = ((0, 4 * KIB), (65, 64 * KIB), (100, 1024 * KIB))  # (read_pct, block size): 0/100@4K, 65/35@64K...
-LAT_VARIABLES = ((0, 4 * KIB),)
-TP_BLOCK_SIZES = (1024 * KIB, 128 * KIB)
+IOPS_VARIABLES = iops.TRACKED_CELLS  # (read_pct, block size), defined with each test
+LAT_VARIABLES = lat.TRACKED_CELLS
+TP_BLOCK_SIZES = tp.BLOCK_SIZES["enterprise"]  # tracked by default: every throughput block size the PTS defines
 TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat", "hir", "ecw", "dirth")
 HIR_VARIABLE = (0, 4 * KIB)  # HIR's preconditioning: RND 4 KiB writes until their IOPS are steady
 DEMAND_INTENSITY_TESTS = ("ecw", "dirth")

@@ -8,6 +8,8 @@ from nvmedb_client.plan_types import KIB, Block, Cell, PlanContext, Planned, Ser
 TEST = "iops"
 MIXES = (100, 95, 65, 50, 35, 5, 0)
 BLOCK_SIZES = (1024 * KIB, 128 * KIB, 64 * KIB, 32 * KIB, 16 * KIB, 8 * KIB, 4 * KIB, 512)
+# the tracking variables judged for steady state, (read %, block size): 0/100 at 4 KiB, 65/35 at 64 KiB, 100/0 at 1 MiB
+TRACKED_CELLS = ((0, 4 * KIB), (65, 64 * KIB), (100, 1024 * KIB))
 
 
 def plan_blocks(test: str, ctx: PlanContext) -> Planned:

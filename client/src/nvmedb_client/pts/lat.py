@@ -8,6 +8,8 @@ from nvmedb_client.plan_types import KIB, Block, Cell, PlanContext, Planned, Ser
 TEST = "lat"
 MIXES = (100, 65, 0)
 BLOCK_SIZES = (512, 4 * KIB, 8 * KIB)
+# the tracking variable judged for steady state, (read %, block size): the mean latency of 4 KiB writes
+TRACKED_CELLS = ((0, 4 * KIB),)
 
 
 def plan_blocks(test: str, ctx: PlanContext) -> Planned:

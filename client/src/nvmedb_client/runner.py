@@ -191,21 +191,7 @@ class Runner:
         self._save()
 
     def _account_for_interruption(self, now: str) -> None:
-        gap = resume.interruption(self.state, now=now)
-        if "position" not in self.state and self.state["runs"]:
-            # a run directory of an earlier client does not say where it stopped: assume inside the last run's test
-            last = self.state["runs"][-1]["id"]
-            block = next((b for b in self.plan.blocks if last in resume.block_run_ids(b)), None)
-            if block is not None:
-                gap.update(block=block.label, action="restart", reason="the checkpoint does not say where it stopped")
-        if gap["action"] == "restart":
-            block = next(b for b in self.plan.blocks if b.label == gap["block"])
-            gap["superseded_runs"] = resume.supersede_block(self.state, block, self.files)
-            self.completed = {run["id"]: run for run in self.state["runs"]}
-            self.summaries = {}
-            self.state["position"] = {"block": block.label, "stage": "purge"}
-        self.state.setdefault("interruptions", []).append(gap)
-        logger.info("interruption of %.0f s (%s): %s", gap["length_s"], gap["action"], gap["reason"])
+        resume.account_for_interruption(self, now)
 
     def _test_non_compliant(self, label: str, reason: str) -> None:
         reasons = self.state.setdefault("test_compliance", {}).setdefault(label, [])

@@ -15,7 +15,7 @@ from nvmedb_client import resume, runner
 from nvmedb_client.cli import main
 from nvmedb_client.plan import build_plan, plan_to_dict, quick_profile
 from nvmedb_client.progress import Reporter
-from nvmedb_client.pts import demand_intensity, dirth_capture
+from nvmedb_client.pts import demand_intensity, dirth_capture, dirth_run
 from nvmedb_client.runner import _Context
 
 GIB = 1024**3
@@ -233,8 +233,8 @@ def test_a_run_interrupted_during_its_captures_resumes_without_redoing_the_sweep
 
 
 class _Recorder:
-    """The runner methods run_captures calls, recording what it asks for (the fio runs themselves are tested with
-    real fio above; this pins which points get a capture when the sweep cannot give them all)."""
+    """The runner methods dirth_run.run_captures calls, recording what it asks for (the fio runs themselves are
+    tested with real fio above; this pins which points get a capture when the sweep cannot give them all)."""
 
     def __init__(self, files, runs):
         self.files, self.state, self.completed = (
@@ -268,7 +268,7 @@ def test_without_a_tc1_qd1_measurement_only_maxiops_is_run_and_the_others_say_wh
         (tmp_path / run["output_file"]).write_bytes(read(run["output_file"]))
     recorder = _Recorder(tmp_path, runs)
     block = recorder.plan.blocks[0]
-    dirth_capture.run_captures(recorder, block)
+    dirth_run.run_captures(recorder, block)
     prewrite, run = recorder.fio_runs  # the point's pre-write, then its capture, at the same TC/QD
     assert (prewrite["run_id"], prewrite["phase"], prewrite["runtime_s"]) == ("dirth-prewrite-max", "prewrite", 2)
     assert (prewrite["threads"], prewrite["iodepth"]) == (2, 4) and "rw=randwrite" in prewrite["job_text"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nvmedb_client import fio_jobs
+from nvmedb_client import fio_jobs, rounds
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.plan import build_plan
 from nvmedb_client.runner import Runner
@@ -148,7 +148,7 @@ def test_a_real_ws_vod_sample_starts_where_the_previous_one_stopped_as_its_outpu
     runner = Runner(run_dir=sequential_run)
     (series,) = next(b for b in runner.plan.blocks if b.test == "ws-vod").series
     for number, sample_starts in enumerate(starts, start=1):
-        assert runner._sequential_starts(series, series.cells[0], number) == sample_starts
+        assert rounds.sequential_starts(runner, series, series.cells[0], number) == sample_starts
 
 
 def test_a_real_ws_comp_job_aligns_its_blocks_like_the_ecw(sequential_run):

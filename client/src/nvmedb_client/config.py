@@ -6,6 +6,8 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from nvmedb_client.signing import config_dir
+
 CONFIG_FILE = "config.json"
 
 
@@ -22,8 +24,6 @@ class ClientConfig:
 def _directory(directory: Path | None) -> Path:
     if directory is not None:
         return directory
-    from nvmedb_client.signing import config_dir
-
     return config_dir()
 
 

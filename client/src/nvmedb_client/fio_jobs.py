@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvmedb_client.plan import WIPC_BLOCK_SIZE, WIPC_PASSES, Cell
+from nvmedb_client.plan_types import WIPC_BLOCK_SIZE, WIPC_PASSES, Cell
+from nvmedb_client.pts import demand_intensity, segments, wsat_workloads
 
 PERCENTILES = "99:99.9:99.99:99.999"
 
@@ -127,19 +128,13 @@ def _global_section(filename: str, ioengine: str, engine_note: str | None) -> li
 
 def _block_size_lines(cell) -> list[str]:
     """bs=, or the ECW's block-size mix and LBA hot zones (nvmedb_client.pts.demand_intensity) in its place."""
-    from nvmedb_client.pts import wsat_workloads
-
     if cell.workload is None or cell.workload in wsat_workloads.WORKLOADS:
         return [f"bs={cell.block_size_bytes}"]
-    from nvmedb_client.pts import demand_intensity
-
     return demand_intensity.workload_options(cell.workload)
 
 
 def _workload_lines(cell) -> list[str]:
     """What a WSAT optional workload adds after bs= (a bssplit overrides it)."""
-    from nvmedb_client.pts import wsat_workloads
-
     return wsat_workloads.job_lines(cell.workload) if cell.workload in wsat_workloads.WORKLOADS else []
 
 
@@ -218,10 +213,8 @@ def render_wipc(
 
 def render_segment(*, name: str, filename: str, segment, range_bytes: int, ioengine: str, engine_note=None) -> str:
     """A recovery test's timed run (nvmedb_client.pts.segments): every job roams the whole active range."""
-    from nvmedb_client.pts.segments import job_lines
-
     lines = _global_section(filename, ioengine, engine_note)
-    lines += job_lines(segment)
+    lines += segments.job_lines(segment)
     lines += [
         "",
         f"[{name}]",

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO
 
-from nvmedb_client.plan import format_seconds
+from nvmedb_client.plan_types import format_seconds
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 
 

@@ -14,14 +14,17 @@ it began: the last checkpoint; how long it lasted) and where it fell:
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import datetime
 from pathlib import Path
 
-from nvmedb_client.plan import Block
+from nvmedb_client.plan_types import Block
 
 # One PTS measurement cell lasts a minute; a pause between rounds longer than that is no longer "back to back".
 ALLOWED_GAP_S = 60.0
+
+logger = logging.getLogger(__name__)
 
 
 def _seconds(stamp: str) -> float:
@@ -128,3 +131,22 @@ def supersede_block(state: dict, block: Block, files: Path) -> list[str]:
     state.setdefault("blocks_done", [])
     state["blocks_done"] = [label for label in state["blocks_done"] if label != block.label]
     return [run["id"] for run in moved]
+
+
+def account_for_interruption(runner, now: str) -> None:
+    """Record the gap before this session; a gap that broke a test sets its runs aside to start it again."""
+    gap = interruption(runner.state, now=now)
+    if "position" not in runner.state and runner.state["runs"]:
+        # a run directory of an earlier client does not say where it stopped: assume inside the last run's test
+        last = runner.state["runs"][-1]["id"]
+        block = next((b for b in runner.plan.blocks if last in block_run_ids(b)), None)
+        if block is not None:
+            gap.update(block=block.label, action="restart", reason="the checkpoint does not say where it stopped")
+    if gap["action"] == "restart":
+        block = next(b for b in runner.plan.blocks if b.label == gap["block"])
+        gap["superseded_runs"] = supersede_block(runner.state, block, runner.files)
+        runner.completed = {run["id"]: run for run in runner.state["runs"]}
+        runner.summaries = {}
+        runner.state["position"] = {"block": block.label, "stage": "purge"}
+    runner.state.setdefault("interruptions", []).append(gap)
+    logger.info("interruption of %.0f s (%s): %s", gap["length_s"], gap["action"], gap["reason"])

@@ -18,20 +18,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvmedb_client import __version__, device, fio_jobs, privacy, resume, steady_state, tracking
+from nvmedb_client import bundle, device, fio_jobs, privacy, resume, rounds, run_eta, run_manifest, run_target, signing
 from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
 from nvmedb_client.fio_process import FioProcess
 from nvmedb_client.plan import (
-    WSAT_CAPACITY_MULTIPLE,
     Block,
     Cell,
     Series,
-    plan_to_dict,
-    series_tracking,
     wipc_range_bytes,
 )
-from nvmedb_client.progress import Reporter, Status, TrackingLine
-from nvmedb_client.pts import dirth_prewrite, surface_figures
+from nvmedb_client.progress import Reporter, Status
 from nvmedb_client.pts import runs as pts_runs
 from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's public names live here
     FILES,
@@ -46,6 +42,7 @@ from nvmedb_client.run_state import (  # noqa: F401 - re-exported: the run's pub
     utc_now,
     write_json_atomic,
 )
+from nvmedb_client.system import collect, commands
 
 logger = logging.getLogger(__name__)
 
@@ -87,8 +84,6 @@ class Runner:
 
     def execute(self, *, out_dir: Path, signing_key=None) -> Path:
         """Run (or resume) the plan to its end and write the bundle into `out_dir`; returns the bundle path."""
-        from nvmedb_client import bundle, signing
-
         session = {"started_at": utc_now(), "resumed": bool(self.state["sessions"]), "ended_at": None, "outcome": None}
         self.state["sessions"].append(session)
         if session["resumed"]:
@@ -114,7 +109,7 @@ class Runner:
                     self._save()
         self._message("collecting system facts")
         system_dir = self.files / "system"
-        system_files = self._collect_system(system_dir)
+        system_files = run_manifest.collect_system(self, system_dir)
         session.update(ended_at=utc_now(), outcome="finished")
         self.state["finished_at"] = self.state.get("finished_at") or utc_now()
         self._save()
@@ -131,12 +126,10 @@ class Runner:
 
     def _prepare(self) -> None:
         if "ioengine" not in self.state:
-            from nvmedb_client.system.commands import run_command
-
-            help_result = run_command([self.fio, "--enghelp"], timeout=30)
+            help_result = commands.run_command([self.fio, "--enghelp"], timeout=30)
             choice = fio_jobs.choose_ioengine(help_result.stdout if help_result.ok else None, platform=sys.platform)
             self.state["ioengine"] = {"engine": choice.engine, "note": choice.note}
-            version = run_command([self.fio, "--version"], timeout=30)
+            version = commands.run_command([self.fio, "--version"], timeout=30)
             self.state["fio_version"] = version.stdout.strip() if version.ok else None
             self._save()
         if self.state["ioengine"]["note"]:
@@ -174,21 +167,21 @@ class Runner:
             if block.label in done:
                 continue
             self._position(block=block.label, stage="purge")
-            self._purge(block)
-            self._check_write_cache(block, "test start")
+            run_target.purge(self, block)
+            run_target.check_write_cache(self, block, "test start")
             self._position(block=block.label, stage="wipc")
             if block.wipc:
                 self._wipc(block)
             if block.interleaved:
-                self._interleaved_rounds(block)
+                rounds.run_interleaved_rounds(self, block)
             for series_index, series in enumerate(() if block.interleaved else block.series):
                 self.context.series_index = series_index
                 if series.phase == "wsat":
-                    self._wsat(series, block)
+                    rounds.run_samples(self, series, block)
                 else:
-                    self._rounds(series, block)
+                    rounds.run_rounds(self, series, block)
             pts_runs.run_after_series(self, block)  # HIR/XSR segments, DIRTH captures (none for the other tests)
-            self._check_write_cache(block, "test end")
+            run_target.check_write_cache(self, block, "test end")
             done.append(block.label)
             self._position(block=block.label, stage="done")
 
@@ -198,67 +191,12 @@ class Runner:
         self._save()
 
     def _account_for_interruption(self, now: str) -> None:
-        gap = resume.interruption(self.state, now=now)
-        if "position" not in self.state and self.state["runs"]:
-            # a run directory of an earlier client does not say where it stopped: assume inside the last run's test
-            last = self.state["runs"][-1]["id"]
-            block = next((b for b in self.plan.blocks if last in resume.block_run_ids(b)), None)
-            if block is not None:
-                gap.update(block=block.label, action="restart", reason="the checkpoint does not say where it stopped")
-        if gap["action"] == "restart":
-            block = next(b for b in self.plan.blocks if b.label == gap["block"])
-            gap["superseded_runs"] = resume.supersede_block(self.state, block, self.files)
-            self.completed = {run["id"]: run for run in self.state["runs"]}
-            self.summaries = {}
-            self.state["position"] = {"block": block.label, "stage": "purge"}
-        self.state.setdefault("interruptions", []).append(gap)
-        logger.info("interruption of %.0f s (%s): %s", gap["length_s"], gap["action"], gap["reason"])
-
-    def _check_write_cache(self, block: Block, when: str) -> None:
-        """Read feature 0x06 back; a test that did not run with the edition's setting is not compliant."""
-        if self.device is None or not (self.state.get("write_cache") or {}).get("applicable"):
-            return
-        wanted = self.plan.edition.write_cache_enabled
-        check = device.check_write_cache(self.device, wanted=wanted, block=block.label, when=when)
-        checks = self.state.setdefault("write_cache_checks", [])
-        checks.append(check)
-        if check["problem"] and when != "test end":
-            # no I/O of the test has run yet: setting it again costs the test nothing, if the drive keeps it
-            record, _ = device.apply_write_cache(self.device, enabled=wanted, record=self.state.get("write_cache"))
-            self.state["write_cache"] = record
-            when = f"{when}, set again"
-            check = device.check_write_cache(self.device, wanted=wanted, block=block.label, when=when)
-            checks.append(check)
-        if check["problem"]:
-            self._test_non_compliant(block.label, f"write cache at {when}: {check['problem']}")
-        self._save()
+        resume.account_for_interruption(self, now)
 
     def _test_non_compliant(self, label: str, reason: str) -> None:
         reasons = self.state.setdefault("test_compliance", {}).setdefault(label, [])
         if reason not in reasons:
             reasons.append(reason)
-
-    def _purge(self, block: Block) -> None:
-        if any(p["block"] == block.label and not p.get("superseded") for p in self.state["purges"]):
-            return
-        if self.device is None:
-            record = {"block": block.label, "method": None, "reason": "file target: never purged", "at": utc_now()}
-        else:
-            self._message(f"purging {self.device} before {block.label}")
-            record = device.purge(
-                self.device, label=block.label, interrupted=lambda: self.interrupted, check_scope=self._erase_scope
-            )
-        self.state["purges"].append(record)
-        self._save()
-        self._check_write_cache(block, "after purge")
-
-    def _erase_scope(self, scope: str) -> tuple[list[str] | None, str | None]:
-        """The namespaces a purge of `scope` erases, and why it may not run: one that nobody confirmed, or one in use."""
-        from nvmedb_client import namespaces
-
-        return namespaces.erase_scope_check(
-            self.device, scope, confirmed=self.config.erase_confirmed, root=Path(self.config.system_root or "/")
-        )
 
     def _wipc(self, block: Block) -> None:
         run_id = block.wipc_run_id
@@ -288,105 +226,6 @@ class Runner:
             runtime_s=None,
             job_text=job,
         )
-
-    def _rounds(self, series: Series, block: Block) -> None:
-        variables = series_tracking(series)
-        for round_number in range(1, series.max_rounds + 1):
-            self.context.round = round_number
-            where = {"block": block.label, "stage": "rounds", "phase": series.phase, "round": round_number}
-            dirth_prewrite.run_round_prewrite(self, block, round_number)  # DIRTH: the port's writes before a round
-            self._position(**where, round_complete=False)
-            for index, cell in enumerate(series.cells, start=1):
-                self.context.cell_index = index
-                run_id = series.run_id(round_number, cell)
-                if run_id in self.completed:
-                    continue
-                self._update_series(series, round_number, run_id, cell_index=index, cells=len(series.cells))
-                self._run_series_cell(series, round_number, cell, run_id)
-            points = self._points(series, variables)
-            self._position(**where, round_complete=True)
-            self._show_tracking(points)
-            self.reporter.update(self.status, "round-finished")
-            if variables and steady_state.first_steady_round(points) is not None:
-                return
-
-    def _interleaved_rounds(self, block: Block) -> None:
-        """Throughput: every round runs the write segment, then the read segment; the block stops at the first round
-        where every tracking variable of both is steady over the same window."""
-        variables = {series.phase: series_tracking(series) for series in block.series}
-        max_rounds = max(series.max_rounds for series in block.series)
-        for round_number in range(1, max_rounds + 1):
-            self.context.round = round_number
-            where = {"block": block.label, "stage": "rounds", "phase": "tp", "round": round_number}
-            self._position(**where, round_complete=False)
-            for series_index, series in enumerate(block.series):
-                self.context.series_index, self.context.cell_index = series_index, 1
-                cell = series.cells[0]
-                run_id = series.run_id(round_number, cell)
-                if run_id in self.completed:
-                    continue
-                self._update_series(series, round_number, run_id)
-                starts = self._sequential_starts(series, cell, round_number)
-                self._run_series_cell(series, round_number, cell, run_id, starts=starts)
-            points: dict[str, list[tuple[int, float]]] = {}
-            for series in block.series:
-                points.update(self._points(series, variables[series.phase]))
-            self._position(**where, round_complete=True)
-            self._show_tracking(points)
-            self.reporter.update(self.status, "round-finished")
-            if steady_state.first_steady_round(points) is not None:
-                return
-
-    def _sequential_starts(self, series: Series, cell: Cell, round_number: int) -> list[int]:
-        """Each job's start in its slice for this round (a throughput segment or a sequential WSAT workload's
-        sample), carried over from the bytes the earlier rounds of the series moved (re-derived from their outputs, so
-        a resumed run starts where the original would have)."""
-        moved = []
-        for earlier in range(1, round_number):
-            summary = self._summary(series.run_id(earlier, cell))
-            moved.append(max(int(summary.read_bytes or 0), int(summary.write_bytes or 0)))
-        return fio_jobs.carried_starts(
-            range_bytes=self.plan.active_range_bytes,
-            threads=series.threads,
-            block_size=cell.block_size_bytes,
-            moved=moved,
-        )
-
-    def _wsat(self, series: Series, block: Block) -> None:
-        target = self.plan.wsat_target_bytes
-        written = 0
-        cell = series.cells[0]
-        for sample in range(1, series.max_rounds + 1):
-            if written >= target:
-                break
-            self.context.round, self.context.cell_index = sample, 1
-            # WSAT is one continuous time series: any pause inside it is inside the measurement
-            self._position(block=block.label, stage="rounds", phase="wsat", round=sample, round_complete=False)
-            run_id = series.run_id(sample, cell)
-            if run_id not in self.completed:
-                self._update(
-                    test=series.test,
-                    phase="wsat",
-                    round=sample,
-                    max_rounds=series.max_rounds,
-                    cell=run_id,
-                    cell_index=1,
-                    cells=1,
-                )
-                # a sequential workload: each job continues in its own slice where the previous sample stopped
-                starts = self._sequential_starts(series, cell, sample) if series.split_range else None
-                self._run_series_cell(series, sample, cell, run_id, starts=starts)
-            written += self._summary(run_id).write_bytes
-        if written >= target:
-            reason = f"{written} bytes written, at least {WSAT_CAPACITY_MULTIPLE}x the capacity ({target} bytes)"
-        else:
-            reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
-        record = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
-        if series.test == "wsat":
-            self.state["wsat"] = record
-        else:  # a WSAT optional workload
-            self.state.setdefault("wsat_workloads", {})[series.test] = record
-        self._save()
 
     def _run_series_cell(
         self, series: Series, round_number: int, cell: Cell, run_id: str, starts: list[int] | None = None
@@ -522,8 +361,6 @@ class Runner:
     def _smart(self, rel: str) -> str | None:
         if self.device is None:
             return None
-        from nvmedb_client.system import collect
-
         snapshot = collect.smart_snapshot(self.device, self.files / rel)
         if snapshot is None or not (self.files / rel).exists():
             self.state.setdefault("smart_missing", []).append({"file": rel, "reason": _reason(snapshot)})
@@ -540,47 +377,6 @@ class Runner:
             except (FioOutputError, OSError) as exc:
                 raise RunError(f"the checkpointed output {path} cannot be read: {exc}") from exc
         return self.summaries[run_id]
-
-    def _points(self, series: Series, variables: list) -> dict[str, list[tuple[int, float]]]:
-        points: dict[str, list[tuple[int, float]]] = {}
-        for variable in variables:
-            cell = next(
-                c
-                for c in series.cells
-                if (c.block_size_bytes, c.read_pct) == (variable.block_size_bytes, variable.read_pct)
-                and (variable.threads is None or (c.threads, c.iodepth) == (variable.threads, variable.iodepth))
-            )
-            values = []
-            for round_number in range(1, series.max_rounds + 1):
-                run_id = series.run_id(round_number, cell)
-                if run_id not in self.completed:
-                    break
-                value = getattr(self._summary(run_id), variable.metric)
-                if value is None:
-                    raise RunError(f"{run_id} has no {variable.metric}: the tracking variable cannot be judged")
-                values.append((round_number, float(value)))
-            points[variable.id] = values
-        return points
-
-    def _show_tracking(self, points: dict[str, list[tuple[int, float]]]) -> None:
-        lines = []
-        for variable, series in points.items():
-            verdict = steady_state.latest_window(series)
-            if verdict is None or verdict.average == 0:
-                lines.append(TrackingLine(variable, len(series)))
-                continue
-            lines.append(
-                TrackingLine(
-                    variable,
-                    len(series),
-                    data_excursion=verdict.data_excursion / verdict.average,
-                    data_limit=steady_state.MAX_DATA_EXCURSION,
-                    slope_excursion=verdict.slope_excursion / verdict.average,
-                    slope_limit=steady_state.MAX_SLOPE_EXCURSION,
-                    steady=verdict.steady,
-                )
-            )
-        self.status.tracking = lines
 
     def _update_series(self, series: Series, round_number: int, run_id: str, *, cell_index=1, cells=1) -> None:
         self._update(
@@ -604,45 +400,7 @@ class Runner:
         s.remaining_min_s, s.remaining_max_s = self._remaining()
 
     def _remaining(self) -> tuple[float, float]:
-        """Bounds on the time left: every series steady as early as possible, or run to its round limit."""
-        overhead = sum(self.context.overheads) / len(self.context.overheads) if self.context.overheads else 0.35
-        wipc_s = 2 * wipc_range_bytes(self.plan) / 1e9 + overhead
-        low = high = 0.0
-        ctx = self.context
-        for bi, block in enumerate(self.plan.blocks):
-            if bi < ctx.block_index:
-                continue
-            if block.wipc and block.wipc_run_id not in self.completed:
-                low += wipc_s
-                high += wipc_s
-            for si, series in enumerate(block.series):
-                current = bi == ctx.block_index and ctx.round
-                if current and block.interleaved:
-                    # every series of a throughput block advances one round at a time, write then read
-                    per_cell = series.runtime_s + overhead
-                    cells = len(series.cells)
-                    done_rounds = ctx.round
-                    left_in_round = cells if si >= ctx.series_index else 0
-                    minimum = min(steady_state.WINDOW_ROUNDS, series.max_rounds)
-                    low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
-                    high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
-                    continue
-                if bi == ctx.block_index and si < ctx.series_index:
-                    continue
-                per_cell = series.runtime_s + overhead
-                cells = len(series.cells)
-                done_rounds = 0
-                left_in_round = 0
-                if bi == ctx.block_index and si == ctx.series_index and ctx.round:
-                    done_rounds = ctx.round
-                    left_in_round = cells - ctx.cell_index + 1
-                minimum = 1 if series.phase == "wsat" else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
-                low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
-                high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
-            fewest, most = block.timed_runs(fewest=True), block.timed_runs(fewest=False)  # fixed lengths
-            low += sum(run.runtime_s + overhead for run in fewest if run.run_id not in self.completed)
-            high += sum(run.runtime_s + overhead for run in most if run.run_id not in self.completed)
-        return low, high
+        return run_eta.remaining(self)
 
     def _non_compliant(self, reason: str) -> None:
         extra = self.state.setdefault("compliance_extra", [])
@@ -679,123 +437,15 @@ class Runner:
 
     # -- the manifest -------------------------------------------------------------------------------------------
 
-    def _collect_system(self, system_dir: Path) -> list[str]:
-        from nvmedb_client.system import collect
-
-        system_dir.mkdir(parents=True, exist_ok=True)
-        collect.collect_system(device=self.device, out_dir=system_dir)
-        return sorted(str(path.relative_to(self.files)) for path in system_dir.rglob("*") if path.is_file())
-
     def run_facts(self) -> dict:
         """What happened during the run beyond the fio outputs (files/run.json in the bundle)."""
-        return {
-            "purges": self.state["purges"],
-            "write_cache": self.state.get("write_cache"),
-            "ioengine": self.state.get("ioengine"),
-            "wsat": self.state.get("wsat"),
-            **({"wsat_workloads": self.state["wsat_workloads"]} if self.state.get("wsat_workloads") else {}),
-            "smart_missing": self.state.get("smart_missing", [])
-            or (
-                [{"file": "smart/*", "reason": "file target: no NVMe device to read a smart-log from"}]
-                if self.device is None
-                else []
-            ),
-            "sessions": self.state["sessions"],
-            "interruptions": self.state.get("interruptions", []),
-            "superseded_runs": self.state.get("superseded_runs", []),
-            "write_cache_checks": self.state.get("write_cache_checks", []),
-        }
+        return run_manifest.run_facts(self)
 
     def compliance(self) -> dict:
-        reasons = list(self.plan.compliance_reasons)
-        engine = self.state.get("ioengine") or {}
-        if engine.get("note"):
-            reasons.append(f"fio engine {engine['engine']}: {engine['note']}")
-        reasons += [r for r in self.state.get("compliance_extra", []) if r not in reasons]
-        for purge in self.state["purges"] if self.device else []:
-            if (purge.get("method") or "").startswith("blkdiscard") and not purge.get("superseded"):
-                why = (
-                    "a Format or Sanitize would also have erased namespaces that were not confirmed or are in use"
-                    if purge.get("skipped_attempts")
-                    else "neither NVMe Format with Secure Erase nor Sanitize worked"
-                )
-                reason = f"purged with blkdiscard (a deallocate, not a secure erase): {why}"
-                if reason not in reasons:
-                    reasons.append(reason)
-        tests = self.state.get("test_compliance", {})
-        reasons += [f"{label}: {reason}" for label, items in tests.items() for reason in items]
-        result = {"compliant": not reasons, "reasons": reasons}
-        if tests:
-            result["tests"] = tests
-        return result
+        return run_manifest.compliance(self)
 
     def build_manifest(self, system_files: list[str]) -> tuple[dict, list[str]]:
-        runs = self.state["runs"]
-        summaries = {run["id"]: self._summary(run["id"]) for run in runs}
-        write_json_atomic(self.files / "run.json", self.run_facts())
-        files = ["run.json", *system_files]
-        for run in [*runs, *self.state.get("superseded_runs", [])]:
-            files += [run["job_file"], run["output_file"]]
-            files += [p for p in (run["smart_before"], run["smart_after"]) if p]
-            files += run.get("log_files") or []
-        tools = {"fio": self.state.get("fio_version"), "nvme-cli": self._nvme_version()}
-        from nvmedb_client.bundle import FORMAT_VERSION
-        from nvmedb_client.system import collect
-
-        manifest = {
-            "format_version": FORMAT_VERSION,
-            "client": {"name": "nvmedb-client", "version": __version__},
-            "created_at": utc_now(),
-            "profile": self.plan.profile.name,
-            "edition": self.plan.edition.name,
-            "compliance": self.compliance(),
-            "target": {
-                "kind": self.config.target_kind,
-                "path": self.recorded_target,
-                "size_bytes": self.config.size_bytes,
-                "active_range_bytes": self.plan.active_range_bytes,
-            },
-            "plan": plan_to_dict(self.plan),
-            "timing": {"started_at": self.state["sessions"][0]["started_at"], "finished_at": self.state["finished_at"]},
-            "tools": tools,
-            "runs": runs,
-            "steady_state": tracking.evaluate_runs(runs, summaries),
-            **self._demand_intensity(runs),
-            "system": collect.system_declaration(self.files / "system"),
-        }
-        surface = surface_figures.derive_from_manifest(
-            manifest, summaries, ioengine=(self.state.get("ioengine") or {}).get("engine")
-        )
-        if surface is not None:
-            manifest["surface"] = surface
-        from nvmedb_client.pts.derive import derive_all
-
-        derived = derive_all(manifest, read=lambda rel: (self.files / rel).read_bytes(), summaries=summaries)
-        if derived:
-            manifest["derived"] = derived
-        if self.state.get("interruptions"):
-            manifest["interruptions"] = self.state["interruptions"]
-        if self.state.get("write_cache_checks"):
-            manifest["write_cache_checks"] = self.state["write_cache_checks"]
-        return manifest, sorted(set(files))
-
-    def _demand_intensity(self, runs: list[dict]) -> dict:
-        """ECW and DIRTH: the client's derivation (curve, operating points, histograms), kept as its claim."""
-        from nvmedb_client.pts import demand_intensity
-
-        derived = demand_intensity.derive_all(
-            runs, demand_intensity.parsing(lambda rel: (self.files / rel).read_bytes())
-        )
-        return {"demand_intensity": derived} if derived else {}
-
-    def _nvme_version(self) -> str | None:
-        if self.device is None:
-            return None
-        from nvmedb_client.system import nvme
-        from nvmedb_client.system.commands import run_command
-
-        result = run_command(["nvme", "version"], timeout=30)
-        return nvme.parse_version(result.stdout)["nvme-cli"] if result.ok else None
+        return run_manifest.build_manifest(self, system_files)
 
 
 def _reason(snapshot) -> str:

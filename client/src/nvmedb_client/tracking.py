@@ -11,15 +11,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nvmedb_client.fio_output import FioSummary
+from nvmedb_client.plan_types import Series
+from nvmedb_client.pts import dirth, ecw, iops, lat, tp
 from nvmedb_client.steady_state import WINDOW_ROUNDS, evaluate_window, first_steady_round, latest_window
 
 KIB = 1024
-IOPS_VARIABLES = ((0, 4 * KIB), (65, 64 * KIB), (100, 1024 * KIB))  # (read_pct, block size): 0/100@4K, 65/35@64K...
-LAT_VARIABLES = ((0, 4 * KIB),)
-TP_BLOCK_SIZES = (1024 * KIB, 128 * KIB)
+IOPS_VARIABLES = iops.TRACKED_CELLS  # (read_pct, block size), defined with each test
+LAT_VARIABLES = lat.TRACKED_CELLS
+TP_BLOCK_SIZES = tp.BLOCK_SIZES["enterprise"]  # tracked by default: every throughput block size the PTS defines
 TESTS_WITH_STEADY_STATE = ("iops", "tp", "lat", "hir", "ecw", "dirth")
 HIR_VARIABLE = (0, 4 * KIB)  # HIR's preconditioning: RND 4 KiB writes until their IOPS are steady
 DEMAND_INTENSITY_TESTS = ("ecw", "dirth")
+# (block size recorded, read %) of each demand-intensity sweep's cells; the tracked cell is its highest TC and QD
+DEMAND_INTENSITY_CELLS = {"ecw": (ecw.NOMINAL_BLOCK_SIZE, ecw.READ_PCT), "dirth": (dirth.BLOCK_SIZE, dirth.READ_PCT)}
+
+
+def series_tracking(series: Series) -> list[TrackingVariable]:
+    """The tracking variables that decide when `series` (a plan's) is steady."""
+    if series.phase == "wsat" or series.test not in TESTS_WITH_STEADY_STATE:
+        return []
+    block_sizes = [series.tp_block_size_bytes] if series.test == "tp" else None
+    point = max(((c.threads, c.iodepth) for c in series.cells if c.threads), default=None)
+    variables = tracking_variables(series.test, block_sizes=block_sizes, demand_point=point)
+    cells = {(c.block_size_bytes, c.read_pct) for c in series.cells}
+    # a tracking cell skipped on this namespace (LBA larger than its block) cannot be tracked
+    return [v for v in variables if v.phase == series.phase and (v.block_size_bytes, v.read_pct) in cells]
 
 
 @dataclass(frozen=True)
@@ -58,11 +74,9 @@ def tracking_variables(
     """The PTS tracking variables of `test`; `block_sizes` chooses the throughput block sizes (default 1024, 128 KiB);
     `demand_point` is the (TC, QD) cell a demand-intensity sweep (ECW, DIRTH) tracks: its highest TC and QD."""
     if test in DEMAND_INTENSITY_TESTS:
-        from nvmedb_client.pts import demand_intensity
-
         if demand_point is None:
             return []
-        bs, read_pct = demand_intensity.TRACKED_CELL[test]
+        bs, read_pct = DEMAND_INTENSITY_CELLS[test]
         tc, qd = demand_point
         return [
             TrackingVariable(

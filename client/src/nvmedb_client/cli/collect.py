@@ -9,6 +9,9 @@ from typing import Any
 
 import click
 
+from nvmedb_client import privacy, units
+from nvmedb_client.system.collect import collect_system
+
 # Rows of the summary table: label and the path of the value in facts.json. Values whose path ends in one of
 # UNIT_SUFFIXES are shown with their unit.
 SUMMARY_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -61,9 +64,6 @@ def collect(device: str | None, out_dir: Path | None, as_json: bool) -> None:
       sudo nvmedb-client collect --device /dev/nvme0n1 --out facts-nvme0
       nvmedb-client collect --device /dev/nvme0n1 --json
     """
-    from nvmedb_client import privacy
-    from nvmedb_client.system.collect import collect_system
-
     if out_dir is None:
         out_dir = Path.cwd() / f"nvmedb-collect-{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%SZ}"
     if out_dir.exists() and any(out_dir.iterdir()):
@@ -85,8 +85,6 @@ def with_unit(key: str, value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if key.endswith("_bytes"):
-        from nvmedb_client import units
-
         if "lba" in key:  # a block size reads in binary units: "4 KiB", never "4.10 kB"
             return f"{units.block_size(value)} ({value} bytes)"
         if value < 1024:

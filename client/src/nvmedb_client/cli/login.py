@@ -5,6 +5,7 @@ import click
 from nvmedb_client import data_license
 from nvmedb_client.api import ApiError, NvmedbApi
 from nvmedb_client.config import ClientConfig, ConfigError, normalize_server, save_config
+from nvmedb_client.signing import fingerprint, load_or_create_signing_key, public_key_bytes
 
 
 @click.command()
@@ -32,8 +33,6 @@ def login(server: str, token: str | None, key_name: str | None, accept_license: 
       nvmedb-client login --server http://127.0.0.1:8000   # asks for the token
       nvmedb-client login --server https://nvmedb.example.org --token nvmedb_AbC... --accept-license
     """
-    from nvmedb_client.signing import fingerprint, load_or_create_signing_key, public_key_bytes
-
     try:
         server = normalize_server(server)
     except ConfigError as exc:

@@ -11,6 +11,8 @@ from nvmedb_client import plan as plan_module
 from nvmedb_client import safety
 from nvmedb_client.cli.surface_options import options_from_flags, surface_options
 from nvmedb_client.pts import demand_intensity, dirth_capture, dirth_prewrite
+from nvmedb_client.run_state import RunConfig
+from nvmedb_client.system import commands, nvme
 
 
 def test_selection_options(function):
@@ -78,8 +80,6 @@ def parse_size_option(value: str | None) -> int | None:
 def new_run_config(*, device, target_file, size, tests, edition, profile, threads, iodepth, max_rounds, surface_flags):
     """The RunConfig of a new `run` (and of `plan --target-file`, so both plan the same cells). A file target's plan
     is checked here; a device's once its size has been read."""
-    from nvmedb_client.run_state import RunConfig
-
     if (device is None) == (target_file is None):
         raise click.UsageError("Give exactly one target: --device DEV or --target-file PATH --size SIZE.")
     if target_file is not None and size is None:
@@ -123,8 +123,6 @@ DEFAULT_PLAN_SIZE = {"pts": 1_000_000_000_000, "quick": 256 * plan_module.MIB}
 
 def read_namespace(device: str) -> tuple[int, int | None]:
     """(size in bytes, LBA data size in bytes) of an NVMe namespace, from `nvme id-ns` (reads only)."""
-    from nvmedb_client.system import commands, nvme
-
     result = commands.run_command(["nvme", "id-ns", device, "-o", "json"], timeout=60)
     if not result.ok:
         raise click.ClickException(f"cannot read the namespace of {device}: {result.failure_reason()}")

@@ -9,12 +9,15 @@ from pathlib import Path
 
 import click
 
+from nvmedb_client import device as device_module
+from nvmedb_client import namespaces, safety, signing
 from nvmedb_client import runner as runner_module
-from nvmedb_client import safety
 from nvmedb_client.bundle import BundleError
 from nvmedb_client.cli import exit_codes
 from nvmedb_client.cli.plan import build_run_plan, file_target_options, new_run_config, test_selection_options
 from nvmedb_client.cli.surface_options import surface_options
+from nvmedb_client.progress import make_reporter
+from nvmedb_client.system import commands, nvme
 
 
 class RunRefused(click.ClickException):
@@ -119,8 +122,6 @@ def run(
     else:
         _check_file(config)
 
-    from nvmedb_client import signing
-
     try:
         key = signing.load_or_create_signing_key()
     except (OSError, signing.SigningKeyError) as exc:
@@ -133,8 +134,6 @@ def run(
             raise click.ClickException(f"cannot create the run directory in {out_dir}: {exc}") from None
     run_dir = resume_dir
     _log_to(run_dir / "client.log")
-
-    from nvmedb_client.progress import make_reporter
 
     reporter = make_reporter(json_mode=as_json)
     echo = (lambda text: click.echo(text, err=True)) if as_json else click.echo
@@ -159,6 +158,7 @@ def run(
         click.echo(f"Check it with: nvmedb-client verify {bundle_path}")
 
     if upload:
+        # why: the HTTP client (httpx) is loaded only when the run is to be uploaded
         from nvmedb_client.api import upload_bundle
 
         code = upload_bundle(bundle_path, server=server, wait=wait, echo=echo)
@@ -178,9 +178,6 @@ def _check_file(config) -> None:
 
 def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> None:
     """Every refusal happens here, before anything is written to the device."""
-    from nvmedb_client.system import nvme
-    from nvmedb_client.system.commands import run_command
-
     try:
         safety.check_device_safe(config.target_path, root=system_root)
         safety.require_root()
@@ -193,8 +190,8 @@ def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> N
     except safety.SafetyError as exc:
         raise RunRefused(str(exc)) from None
 
-    ctrl = run_command(["nvme", "id-ctrl", config.target_path, "-o", "json"], timeout=60)
-    ns = run_command(["nvme", "id-ns", config.target_path, "-o", "json"], timeout=60)
+    ctrl = commands.run_command(["nvme", "id-ctrl", config.target_path, "-o", "json"], timeout=60)
+    ns = commands.run_command(["nvme", "id-ns", config.target_path, "-o", "json"], timeout=60)
     if not ctrl.ok or not ns.ok:
         raise RunRefused(f"cannot identify {config.target_path}: {(ctrl if not ctrl.ok else ns).failure_reason()}")
     try:
@@ -241,9 +238,6 @@ def _check_device(config, *, confirm_serial: str | None, system_root: Path) -> N
 def _wide_purge_namespaces(device: str, id_ctrl: dict, id_ns: dict, root: Path) -> tuple[list[str], list[str]]:
     """Other namespaces a controller- or subsystem-wide purge would erase and that may be offered for erasure, and
     notes on the wide purges that are not offered (a namespace in use, or unknown sharing)."""
-    from nvmedb_client import device as device_module
-    from nvmedb_client import namespaces
-
     target = namespaces.target_name(device, root)
     scopes = {m.scope for m in device_module.purge_attempts(device, id_ctrl, id_ns, nvme_version=None)}
     others: set[str] = set()
@@ -251,9 +245,7 @@ def _wide_purge_namespaces(device: str, id_ctrl: dict, id_ns: dict, root: Path) 
     list_text = None
     for scope in sorted(scopes - {"namespace"}):
         if list_text is None:
-            from nvmedb_client.system.commands import run_command
-
-            listed = run_command(["nvme", "list", "-o", "json"], timeout=60)
+            listed = commands.run_command(["nvme", "list", "-o", "json"], timeout=60)
             list_text = listed.stdout if listed.ok else ""
         names, refusal = namespaces.erase_scope_check(device, scope, confirmed=None, root=root, list_text=list_text)
         if refusal:

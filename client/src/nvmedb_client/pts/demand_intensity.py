@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from nvmedb_client import tracking
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
+from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series
 from nvmedb_client.pts import dirth, dirth_capture, dirth_prewrite, ecw
 
 TESTS = ("ecw", "dirth")
@@ -20,7 +22,7 @@ QUICK_THREADS = (2, 1)
 QUICK_DEPTHS = (4, 1)
 FIVE_NINES = 99.999
 # (block size recorded, read %) of each test's cells; the tracked cell is the sweep's highest TC and QD
-TRACKED_CELL = {"ecw": (ecw.NOMINAL_BLOCK_SIZE, ecw.READ_PCT), "dirth": (dirth.BLOCK_SIZE, dirth.READ_PCT)}
+TRACKED_CELL = tracking.DEMAND_INTENSITY_CELLS
 MAX_BINS = 4096  # fio 3.x keeps 1856 latency bins per direction; more is not fio's output
 MAX_BIN_VALUE_NS = 2**63
 
@@ -31,8 +33,6 @@ def grid(profile_name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_size_bytes: int | None):
     """(the Block of `test`, None) or (None, the reason it cannot run on this namespace)."""
-    from nvmedb_client.plan import Block, Cell, Series
-
     if test == "ecw" and lba_size_bytes and lba_size_bytes > ecw.SMALLEST_BLOCK_SIZE:
         return None, (
             f"ecw skipped: its block-size mix issues {ecw.SMALLEST_BLOCK_SIZE}-byte blocks, which direct I/O cannot "
@@ -52,6 +52,13 @@ def build_block(test: str, *, profile, max_rounds: int, wipc_threads: int, lba_s
     block = Block(test, test, purge=True, wipc=True, series=(series,), wipc_threads=wipc_threads, captures=captures,
                   prewrites=prewrites)  # fmt: skip
     return block, None
+
+
+def plan_blocks(test: str, ctx: PlanContext) -> Planned:
+    """ECW or DIRTH: its sweep's block, or no block and the reason this namespace cannot run it."""
+    block, reason = build_block(test, profile=ctx.profile, max_rounds=ctx.max_rounds, wipc_threads=ctx.threads,
+                                lba_size_bytes=ctx.lba_size_bytes)  # fmt: skip
+    return Planned((block,) if block else (), (reason,) if reason else ())
 
 
 def describe_series(test: str, series: Mapping) -> list[str]:
@@ -110,8 +117,6 @@ def derive_all(runs: Sequence[dict], load: Callable[[str], Mapping]) -> list[dic
 
 
 def derive(test: str, runs: Sequence[dict], load: Callable[[str], Mapping]) -> dict | None:
-    from nvmedb_client import tracking
-
     measured = [r for r in runs if r.get("test") == test and r.get("phase") == "wdpc" and _is_cell(r)]
     if not measured:
         return None

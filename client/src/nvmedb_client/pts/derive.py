@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from nvmedb_client.pts import hir, xsr
+from nvmedb_client.pts import registry
 
-DERIVERS = {"hir": hir.derive, "xsr": xsr.derive}
+DERIVERS = registry.derivers()
 # per-interval series stay out of the claim (the server re-derives and stores them); the figures are compared
 SERIES_KEYS = ("baseline_series", "series", "burst_iops", "burst_times_ms")
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvmedb_client import fio_jobs
-from nvmedb_client.plan import Block, Cell
+from nvmedb_client.plan_types import Block, Cell
+from nvmedb_client.pts import dirth_run
 from nvmedb_client.pts.segments import LOG_DIR, LOG_PREFIX_ENV, Segment
 
 # fio records the expanded log prefix in its JSON output: it is always a relative path, so no directory of the
@@ -66,9 +67,7 @@ def run_after_series(runner, block: Block) -> None:
     """The timed runs after a block's series: HIR/XSR segments, DIRTH's operating-point captures."""
     run_segments(runner, block)
     if block.captures:
-        from nvmedb_client.pts.dirth_capture import run_captures
-
-        run_captures(runner, block)
+        dirth_run.run_captures(runner, block)
 
 
 def run_segments(runner, block: Block) -> None:

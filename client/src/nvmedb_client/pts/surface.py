@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from nvmedb_client.plan_types import Block, Cell, Series
+
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
@@ -252,8 +254,6 @@ def build_block(surface: SurfacePlan, *, wipc_threads: int):
     """The plan Block: purge, WIPC, then per pattern one Series whose cells are its (block size, QD) cells, each
     with its own QD, and whose rounds are the repetitions (round r runs repetition r of every cell: interleaved).
     No steady-state rule stops a surface series: every repetition runs."""
-    from nvmedb_client.plan import Block, Cell, Series
-
     series = []
     for pattern in [p for p in PATTERNS if p in surface.options.patterns]:
         if pattern == "randwrite":

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvmedb_client.pts import ecw
+from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series
+from nvmedb_client.pts import ecw, wsat
 
 KIB = 1024
 
@@ -81,3 +82,17 @@ def job_lines(key: str) -> list[str]:
             f"blockalign={workload.blockalign}",
         ]
     return lines
+
+
+def plan_blocks(test: str, ctx: PlanContext) -> Planned:
+    """Purge, no WIPC, then the write-saturation samples of the workload (at most QUICK_MAX_SAMPLES when quick)."""
+    workload = WORKLOADS[test]
+    max_samples = wsat.max_samples(ctx)
+    if ctx.quick:
+        max_samples = min(max_samples, QUICK_MAX_SAMPLES)
+    cell = Cell(workload.pattern, workload.block_size_bytes or wsat.BLOCK_SIZE, workload.read_pct, workload=test)
+    cells = ctx.runnable(test, "wsat", (cell,))
+    # a sequential workload: each job streams through its own slice, carrying its position from sample to sample
+    series = Series(test, "wsat", cells, ctx.threads, ctx.iodepth, ctx.profile.wsat_sample_s, max_samples,
+                    split_range=workload.sequential)  # fmt: skip
+    return Planned((Block(test, test, purge=True, wipc=False, series=(series,) if cells else ()),))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from nvmedb_client.plan_types import Block, PlanContext, Planned
 from nvmedb_client.pts import interval_log
 from nvmedb_client.pts.segments import Segment, checked_interval
 
@@ -50,6 +51,12 @@ def segments(*, quick: bool, cell_s: float, threads: int | None = None, iodepth:
             )
         )
     return tuple(out)
+
+
+def plan_blocks(test: str, ctx: PlanContext) -> Planned:
+    """Purge, no WIPC, the three access groups back to back (TC/QD the test's own unless overridden)."""
+    groups = segments(quick=ctx.quick, cell_s=ctx.cell_s, threads=ctx.threads_override, iodepth=ctx.iodepth_override)
+    return Planned((Block("xsr", "xsr", purge=True, wipc=False, series=(), segments=groups),))
 
 
 def recovery(values: list[float], interval_ms: int) -> dict:

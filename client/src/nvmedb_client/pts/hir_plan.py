@@ -1,0 +1,17 @@
+"""The plan block of Host Idle Recovery (HIR): purge, a random-write preconditioning series until steady, then the
+wait states' segments (nvmedb_client.pts.hir holds the segments and the derivation)."""
+
+from __future__ import annotations
+
+from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series
+from nvmedb_client.pts import hir
+
+TEST = "hir"
+derive = hir.derive
+
+
+def plan_blocks(test: str, ctx: PlanContext) -> Planned:
+    cells = (Cell("randwrite", hir.BLOCK_SIZE, 0),)
+    precondition = Series(TEST, hir.PHASE_PC, cells, ctx.threads, ctx.iodepth, ctx.cell_s, ctx.max_rounds)
+    segments = hir.segments(threads=ctx.threads, iodepth=ctx.iodepth, quick=ctx.quick, cell_s=ctx.cell_s)
+    return Planned((Block(TEST, TEST, purge=True, wipc=False, series=(precondition,), segments=segments),))

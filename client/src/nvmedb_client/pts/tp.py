@@ -1,0 +1,43 @@
+"""The throughput test of the SNIA SSS PTS v2.0.2: per block size, a purge and a WIPC at that block size, then
+rounds that each run one segment of sequential writes and one of sequential reads (interleaved), until steady.
+
+One sequential stream, TC 1 / QD 32, in both editions, as the PTS 2.x throughput test sets it (SSSPT's throughput
+role cites "SSS PTS v2.0.1, page 36" for these values); see docs/methodology.md.
+"""
+
+from __future__ import annotations
+
+from nvmedb_client.plan_types import KIB, Block, Cell, PlanContext, Planned, Series
+
+TEST = "tp"
+BLOCK_SIZES = {"enterprise": (1024 * KIB, 128 * KIB), "client": (1024 * KIB,)}
+THREADS = 1
+IODEPTH = 32
+
+
+def run_id(series: Series, round_number: int, cell: Cell) -> str:
+    direction = "write" if series.phase == "tp-write" else "read"
+    return f"tp-{direction}-r{round_number:02d}-bs{cell.block_size_bytes}"
+
+
+def plan_blocks(test: str, ctx: PlanContext) -> Planned:
+    tc = THREADS if ctx.threads_override is None else ctx.threads_override
+    qd = IODEPTH if ctx.iodepth_override is None else ctx.iodepth_override
+    blocks = []
+    for bs in BLOCK_SIZES[ctx.edition.name]:
+        common = dict(split_range=True, tp_block_size_bytes=bs, namer=run_id)
+        write = Series(TEST, "tp-write", (Cell("write", bs, 0),), tc, qd, ctx.cell_s, ctx.max_rounds, **common)
+        read = Series(TEST, "tp-read", (Cell("read", bs, 100),), tc, qd, ctx.cell_s, ctx.max_rounds, **common)
+        blocks.append(
+            Block(
+                TEST,
+                f"tp-bs{bs}",
+                purge=True,
+                wipc=True,
+                series=(write, read),
+                wipc_threads=ctx.threads,
+                wipc_block_size_bytes=bs,  # preconditioned with the block size under test
+                interleaved=True,
+            )
+        )
+    return Planned(tuple(blocks))

@@ -14,8 +14,9 @@ from analysis import explain
 from analysis.browse import queries
 from analysis.datasets import parquet
 from analysis.models import DriveModelAggregate, DrivePageSummary, Flag, SurfaceCell
+from analysis.outliers import outlier_flags
 from analysis.pts.surface import NOT_PTS
-from analysis.services import _outliers, refresh_aggregates
+from analysis.services import refresh_aggregates
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories import (
     DriveModelFactory,
@@ -180,7 +181,7 @@ def test_surface_runs_neither_vote_nor_are_voted_on_as_outliers(settings):
         submission=SubmissionFactory(uploader=UserFactory(), status="ingesting", published_at=None),
         headline={"iops_4k_read": 70_000.0},
     )
-    assert _outliers([candidate]) == []
+    assert outlier_flags([candidate]) == []
 
 
 def test_a_unit_with_only_a_surface_run_is_no_peer_in_the_explanation(mixed):

@@ -128,18 +128,24 @@ def _residual_vote(label: str, fitted: FactorFit, unit: object) -> str | None:
     if z is None or abs(z) <= aggregates.OUTLIER_Z:
         return None
     figures = fitted.units[unit]
-    counted = {(c.factor.key, c.level) for c, e, away, _ in figures.contributions if away and not _unproven(c, e, away)}
+    unproven = _unproven_of(figures)
+    skipped = {column.factor.key for column in unproven}
     named = [
         f"{FACTOR_LABELS[line.factor]} {pct(line.contribution.value)}"
         for line in fitted.explain(unit)
-        if any(key == line.factor for key, _level in counted)
+        if line.factor not in skipped
     ]
+    named += [f"{column.name} (this unit only, not counted)" for column in unproven]
     gap = figures.observed / fitted.reference_level.value
     return (
         f"{label} {pct(gap)} from the factor model's reference level, {pct(math.exp(residual))} after the recorded "
-        f"factors ({', '.join(named[:2]) or 'none explains it'}); robust z {z:+.1f} (threshold ±{aggregates.OUTLIER_Z})"
-        f" among {len(voters)} independent contributors' units (one voice each); labelled, not held"
+        f"factors; robust z {z:+.1f} (threshold ±{aggregates.OUTLIER_Z}) among {len(voters)} independent "
+        f"contributors' units (one voice each); labelled, not held. Factors: {'; '.join(named) or 'none explains it'}"
     )
+
+
+def _unproven_of(figures) -> list:
+    return [column for column, effect, away, _c in figures.contributions if _unproven(column, effect, away)]
 
 
 def _raw_vote(label: str, rows: list, unit: object, value: float, why: str) -> str | None:

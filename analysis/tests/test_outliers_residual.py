@@ -81,7 +81,7 @@ def test_the_same_gap_unexplained_is_an_outlier(drive):
     assert len(found) == 1
     reason = found[0][1]
     assert found[0][0] == candidate
-    assert "after the recorded factors (none explains it)" in reason
+    assert reason.endswith("labelled, not held. Factors: none explains it")
     assert "among 8 independent contributors' units" in reason and len(reason) <= 300
 
 
@@ -106,3 +106,13 @@ def test_without_a_model_the_raw_value_is_judged_and_the_reason_says_so(drive):
     found = outlier_flags([run(drive, established(), NORMAL * 0.3, status="ingesting")])
     assert len(found) == 1
     assert "judged on the raw value, no factor model (too few units" in found[0][1]
+
+
+def test_a_firmware_no_other_unit_runs_explains_nothing_yet(drive):
+    """One unit cannot tell a firmware from its own difference: its gap is judged as if at the reference firmware."""
+    peers(drive, gen2=0)
+    found = outlier_flags([run(drive, established(), NORMAL * 0.5, status="ingesting", firmware="OLDFW")])
+    assert len(found) == 1 and "firmware OLDFW (this unit only, not counted)" in found[0][1]
+    for i in range(2):  # two other contributors' units run it, as slow: now the firmware is measured, and explains it
+        run(drive, established(), NORMAL * 0.5 * (1 + 0.01 * i), firmware="OLDFW")
+    assert outlier_flags([run(drive, established(), NORMAL * 0.5, status="ingesting", firmware="OLDFW")]) == []

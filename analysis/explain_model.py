@@ -40,8 +40,8 @@ KINDS = {
 }
 COUNTERS_GREW = "throttle counters grew"
 REFRESHING = (
-    "The factor model's figures are being refreshed: the drive's data changed since its last fit, which runs in the "
-    "background; reload in a minute."
+    "The factor model's figures are being refreshed (the drive's data changed since its last fit, which runs in the "
+    "background)."
 )
 NOT_KEPT = "The factor model's figures are kept for published and held units only."
 

@@ -93,14 +93,10 @@ def _round(value: float) -> float:
     return float(f"{float(value):.6g}")
 
 
-def _unit_key(run: TestRun) -> object:
-    return run.unit_id if run.unit_id is not None else f"run-{run.pk}"  # as analysis.factor_rows names units
-
-
 def model_rows(submission, drive_model):
     """The factor model's rows of the drive's public runs plus this submission's own runs (when not public), and
     whether it has runs that are not public."""
-    from analysis.factor_rows import public_runs, rows_of
+    from analysis.factor_rows import public_runs, rows_of  # why: as in metric_models, numpy on first use only
 
     public = public_runs(drive_model)
     seen = {row["id"] for row in public}
@@ -139,7 +135,11 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
     """Per headline metric this submission measured: the factor model's figures and lines for its unit, as the refit
     task stored them (analysis.factor_figures; a page never fits). Figures fitted on other rows than the ones a fit
     would read now (the drive's data changed since) are not shown: the page says they are being refreshed."""
-    from analysis.factor_rows import rows_digest, unit_number  # why: factor_rows loads numpy (the model's package)
+    from analysis.factor_rows import (
+        rows_digest,
+        unit_key,
+        unit_number,
+    )  # why: factor_rows loads numpy (the model's package)
 
     found, not_public = model_rows(submission, runs[0].drive_model)
     stored = {
@@ -154,7 +154,7 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
         run = by_test.get(headline.test)
         if run is None or (run.headline or {}).get(headline.key) is None:
             continue
-        record = stored.get((headline.key, unit_number(_unit_key(run))))
+        record = stored.get((headline.key, unit_number(unit_key(run.unit_id, run.pk))))
         if not_public and submission.status != SubmissionStatus.HELD:
             out[headline.key] = MetricModel(model_note=NOT_KEPT)
         elif record is None or record.input_digest != rows_digest(found.rows.get(headline.key, [])):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from analysis.explain_model import model_rows, unit_model
 from analysis.factor_model import FactorFit, fit
-from analysis.factor_rows import rows_digest, unit_number
+from analysis.factor_rows import rows_digest, unit_key, unit_number
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary, FactorUnitFigures, TestRun
 from analysis.selectors import pts_q
@@ -54,7 +54,7 @@ def held_figures(drive_model: DriveModel, now) -> list[FactorUnitFigures]:
         if not not_public:
             continue
         runs = TestRun.objects.filter(pts_q(), submission=submission, drive_model=drive_model)
-        keys = {run.test: run.unit_id if run.unit_id is not None else f"run-{run.pk}" for run in runs}
+        keys = {run.test: unit_key(run.unit_id, run.pk) for run in runs}
         for headline in HEADLINES:
             rows = found.rows.get(headline.key, [])
             key = keys.get(headline.test)

@@ -71,8 +71,13 @@ def throughput(metric: str, headline: dict) -> float | None:
     return spec.block_size_bytes * 1e9 / float(mean) if mean else None
 
 
+def unit_key(unit_id: int | None, run_id: int) -> object:
+    """A run's unit in the rows: its physical unit's id, or "run-<id>" (a run whose unit is unknown is its own)."""
+    return unit_id if unit_id is not None else f"run-{run_id}"
+
+
 def _unit(run: dict) -> object:
-    return run["unit_id"] if run["unit_id"] is not None else f"run-{run['id']}"
+    return unit_key(run["unit_id"], run["id"])
 
 
 def _link_text(run: dict) -> str | None:

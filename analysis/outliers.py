@@ -29,7 +29,7 @@ from analysis import aggregates
 from analysis.factor_model import FactorFit, fit
 from analysis.factor_model.data import BY_KEY as FACTORS_BY_KEY
 from analysis.factor_model.results import pct
-from analysis.factor_rows import public_runs, rows_of
+from analysis.factor_rows import public_runs, rows_of, unit_key
 from analysis.headline import BY_KEY
 from analysis.models import TestRun
 from analysis.pts import surface
@@ -57,14 +57,10 @@ def outlier_flags(test_runs: Iterable[TestRun]) -> list[tuple[TestRun, str]]:
         value = (run.headline or {}).get(key) if run else None
         if value is None:
             continue
-        reason = _vote(BY_KEY[key].label, rows, _unit_key(run), float(value))
+        reason = _vote(BY_KEY[key].label, rows, unit_key(run.unit_id, run.pk), float(value))
         if reason:
             flags.append((run, reason))
     return flags
-
-
-def _unit_key(run: TestRun) -> object:
-    return run.unit_id if run.unit_id is not None else f"run-{run.pk}"  # as analysis.factor_rows names units
 
 
 def _peer_rows(first: TestRun, tests: list[str]) -> list[dict]:

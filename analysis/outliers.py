@@ -8,12 +8,13 @@ the submitter's own uploads.
 Per metric the factor model (analysis.factor_model) is fitted on the peers' units plus this unit, and the vote is on
 the residual: log(metric) minus what the model predicts at the unit's recorded conditions (link, throttling, spare
 area, wear, firmware, host CPU, kernel, scheduler). So a Gen2 unit whose gap its link explains is not an outlier,
-while a unit at the reference conditions with the same gap is. A unit alone at a measured condition (its link, thermal
-throttling, spare area, wear) has that effect fitted to it exactly: it is published with its explanation ("1 unit —
-indicative"). A unit alone at a firmware, host CPU, kernel or scheduler is judged as if at the reference level: one
-unit cannot tell such a level from its own difference. The residuals are summarised as the raw values were: a unit's runs
-are one row of the fit, a contributor's units one voice (their median), and the unit's residual is compared with
-those voices by the modified z-score (analysis.aggregates.robust_z, at least MIN_PEERS voices).
+while a unit at the reference conditions with the same gap is. A unit alone at a measured condition (its link,
+thermal throttling, spare area, wear) has that effect fitted to it exactly: it is published with its explanation ("1
+unit — indicative"). A unit alone at a firmware, host CPU, kernel or scheduler is judged as if at the reference
+level: one unit cannot tell such a level from its own difference. A peer unit alone at a measured condition has no
+residual to give (the fit passes through it), so it is no voice. The residuals are summarised as the raw values
+were: a unit's runs are one row of the fit, a contributor's units one voice (their median), and the unit's residual
+is compared with those voices by the modified z-score (analysis.aggregates.robust_z, at least MIN_PEERS voices).
 
 Where no model can be fitted (too few units for the factors that vary) or the model cannot place the unit (a factor
 it uses is not recorded on the unit's runs), the vote falls back to the raw headline value, as before the model, and
@@ -103,6 +104,15 @@ def _unproven(column, effect, away: bool) -> bool:
     return away and effect.status == "indicative" and column.factor.kind == "category"
 
 
+def _pinned(figures) -> bool:
+    """The fit has no residual to give for this unit: it is alone at a measured condition, whose effect is fitted to
+    it exactly (residual 0). As a voice it would only shrink the spread the others' residuals show."""
+    return any(
+        away and effect.status == "indicative" and not _unproven(column, effect, away)
+        for column, effect, away, _c in figures.contributions
+    )
+
+
 def _residual(fitted: FactorFit, unit: object) -> float:
     """log(observed) − log(predicted at the unit's conditions) = log(normalized ÷ the reference level), less the
     effects of its unproven levels."""
@@ -115,7 +125,7 @@ def _residual_vote(label: str, fitted: FactorFit, unit: object) -> str | None:
     samples = [
         (_residual(fitted, other), contributor, other)
         for other, figures in fitted.units.items()
-        if other != unit
+        if other != unit and not _pinned(figures)
         for contributor in figures.unit.contributors
     ]
     voters = aggregates.contributor_values(samples)

@@ -116,3 +116,11 @@ def test_a_firmware_no_other_unit_runs_explains_nothing_yet(drive):
     for i in range(2):  # two other contributors' units run it, as slow: now the firmware is measured, and explains it
         run(drive, established(), NORMAL * 0.5 * (1 + 0.01 * i), firmware="OLDFW")
     assert outlier_flags([run(drive, established(), NORMAL * 0.5, status="ingesting", firmware="OLDFW")]) == []
+
+
+def test_a_peer_alone_at_a_measured_condition_is_no_voice(drive):
+    """The fit passes through a lone Gen2 unit (its residual is 0 by construction): as a voice it would only shrink
+    the spread of the others' residuals."""
+    peers(drive, gen2=1)
+    found = outlier_flags([run(drive, established(), NORMAL * 0.6, status="ingesting")])
+    assert len(found) == 1 and "among 6 independent contributors' units" in found[0][1]

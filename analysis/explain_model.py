@@ -13,7 +13,8 @@ drive does elsewhere), a link below capability, spare area in both directions, w
 scheduler; and one thermal line, said once, with the drive's thresholds, the hottest temperature and the tests whose
 throttle counters grew.
 
-numpy, scipy and statsmodels are imported by the first explanation that fits, never by importing this module.
+A page reads what the refit task stored (analysis.factor_figures calls `unit_model` on its fits): it never fits, so
+scipy and statsmodels are never imported by a page view.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from analysis.headline import HEADLINES
-from analysis.models import Flag, FlagKind, TestRun
+from analysis.models import FactorUnitFigures, Flag, FlagKind, TestRun
 from nvmedb_client import units
+from submissions.models import SubmissionStatus
 
 # The factor model's keys as the explanation's factor kinds (the kinds the API already answers, plus two).
 KINDS = {
@@ -37,6 +39,11 @@ KINDS = {
     "scheduler": ("scheduler", "I/O scheduler differs"),
 }
 COUNTERS_GREW = "throttle counters grew"
+REFRESHING = (
+    "The factor model's figures are being refreshed (the drive's data changed since its last fit, which runs in the "
+    "background)."
+)
+NOT_KEPT = "The factor model's figures are kept for published and held units only."
 
 
 @dataclass
@@ -51,6 +58,13 @@ class MetricModel:
     normalized: dict | None = None  # the unit at the reference conditions, with its interval
     lines: list[dict] = field(default_factory=list)
     differs: set[str] = field(default_factory=set)  # the factors at which the unit is not at the reference
+
+    def stored(self) -> dict:
+        return {**self.as_dict(), "differs": sorted(self.differs)}
+
+    @classmethod
+    def from_stored(cls, data: dict) -> MetricModel:
+        return cls(**{**data, "differs": set(data.get("differs", []))})
 
     def as_dict(self) -> dict:
         return {
@@ -79,56 +93,74 @@ def _round(value: float) -> float:
     return float(f"{float(value):.6g}")
 
 
-def _unit_key(run: TestRun) -> object:
-    return run.unit_id if run.unit_id is not None else f"run-{run.pk}"  # as analysis.factor_rows names units
-
-
 def model_rows(submission, drive_model):
-    """The factor model's rows of the drive's public runs plus this submission's own runs (when not public)."""
-    from analysis.factor_rows import public_runs, rows_of
+    """The factor model's rows of the drive's public runs plus this submission's own runs (when not public), and
+    whether it has runs that are not public."""
+    from analysis.factor_rows import public_runs, rows_of  # why: as in metric_models, numpy on first use only
 
     public = public_runs(drive_model)
     seen = {row["id"] for row in public}
     own = [r for r in public_runs(drive_model, TestRun.objects.filter(submission=submission)) if r["id"] not in seen]
-    return rows_of(public + own)
+    return rows_of(public + own), bool(own)
+
+
+def unit_model(fitted, headline, key) -> MetricModel:
+    """The explanation's figures and lines for unit `key` from a fit (analysis.factor_model.FactorFit) of one
+    headline metric: what the refit task stores (analysis.factor_figures) and a page reads."""
+    model = MetricModel(model_units=fitted.n_units)
+    if fitted.status != "fitted" or fitted.reference_level is None:
+        model.model_note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
+        return model
+    figures = fitted.units.get(key)
+    if figures is None:
+        model.model_note = "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
+        return model
+    model.reference = _figure(headline.unit, fitted.reference_level)
+    model.gap = _round(figures.observed / fitted.reference_level.value - 1)
+    model.gap_display = _signed(model.gap)
+    model.normalized = _figure(headline.unit, figures.normalized)
+    model.differs = _differs(fitted, figures)
+    for line in fitted.explain(key, headline.label):
+        c = line.contribution
+        above = _above_reference(fitted, figures, line.factor)
+        model.lines.append(
+            {"metric": headline.label, "factor": line.factor, "label": line.label, "gap": _round(line.gap),
+             "effect": _round(c.value - 1), "low": _round(c.low - 1), "high": _round(c.high - 1),
+             "status": line.status, "text": line.text, "above_reference": above}
+        )  # fmt: skip
+    return model
 
 
 def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
-    """Per headline metric this submission measured: the factor model's figures and lines for its unit."""
-    from analysis.factor_model import fit
+    """Per headline metric this submission measured: the factor model's figures and lines for its unit, as the refit
+    task stored them (analysis.factor_figures; a page never fits). Figures fitted on other rows than the ones a fit
+    would read now (the drive's data changed since) are not shown: the page says they are being refreshed."""
+    from analysis.factor_rows import (
+        rows_digest,
+        unit_key,
+        unit_number,
+    )  # why: factor_rows loads numpy (the model's package)
 
-    found = model_rows(submission, runs[0].drive_model)
+    found, not_public = model_rows(submission, runs[0].drive_model)
+    stored = {
+        (f.metric, f.unit_key): f
+        for f in FactorUnitFigures.objects.filter(
+            drive_model=runs[0].drive_model, submission=submission if not_public else None
+        )
+    }
     by_test = {run.test: run for run in runs}
     out: dict[str, MetricModel] = {}
     for headline in HEADLINES:
         run = by_test.get(headline.test)
         if run is None or (run.headline or {}).get(headline.key) is None:
             continue
-        fitted = fit(found.rows.get(headline.key, []), headline.label)
-        model = out[headline.key] = MetricModel(model_units=fitted.n_units)
-        key = _unit_key(run)
-        if fitted.status != "fitted" or fitted.reference_level is None:
-            model.model_note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
-            continue
-        figures = fitted.units.get(key)
-        if figures is None:
-            model.model_note = (
-                "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
-            )
-            continue
-        model.reference = _figure(headline.unit, fitted.reference_level)
-        model.gap = _round(figures.observed / fitted.reference_level.value - 1)
-        model.gap_display = _signed(model.gap)
-        model.normalized = _figure(headline.unit, figures.normalized)
-        model.differs = _differs(fitted, figures)
-        for line in fitted.explain(key):
-            c = line.contribution
-            above = _above_reference(fitted, figures, line.factor)
-            model.lines.append(
-                {"metric": headline.label, "factor": line.factor, "label": line.label, "gap": _round(line.gap),
-                 "effect": _round(c.value - 1), "low": _round(c.low - 1), "high": _round(c.high - 1),
-                 "status": line.status, "text": line.text, "above_reference": above}
-            )  # fmt: skip
+        record = stored.get((headline.key, unit_number(unit_key(run.unit_id, run.pk))))
+        if not_public and submission.status != SubmissionStatus.HELD:
+            out[headline.key] = MetricModel(model_note=NOT_KEPT)
+        elif record is None or record.input_digest != rows_digest(found.rows.get(headline.key, [])):
+            out[headline.key] = MetricModel(model_note=REFRESHING)
+        else:
+            out[headline.key] = MetricModel.from_stored(record.figures)
     return out
 
 

@@ -17,7 +17,7 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from analysis.models import DriveModel, FactorEffect, FactorFitSummary
+from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +91,8 @@ def effect_rows(drive_model: DriveModel, fitted, summary: FactorFitSummary, now)
 def refresh_factor_effects(drive_model: DriveModel) -> int:
     """Refit every headline metric of `drive_model` on its public runs and replace its effect rows. Returns the
     number of effect rows written."""
+    # why: the fit loads numpy, scipy and statsmodels; a web process imports this module only to queue refits
+    from analysis.factor_figures import held_figures, public_figures
     from analysis.factor_model import fit
     from analysis.factor_rows import drive_rows
 
@@ -99,8 +101,9 @@ def refresh_factor_effects(drive_model: DriveModel) -> int:
         found = drive_rows(drive_model)
         now = timezone.now()
         FactorEffect.objects.filter(drive_model=drive_model).delete()
-        FactorFitSummary.objects.filter(drive_model=drive_model).delete()
-        effects = []
+        FactorFitSummary.objects.filter(drive_model=drive_model).delete()  # and their units' figures (cascade)
+        FactorUnitFigures.objects.filter(drive_model=drive_model).delete()  # a held unit's have no public fit
+        effects, figures = [], []
         for metric, rows in found.rows.items():
             fitted = fit(rows, metric)
             summary = FactorFitSummary.objects.create(
@@ -116,4 +119,6 @@ def refresh_factor_effects(drive_model: DriveModel) -> int:
                 fitted_at=now,
             )
             effects.extend(effect_rows(drive_model, fitted, summary, now))
+            figures.extend(public_figures(drive_model, fitted, rows, summary, now))
+        FactorUnitFigures.objects.bulk_create([*figures, *held_figures(drive_model, now)])
         return len(FactorEffect.objects.bulk_create(effects))

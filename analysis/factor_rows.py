@@ -24,6 +24,7 @@ units record. Per factor:
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -70,8 +71,13 @@ def throughput(metric: str, headline: dict) -> float | None:
     return spec.block_size_bytes * 1e9 / float(mean) if mean else None
 
 
+def unit_key(unit_id: int | None, run_id: int) -> object:
+    """A run's unit in the rows: its physical unit's id, or "run-<id>" (a run whose unit is unknown is its own)."""
+    return unit_id if unit_id is not None else f"run-{run_id}"
+
+
 def _unit(run: dict) -> object:
-    return run["unit_id"] if run["unit_id"] is not None else f"run-{run['id']}"
+    return unit_key(run["unit_id"], run["id"])
 
 
 def _link_text(run: dict) -> str | None:
@@ -152,3 +158,14 @@ def rows_of(runs: list[dict]) -> DriveRows:
 def drive_rows(drive_model: DriveModel, runs_of: QuerySet | None = None) -> DriveRows:
     """The factor model's rows of every headline metric of `drive_model`, from one query over its public runs."""
     return rows_of(public_runs(drive_model, runs_of))
+
+
+def rows_digest(rows: list[Run]) -> str:
+    """SHA-256 of a fit's input rows, in the order read: stored with the figures fitted on them, so a page can tell
+    figures of the rows a fit would read now from figures of older data."""
+    return hashlib.sha256("\n".join(repr(row) for row in rows).encode()).hexdigest()
+
+
+def unit_number(key: object) -> int:
+    """A unit key of the rows as a number: the physical unit's id, or minus the run's id ("run-<id>")."""
+    return -int(key.removeprefix("run-")) if isinstance(key, str) else int(key)

@@ -16,7 +16,7 @@ from analysis import aggregates, columns, pcie, plausibility
 from analysis.browse.summaries import summary_refresh
 from analysis.bulk import insert_rows
 from analysis.factor_effects import queue_factor_effects
-from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
+from analysis.headline import HEADLINES, headline_values, measurement_value
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash
 from analysis.latency import latency_columns, latency_missing
 from analysis.models import (
@@ -34,11 +34,12 @@ from analysis.models import (
     Vendor,
 )
 from analysis.models.aggregates import Factor
+from analysis.outliers import outlier_flags
 from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import surface
 from analysis.pts.store import insert_recovery
 from analysis.records import HostRecord, SubmissionRecord
-from analysis.selectors import is_trial, pts_q, public_flags, public_test_runs, trial_q, trial_submission_q
+from analysis.selectors import pts_q, public_flags, public_test_runs, trial_q, trial_submission_q
 
 PUBLISHED = "published"
 HELD = "held"
@@ -177,9 +178,13 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
             )
         )
     # An outlier is a label for readers, never a hold: a crowd that disagrees proves nothing about a unit. Only the
-    # plausibility gates and cross-checks (record.hold_reasons) hold a submission.
-    for test_run, reason in _outliers(test_runs):
-        flags.append(Flag(submission=submission, test_run=test_run, kind="outlier", reason=reason[:300]))
+    # plausibility gates and cross-checks (record.hold_reasons) hold a submission. The vote (analysis.outliers) reads
+    # the flags above from the database (thermal throttling is a factor), so they are written first.
+    insert_rows(flags)
+    flags = [
+        Flag(submission=submission, test_run=run, kind="outlier", reason=why[:300])
+        for run, why in outlier_flags(test_runs)
+    ]
     if hold_reasons:
         flags.append(
             Flag(submission=submission, kind="held_for_review", reason="; ".join(dict.fromkeys(hold_reasons))[:300])
@@ -479,63 +484,6 @@ def _link_row(record: SubmissionRecord) -> PcieLink | None:
         below_capability=link.below_capability,
         source_file=record.link_source_file,
         missing=link.missing,
-    )
-
-
-def _outliers(test_runs: list[TestRun]) -> list[tuple[TestRun, str]]:
-    """Results far from the published runs of the same model, test, profile and edition (one query for all).
-
-    One voice per independent contributor: each unit's published runs are summarised first (their median; a run
-    with no unit id is its own unit), then each contributor's units (their median), counting only contributors past
-    review (submissions.review) and never the submitter themselves. So one account's many uploads or many units are
-    one vote, and a handful of fresh accounts cannot make an established result look like an outlier. The verdict is
-    a flag for readers; it never holds the submission (store_submission).
-    """
-    from submissions.review import established_uploader_ids
-
-    runs = [run for run in test_runs if run.headline and run.test != surface.TEST]
-    if not runs:
-        return []
-    first = runs[0]
-    uploader_id = first.submission.uploader_id
-    peer_runs = TestRun.objects.all() if is_trial(first) else TestRun.objects.exclude(trial_q())  # trials are private
-    peers = list(
-        peer_runs.filter(
-            drive_model_id=first.drive_model_id,
-            test__in=[run.test for run in runs],
-            profile=first.profile,
-            edition=first.edition,
-            submission__status=PUBLISHED,
-            submission__hidden=False,
-        )
-        .exclude(submission_id=first.submission_id)
-        .exclude(submission__uploader_id=uploader_id)
-        .values_list("pk", "test", "headline", "submission__uploader_id", "unit_id")
-    )
-    established = established_uploader_ids({peer[3] for peer in peers})
-    votes: dict[tuple[str, str], list[tuple[float, int, tuple[str, int]]]] = defaultdict(list)
-    for pk, test, headline, contributor, unit in peers:
-        if contributor not in established:
-            continue
-        for key, value in (headline or {}).items():
-            if value is not None:
-                votes[(test, key)].append((float(value), contributor, aggregates.unit_key(unit, pk)))
-    peer_values = {metric: aggregates.contributor_values(samples) for metric, samples in votes.items()}
-    found = []
-    for run in runs:
-        for key, value in run.headline.items():
-            voters = peer_values.get((run.test, key), [])
-            z = aggregates.robust_z(float(value), voters) if value is not None else None
-            if z is not None and abs(z) > aggregates.OUTLIER_Z:
-                found.append((run, _outlier_sentence(BY_KEY[key].label, float(value), voters, z)))
-    return found
-
-
-def _outlier_sentence(label: str, value: float, voters: list[float], z: float) -> str:
-    return (
-        f"{label} of {value:.4g} is far from the median {aggregates.median(voters):.4g} of {len(voters)} independent "
-        f"contributors to the same drive model (one voice each, the median of their units; robust z-score {z:+.1f}, "
-        f"threshold ±{aggregates.OUTLIER_Z}); labelled, not held"
     )
 
 

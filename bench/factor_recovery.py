@@ -61,7 +61,7 @@ HOST_CPU, GEN2_CPU = "Intel(R) Xeon(R) Gold 6138 CPU @ 2.00GHz", "AMD EPYC 7302P
 NORMAL_WEAR, WORN = 2, 80
 SPARE = 0.25  # spare ÷ user capacity
 DRIVE_SECTION, PORT_SECTION = "3b:00.0", "5d:00.0"  # the sample lspci's drive and the root port put above it
-CONTRIBUTORS = 4
+CONTRIBUTORS = 7  # enough independent voices (aggregates.MIN_PEERS) for the outlier vote on later units
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,7 @@ class Report:
     false_explanations: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
     not_named: list[str] = field(default_factory=list)
+    outliers: list[str] = field(default_factory=list)  # labelled outlier (analysis.outliers): a label, not a goal
     seconds: float = 0.0
     drive_slug: str = ""
 
@@ -320,7 +321,7 @@ def assess(units: list[Unit], sent: dict[str, str], levels=LEVELS) -> Report:
     """The FactorEffect rows against what was injected; the model's explanations of each unit."""
     from analysis.factor_model import fit
     from analysis.factor_rows import drive_rows
-    from analysis.models import FactorEffect, TestRun
+    from analysis.models import FactorEffect, Flag, TestRun
     from submissions.models import Submission
 
     report = Report()
@@ -328,6 +329,8 @@ def assess(units: list[Unit], sent: dict[str, str], levels=LEVELS) -> Report:
     report.held = [
         f"{u.name}: {status[_uuid(sent[u.name])]}" for u in units if status[_uuid(sent[u.name])] != "published"
     ]
+    labelled = set(Flag.objects.filter(submission_id__in=sent.values(), kind="outlier").values_list("submission_id"))
+    report.outliers = [u.name for u in units if (_uuid(sent[u.name]),) in labelled]
     runs = TestRun.objects.filter(submission_id__in=sent.values(), test="iops")
     drives = set(runs.values_list("drive_model_id", flat=True))
     if len(drives) != 1:
@@ -418,6 +421,10 @@ def render(report: Report, units_per_level: int, normal_units: int) -> str:
         verdict = "PASS" if not found else "FAIL"
         detail = f" ({'; '.join(found)})" if found else ""
         out.append(f"{name}: {len(found)} (goal 0) {verdict}{detail}")
+    for name, normal in (("factor units", False), ("normal units", True)):
+        found = [unit for unit in report.outliers if unit.startswith("normal-") == normal]
+        detail = f" ({'; '.join(found)})" if found else ""
+        out.append(f"outliers among {name}: {len(found)} (a label for readers, not a goal){detail}")
     out.append(f"overall: {'PASS' if report.ok else 'FAIL'} in {report.seconds:.0f} s")
     return "\n".join(out)
 

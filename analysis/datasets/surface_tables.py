@@ -112,8 +112,9 @@ SURFACE_RUN_COLUMNS: tuple[Column, ...] = (
     _c("compliance_reasons", "string", "Why the run is not PTS-compliant, '; '-separated: always 'an nvmedb "
        "extension … not a test of the SNIA PTS', then any reason the bundle itself carries.",
        JsonTextList("compliance_reasons")),
-    _c("flags", "string", "Kinds of flags on the run or its submission (e.g. surface_claim_differs), ';'-separated "
-       "and sorted.", "flag_kinds__kinds"),
+    _c("flag_kinds", "string", "Kinds of flags on the run or its submission (e.g. surface_claim_differs), "
+       "';'-separated and sorted. Formerly named flags (renamed: pandas' DataFrame.flags shadowed it).",
+       "flag_kinds__kinds"),
 )  # fmt: skip
 
 

@@ -188,8 +188,9 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("temperature_after_k", "number", "Drive composite temperature after the measurement.", unit="K"),
     _c("link_utilization", "number", "Measured bandwidth ÷ usable PCIe link bandwidth (0..1; near 1 = bus-bound)."),
     _c("in_steady_window", "boolean", "The round is inside the PTS steady-state measurement window."),
-    _c("flags", "string", "Kinds of flags on this measurement, ';'-separated and sorted (e.g. bus_bound); "
-       "run-wide flags are in runs.flag_kinds.", "flag_kinds__kinds"),
+    _c("flag_kinds", "string", "Kinds of flags on this measurement, ';'-separated and sorted (e.g. bus_bound); "
+       "run-wide flags are in runs.flag_kinds. Formerly named flags (renamed: pandas' DataFrame.flags shadowed it).",
+       "flag_kinds__kinds"),
     _c("started_at", "datetime", "When the measurement started (UTC)."),
     _c("raw_file", "string", "Provenance: the fio output inside the submission's bundle this row was read from."),
     _c("json_path", "string", "Provenance: where in raw_file the values were read, e.g. $.jobs[*]."),
@@ -247,7 +248,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     _c("started_at", "datetime", "When the run started (UTC)."),
     _c("finished_at", "datetime", "When the run finished (UTC)."),
     _c("flag_kinds", "string", "Kinds of flags on the whole run or its submission (not those on single "
-       "measurements, see measurements.flags), ';'-separated and sorted. Formerly named flags (renamed: pandas' "
+       "measurements, see measurements.flag_kinds), ';'-separated and sorted. Formerly named flags (renamed: pandas' "
        "DataFrame.flags shadowed it).",
        "flag_kinds__kinds"),
     _c("source_license", "string", "License of imported results."),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.db.models import (
     BooleanField,
     Case,
+    DateTimeField,
     Exists,
     ExpressionWrapper,
     F,
@@ -20,6 +21,7 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Value,
     When,
 )
@@ -27,7 +29,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.headline import HEADLINES, LAST_ROUNDS_MEAN, STEADY_WINDOW_MEAN, Headline
-from analysis.models import Flag, FlagKind
+from analysis.models import FactorUnitFigures, Flag, FlagKind
 from analysis.selectors import public_pts_runs
 
 # analysis.factor_rows.LATENCY_THROUGHPUT_METRIC (not imported: factor_rows loads the model, and numpy with it)
@@ -115,6 +117,41 @@ def _spare_fraction():
     )
 
 
+def _normalized(headline: Headline, field: str, output_field=None):
+    """The unit's figure of the drive's public fit (analysis.factor_figures), on the runs that measure the metric."""
+    figures = FactorUnitFigures.objects.filter(
+        drive_model_id=OuterRef("drive_model_id"),
+        metric=headline.key,
+        fit__isnull=False,
+        unit_key=Coalesce(OuterRef("unit_id"), -OuterRef("pk")),  # analysis.factor_rows.unit_number
+    )
+    output_field = output_field or FloatField()
+    return Case(
+        When(Q(headline__has_key=headline.key), then=Subquery(figures.values(field)[:1], output_field=output_field)),
+        default=None,
+        output_field=output_field,
+    )
+
+
+def _normalized_columns(h: Headline) -> list:
+    return [
+        _c(f"{h.key}_normalized", "number", f"What the unit would do on {h.key} at the factor model's reference "
+           "conditions (capable link, modal firmware, host CPU, kernel and scheduler, no throttling, median spare "
+           "and wear): its figure (the geometric mean of its runs) ÷ the fitted effects of its recorded conditions. "
+           "The same on each run of the unit; empty when the drive's fit has too few units or leaves the unit out "
+           "(a factor it uses is not recorded for the unit).", _normalized(h, "normalized"), h.unit),
+        _c(f"{h.key}_normalized_low", "number", f"Low end of {h.key}_normalized's 95 % interval (t, the fit's "
+           "residual degrees of freedom; the uncertainty of the effects removed).", _normalized(h, "normalized_low"),
+           h.unit),
+        _c(f"{h.key}_normalized_high", "number", f"High end of {h.key}_normalized's 95 % interval.",
+           _normalized(h, "normalized_high"), h.unit),
+        _c(f"{h.key}_fitted_at", "datetime", f"When the fit that gave {h.key}_normalized ran (UTC): the "
+           "factor_effects rows of the same drive and metric with this fitted_at are its effects. A drive's data "
+           "changed since is refitted in the background, so a figure can be that much older.",
+           _normalized(h, "fitted_at", DateTimeField())),
+    ]  # fmt: skip
+
+
 def _metric_columns() -> list:
     columns = []
     for h in HEADLINES:
@@ -129,6 +166,7 @@ def _metric_columns() -> list:
                "share; latency: 4 KiB ÷ mean latency). The factor model compares with each other unit's median "
                "run, the same when units have one run of the test. Empty without a usable bandwidth or another "
                "unit to compare with.", _link_limited(h)),
+            *_normalized_columns(h),
         ]  # fmt: skip
     return columns
 
@@ -192,8 +230,9 @@ def table(table_class):
         "Run results",
         "One row per public run of a PTS test, for modelling: each headline metric with the rule that produced it, "
         "and every condition the factor model fits (link, throttling, spare area, wear, firmware, host CPU, kernel, "
-        "scheduler) as its own typed column, with one boolean column per flag kind. Throttle time is not recorded "
-        "per run (only whether it throttled), so there is no throttle-seconds column; contributors are not "
+        "scheduler) as its own typed column, with one boolean column per flag kind, and per metric the unit's "
+        "normalized figure from the factor model with its 95 % interval and the fit's time. Throttle time is not "
+        "recorded per run (only whether it throttled), so there is no throttle-seconds column; contributors are not "
         "published per run (exports carry no account id): the factor_effects table counts them.",
         run_result_columns(),
         run_results,

@@ -126,9 +126,10 @@ class FactorFit:
                 return estimate
         return None
 
-    def explain(self, unit: object) -> list[Explanation]:
+    def explain(self, unit: object, metric_label: str = "") -> list[Explanation]:
         """The factors that account for this unit's gap: its level is not the reference, the effect's interval
-        excludes no effect, and the unit's gap has the effect's sign. Largest first."""
+        excludes no effect, and the unit's gap has the effect's sign. Largest first. Each line names the metric as
+        `metric_label`, or the fit's metric."""
         figures = self.units.get(unit)
         if figures is None or self.reference_level is None:
             return []
@@ -141,7 +142,7 @@ class FactorFit:
             notes = ["1 unit — indicative"] if effect.status == "indicative" else []
             if effect.moves_with:
                 notes.append("not separable from " + ", ".join(effect.moves_with))
-            text = f"{self.metric} {pct(gap)}; {what} accounts for {pct(estimate.value)} "
+            text = f"{metric_label or self.metric} {pct(gap)}; {what} accounts for {pct(estimate.value)} "
             text += f"[{pct(estimate.low, '')}, {pct(estimate.high, '')}]" + (f" ({'; '.join(notes)})" if notes else "")
             lines.append(Explanation(unit, column.factor.key, what, gap - 1, estimate, effect.status, text))
         return sorted(lines, key=lambda e: -abs(math.log(e.contribution.value)))

@@ -7,7 +7,7 @@ from analysis.models.demand_intensity import (
     HistogramBucket,
     OperatingPoint,
 )
-from analysis.models.factor_effects import EffectStatus, FactorEffect, FactorFitSummary
+from analysis.models.factor_effects import EffectStatus, FactorEffect, FactorFitSummary, FactorUnitFigures
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
 from analysis.models.recovery import HirWaitState, RecoveryPoint, XsrGroup
@@ -38,6 +38,7 @@ __all__ = [
     "EffectStatus",
     "FactorEffect",
     "FactorFitSummary",
+    "FactorUnitFigures",
     "HistogramBucket",
     "Firmware",
     "Flag",

@@ -69,3 +69,34 @@ class FactorEffect(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric} {self.label}: {self.status}"
+
+
+class FactorUnitFigures(models.Model):
+    """The factor model's figures for one unit and headline metric, written by the refit task
+    (analysis.factor_figures) so that a page view, the API and the exports read them and never fit: the unit's
+    normalized figure with its interval, and the explanation's whole metric entry (analysis.explain_model)."""
+
+    drive_model = models.ForeignKey(DriveModel, on_delete=models.CASCADE, related_name="factor_unit_figures")
+    fit = models.ForeignKey(
+        FactorFitSummary, on_delete=models.CASCADE, null=True, blank=True, related_name="unit_figures",
+        help_text="The drive's public fit; empty for a held unit's own fit (the public units plus it).",
+    )  # fmt: skip
+    submission = models.ForeignKey(
+        "submissions.Submission", on_delete=models.CASCADE, null=True, blank=True, related_name="factor_unit_figures",
+        help_text="The held submission whose unit was fitted with the public ones; empty for the public fit.",
+    )  # fmt: skip
+    metric = models.CharField(max_length=32, help_text="A headline key (analysis.headline).")
+    unit_key = models.BigIntegerField(help_text="The physical unit's id, or minus the run's id for a run without one.")
+    normalized = models.FloatField(null=True, blank=True, help_text="At the reference conditions, SI units.")
+    normalized_low = models.FloatField(null=True, blank=True, help_text="95 % interval of the normalized figure.")
+    normalized_high = models.FloatField(null=True, blank=True)
+    figures = models.JSONField(default=dict, help_text="The explanation's metric entry (analysis.explain_model).")
+    input_digest = models.CharField(max_length=64, help_text="SHA-256 of the rows fitted: a page compares it.")
+    fitted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["drive_model", "metric", "unit_key"]
+        indexes = [models.Index(fields=["drive_model", "metric", "unit_key"], name="factor_unit_figures_lookup")]
+
+    def __str__(self) -> str:
+        return f"{self.metric} unit {self.unit_key}: {self.normalized}"

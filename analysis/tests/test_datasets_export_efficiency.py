@@ -72,7 +72,7 @@ def test_the_flags_column_lists_each_measurements_flag_kinds_sorted_and_empty_wh
         Flag.objects.create(submission=run.submission, test_run=run, measurement=first, kind=kind, reason="x")
     Flag.objects.create(submission=run.submission, test_run=run, kind="non_compliant", reason="run-wide")
     lines = b"".join(client.get("/datasets/measurements.csv").streaming_content).decode().splitlines()
-    flags_at = lines[0].split(",").index("flags")
+    flags_at = lines[0].split(",").index("flag_kinds")
     assert [line.split(",")[flags_at] for line in lines[1:]] == ["bus_bound;thermal_throttle", ""]
 
 

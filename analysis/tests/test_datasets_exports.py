@@ -120,8 +120,8 @@ def test_measurements_export_holds_every_public_measurement_and_its_values(clien
     assert rows[0]["drive_slug"] == one.drive_model.slug
     assert rows[0]["pcie_generation"] == one.test_run.pcie_link.generation
     assert rows[0]["submission_id"] == str(one.test_run.submission_id)
-    flagged = next(row for row in rows if row["flags"])
-    assert flagged["flags"] == "bus_bound"
+    flagged = next(row for row in rows if row["flag_kinds"])
+    assert flagged["flag_kinds"] == "bus_bound"
 
 
 @pytest.mark.parametrize("table", list(TABLES))

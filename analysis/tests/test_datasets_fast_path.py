@@ -130,7 +130,7 @@ def test_the_fast_csv_keeps_awkward_text_byte_for_byte_and_shows_no_hidden_or_tr
     assert {r["json_path"] for r in awkward} == {"'\r$.jobs[*]"}
     assert {r["series"] for r in awkward} == {"", "'-bs=4k\nnext"}
     assert {r["pcie_generation"] for r in awkward} == {""} and {r["lat_p99_ns"] for r in awkward} == {""}
-    assert awkward[0]["flags"] == "bus_bound;thermal_throttling" and awkward[1]["flags"] == ""
+    assert awkward[0]["flag_kinds"] == "bus_bound;thermal_throttling" and awkward[1]["flag_kinds"] == ""
     # An empty string is written quoted, a missing value as nothing: the difference survives.
     assert b',"",' in content
     shown = {int(r["run_id"]) for r in records}

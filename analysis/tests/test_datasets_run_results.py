@@ -127,3 +127,76 @@ def test_the_documented_refit_gives_the_factor_effects_figures(client):
         ratio, low, high = found.loc[name]
         assert ratio == pytest.approx(effect.ratio, rel=1e-6), name
         assert (low, high) == (pytest.approx(effect.ci_low, rel=1e-6), pytest.approx(effect.ci_high, rel=1e-6))
+
+
+def test_the_normalized_figures_are_the_fits_on_the_runs_that_measure_the_metric():
+    from analysis.factor_model import fit
+    from analysis.models import FactorFitSummary, TestRun
+
+    drive = population()["drive"]
+    unit = TestRun.objects.filter(drive_model=drive).first().unit
+    TestRunFactory(drive_model=drive, unit=unit, test="iops", headline={"iops_4k_read": 5e5})  # no SEQ figure here
+    refresh_factor_effects(drive)
+    exported = rows()
+    fitted = fit(drive_rows(drive).rows[SEQ], SEQ)
+    fitted_at = FactorFitSummary.objects.get(drive_model=drive, metric=SEQ).fitted_at
+    units = dict(TestRun.objects.values_list("pk", "unit_id"))
+    measured = [row for row in exported if row[SEQ] is not None]
+    assert measured and len(measured) < len(exported)
+    for row in exported:
+        if row[SEQ] is None:  # another test's run of the same unit: not a figure of this metric
+            assert row[f"{SEQ}_normalized"] is None and row[f"{SEQ}_fitted_at"] is None
+            continue
+        expected = fitted.normalized(units[row["run_id"]])
+        assert row[f"{SEQ}_normalized"] == pytest.approx(expected.value, rel=1e-12)
+        assert (row[f"{SEQ}_normalized_low"], row[f"{SEQ}_normalized_high"]) == (
+            pytest.approx(expected.low, rel=1e-12), pytest.approx(expected.high, rel=1e-12)
+        )  # fmt: skip
+        assert row[f"{SEQ}_fitted_at"] == fitted_at
+
+
+def test_without_a_fit_the_normalized_figures_are_empty():
+    population()  # never refitted (the task did not run)
+    assert all(row[f"{SEQ}_normalized"] is None for row in rows())
+    names = TABLES["run_results"].column_names
+    for key in factor_rows.METRICS:
+        assert {f"{key}_normalized", f"{key}_normalized_low", f"{key}_normalized_high", f"{key}_fitted_at"} <= set(
+            names
+        )
+    units = {c.name: c.unit for c in TABLES["run_results"].columns}
+    assert units[f"{SEQ}_normalized_low"] == "bytes/s" and units[f"{RW}_normalized"] == "IOPS"
+
+
+@pytest.mark.postgres
+def test_the_postgresql_copy_path_gives_the_same_normalized_figures_as_the_python_writer():
+    import pyarrow.parquet as pq
+
+    from analysis.datasets import writers
+    from analysis.datasets.exports import export_stream
+
+    drive = population()["drive"]
+    refresh_factor_effects(drive)
+    spec = TABLES["run_results"]
+    fast = b"".join(export_stream(spec, Filters(), "csv")).decode()
+    orm = b"".join(writers.write_csv(spec.columns, rows_queryset(spec, Filters()))).decode()
+    wanted = [f"{SEQ}_normalized", f"{SEQ}_normalized_low", f"{SEQ}_normalized_high", f"{SEQ}_fitted_at"]
+
+    def cells(text):
+        import csv
+
+        return sorted(
+            (row["run_id"], *(float(row[w]) if row[w] and "fitted" not in w else row[w] for w in wanted))
+            for row in csv.DictReader(io.StringIO(text, newline=""))
+        )
+
+    assert cells(fast) == cells(orm) and any(cell[1] for cell in cells(fast))
+    table = pq.read_table(io.BytesIO(b"".join(export_stream(spec, Filters(), "parquet"))))
+    assert str(table.schema.field(f"{SEQ}_normalized").type) == "double"
+    assert table.schema.field(f"{SEQ}_normalized").metadata[b"unit"] == b"bytes/s"
+    by_run = dict(zip(table.column("run_id").to_pylist(), table.column(f"{SEQ}_normalized").to_pylist(), strict=True))
+    expected = {row["run_id"]: row[f"{SEQ}_normalized"] for row in rows()}
+    assert by_run.keys() == expected.keys()
+    assert all(
+        (by_run[k] is None) == (v is None) and (v is None or by_run[k] == pytest.approx(v, rel=1e-12))
+        for k, v in expected.items()
+    )

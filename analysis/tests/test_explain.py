@@ -7,6 +7,8 @@ import pytest
 
 from analysis import pcie
 from analysis.explain import MIN_UNITS, explain_submission, percentile_among
+from analysis.factor_effects import refresh_factor_effects
+from analysis.models import DriveModel
 from analysis.tests.factories import (
     DriveModelFactory,
     FirmwareFactory,
@@ -39,6 +41,17 @@ def population(model, values):
     return [unit_run(model, read_iops=value) for value in values]
 
 
+def explained(submission):
+    """The submission's explanation once the refit task has stored its drive's figures (as after a commit)."""
+    refit(submission)
+    return explain_submission(submission)
+
+
+def refit(submission):
+    for model in DriveModel.objects.filter(test_runs__submission=submission).distinct():
+        refresh_factor_effects(model)
+
+
 def metric(summary, key):
     return next(m for m in summary["metrics"] if m["key"] == key)
 
@@ -59,7 +72,7 @@ def downtrained_among_normal(model):
 def test_a_downtrained_unit_among_normal_ones_is_explained_by_its_link():
     slow = downtrained_among_normal(DriveModelFactory())
 
-    summary = explain_submission(slow.submission)
+    summary = explained(slow.submission)
 
     link = factor(summary, "link_below_capability")
     assert link["reason"] == "Its link trained at 8 GT/s x4 though the drive and its slot can do 16 GT/s x4."
@@ -89,7 +102,7 @@ def test_a_unit_in_a_slower_slot_is_bus_bound_only_where_the_link_caps_it():
     )
     slow = unit_run(model, read_iops=850_000, link=slot)
 
-    summary = explain_submission(slow.submission)
+    summary = explained(slow.submission)
 
     assert factor(summary, "link_below_capability") is None
     bound = factor(summary, "bus_bound")
@@ -103,14 +116,14 @@ def test_a_unit_in_a_slower_slot_is_bus_bound_only_where_the_link_caps_it():
 def test_a_normal_unit_has_no_link_factor():
     model = DriveModelFactory()
     runs = population(model, [1, 2, 3, 4, 5])
-    assert explain_submission(runs[0].submission)["factors"] == []
+    assert explained(runs[0].submission)["factors"] == []
 
 
 def test_percentiles_at_the_lowest_the_highest_and_ties():
     model = DriveModelFactory()
     runs = population(model, [100_000, 200_000, 200_000, 300_000, 400_000])
 
-    lowest, tied, highest = (explain_submission(runs[i].submission) for i in (0, 1, 4))
+    lowest, tied, highest = (explained(runs[i].submission) for i in (0, 1, 4))
 
     assert metric(lowest, "iops_4k_read")["percentile"] == 0.0
     assert metric(highest, "iops_4k_read")["percentile"] == 100.0
@@ -122,7 +135,7 @@ def test_for_latency_the_lowest_value_is_the_best():
     model = DriveModelFactory()
     runs = [TestRunFactory(drive_model=model, test="lat", headline={"lat_4k_mean": ns}) for ns in (20e3, 30e3, 40e3,
             50e3, 60e3)]  # fmt: skip
-    fastest, slowest = explain_submission(runs[0].submission), explain_submission(runs[-1].submission)
+    fastest, slowest = explained(runs[0].submission), explained(runs[-1].submission)
     assert metric(fastest, "lat_4k_mean")["percentile"] == 100.0
     assert metric(slowest, "lat_4k_mean")["percentile"] == 0.0
     assert metric(slowest, "lat_4k_mean")["value_display"] == "60.0 µs"
@@ -134,7 +147,7 @@ def test_a_unit_tied_with_every_other_is_at_the_middle():
 
 def test_a_one_unit_population_says_so():
     only = unit_run(DriveModelFactory())
-    read = metric(explain_submission(only.submission), "iops_4k_read")
+    read = metric(explained(only.submission), "iops_4k_read")
     assert (read["percentile"], read["population_units"]) == (None, 1)
     assert read["position"] == "the only unit of this model measured so far: nothing to compare with"
 
@@ -142,7 +155,7 @@ def test_a_one_unit_population_says_so():
 def test_below_the_threshold_no_percentile_is_given():
     model = DriveModelFactory()
     runs = population(model, [1, 2, 3, 4][: MIN_UNITS - 1])
-    read = metric(explain_submission(runs[-1].submission), "iops_4k_read")
+    read = metric(explained(runs[-1].submission), "iops_4k_read")
     assert read["percentile"] is None
     assert read["position"] == f"not enough units: {MIN_UNITS - 1} units of this model, a percentile needs {MIN_UNITS}"
 
@@ -155,7 +168,7 @@ def test_runs_of_the_same_unit_and_trials_and_hidden_submissions_are_not_peers()
     unit_run(model, profile="quick")
     unit_run(model, submission=SubmissionFactory(hidden=True))
     unit_run(model, submission=SubmissionFactory(status="rejected"))
-    assert metric(explain_submission(mine.submission), "iops_4k_read")["population_units"] == 1
+    assert metric(explained(mine.submission), "iops_4k_read")["population_units"] == 1
 
 
 def test_less_spare_area_is_named_and_what_moves_with_it_is_said_not_blamed():
@@ -173,7 +186,7 @@ def test_less_spare_area_is_named_and_what_moves_with_it_is_said_not_blamed():
         percentage_used=45,
         overprovisioning=0.0,
     )
-    summary = explain_submission(odd.submission)
+    summary = explained(odd.submission)
     assert [f["kind"] for f in summary["factors"]] == ["overprovisioning"]
     spare = factor(summary, "overprovisioning")
     assert spare["reason"] == (
@@ -186,7 +199,7 @@ def test_less_spare_area_is_named_and_what_moves_with_it_is_said_not_blamed():
 def test_a_unit_like_the_others_has_none_of_those_factors():
     model = DriveModelFactory()
     runs = [unit_run(model, percentage_used=2, overprovisioning=0.12) for _ in range(5)]
-    assert explain_submission(runs[0].submission)["factors"] == []
+    assert explained(runs[0].submission)["factors"] == []
 
 
 def test_a_lone_unit_on_its_rated_link_is_never_bus_bound_and_its_thermal_line_is_said_once():
@@ -210,7 +223,7 @@ def test_a_lone_unit_on_its_rated_link_is_never_bus_bound_and_its_thermal_line_i
     FlagFactory(test_run=runs[2], kind="thermal_throttle",
                 reason="The drive ran hot: reached 85 °C, at or above the drive's critical threshold.")  # fmt: skip
 
-    summary = explain_submission(submission)
+    summary = explained(submission)
 
     assert factor(summary, "bus_bound") is None
     (thermal,) = [f for f in summary["factors"] if f["kind"] == "thermal_throttle"]
@@ -235,7 +248,7 @@ def pcie_gb(value):
 
 
 def test_a_submission_without_runs_has_no_summary():
-    assert explain_submission(SubmissionFactory()) is None
+    assert explained(SubmissionFactory()) is None
 
 
 def test_the_submission_page_places_the_unit_and_names_its_link(client):
@@ -244,6 +257,7 @@ def test_the_submission_page_places_the_unit_and_names_its_link(client):
     gen3 = PcieLinkFactory(speed_gts=8.0, generation=3, below_capability=True, usable_bandwidth_bytes_per_s=GEN3_USABLE)
     slow = unit_run(model, read_iops=850_000, link=gen3)
     MeasurementFactory(round__test_run=slow, link_utilization=0.94)
+    refit(slow.submission)
 
     page = client.get(f"/submissions/{slow.submission.pk}/").content.decode()
 
@@ -267,7 +281,7 @@ def test_a_condition_that_differs_without_an_effect_is_said_to_differ_not_to_mat
     population(model, [1_000_000, 1_010_000, 990_000, 1_005_000, 995_000])
     odd = unit_run(model, read_iops=1_002_000, firmware=FirmwareFactory(drive_model=model, revision="OLDFW01"))
 
-    summary = explain_submission(odd.submission)
+    summary = explained(odd.submission)
 
     assert summary["factors"] == [] and summary["conditions_without_effect"] == ["firmware"]
     assert "firmware" not in summary["conditions_matching"] and "PCIe link" in summary["conditions_matching"]
@@ -298,6 +312,7 @@ def test_the_submission_api_answers_the_same_summary_and_its_shape_is_frozen():
     gen3 = PcieLinkFactory(speed_gts=8.0, generation=3, below_capability=True, usable_bandwidth_bytes_per_s=GEN3_USABLE)
     slow = unit_run(model, read_iops=850_000, link=gen3)
     MeasurementFactory(round__test_run=slow, link_utilization=0.94)
+    refit(slow.submission)
 
     answer = APIClient().get(f"/api/v1/submissions/{slow.submission.pk}/").json()
 
@@ -376,7 +391,7 @@ def test_normal_units_are_not_bus_bound_nor_blamed_on_a_host_cpu():
     the drive reaches elsewhere. Their 1-2 % gaps are noise, not a host CPU (theirs is the modal one)."""
     world = factor_population()
     for name in (f"n{i}" for i in range(7)):
-        summary = explain_submission(world["submissions"][name])
+        summary = explained(world["submissions"][name])
         assert summary["factors"] == [], name
         assert summary["conditions_without_effect"] == [] and "PCIe link" in summary["conditions_matching"]
         for m in summary["metrics"]:
@@ -385,7 +400,7 @@ def test_normal_units_are_not_bus_bound_nor_blamed_on_a_host_cpu():
 
 def test_the_gen2_unit_is_explained_by_its_link_not_its_host_cpu():
     world = factor_population()
-    summary = explain_submission(world["submissions"]["gen2"])
+    summary = explained(world["submissions"]["gen2"])
 
     assert [f["kind"] for f in summary["factors"]] == ["bus_bound"]
     (line,) = lines_of(summary)
@@ -405,7 +420,7 @@ def test_the_gen2_unit_is_explained_by_its_link_not_its_host_cpu():
 
 def test_more_spare_area_is_explained_in_the_positive_direction():
     world = factor_population()
-    summary = explain_submission(world["submissions"]["spare"])
+    summary = explained(world["submissions"]["spare"])
 
     spare = factor(summary, "overprovisioning")
     assert spare["reason"].startswith("More spare area than the reference unit (spare 25% of user capacity")
@@ -420,7 +435,7 @@ def test_more_spare_area_is_explained_in_the_positive_direction():
 def test_the_throttled_unit_gets_one_thermal_line_with_its_thresholds(client):
     world = factor_population()
     submission = world["submissions"]["hot"]
-    summary = explain_submission(submission)
+    summary = explained(submission)
 
     (thermal,) = summary["factors"]
     assert thermal["kind"] == "thermal_throttle"
@@ -439,7 +454,7 @@ def test_a_held_unit_is_explained_against_the_public_ones_and_stays_out_of_their
     world = factor_population(status_of={"gen2": "held"})
     held = world["submissions"]["gen2"]
 
-    summary = explain_submission(held)
+    summary = explained(held)
 
     assert factor(summary, "bus_bound")["lines"][0].startswith("1024 KiB sequential read −7")
     public_units = {row.unit for row in drive_rows(world["model"]).rows[SEQ]}

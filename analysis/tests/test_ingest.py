@@ -290,9 +290,7 @@ def test_a_result_far_from_its_models_peers_is_published_with_an_outlier_label_n
     assert outcome.status == "published"
     assert outcome.reasons == []
     flags = Flag.objects.filter(submission=second, kind="outlier")
-    assert flags and all(
-        "robust z-score" in f.reason and "6 independent contributors to the same drive model" in f.reason for f in flags
-    )
+    assert flags and all("robust z" in f.reason and "6 independent contributors" in f.reason for f in flags)
     assert not Flag.objects.filter(submission=second, kind="held_for_review").exists()
 
 

@@ -1,0 +1,65 @@
+"""The factor model's per-unit figures, written by the refit task so pages, the API and exports read them.
+
+`public_figures` stores, for every unit of a drive's public fit of one headline metric, its normalized figure with
+its interval and the explanation's metric entry (analysis.explain_model.unit_model); `held_figures` does the same for
+each held submission of the drive, fitted with the public units (nothing of a held unit enters the public fit). Each
+row keeps the digest of the rows fitted (analysis.factor_rows.rows_digest): a page that would read other rows now
+says the figures are being refreshed instead of showing old ones or fitting inline.
+
+Called by analysis.factor_effects.refresh_factor_effects, inside its transaction and under the drive's row lock.
+"""
+
+from __future__ import annotations
+
+from analysis.explain_model import model_rows, unit_model
+from analysis.factor_model import FactorFit, fit
+from analysis.factor_rows import rows_digest, unit_key, unit_number
+from analysis.headline import BY_KEY, HEADLINES
+from analysis.models import DriveModel, FactorFitSummary, FactorUnitFigures, TestRun
+from analysis.selectors import pts_q
+from submissions.models import Submission, SubmissionStatus
+
+
+def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, now, **owner) -> FactorUnitFigures:
+    model = unit_model(fitted, BY_KEY[metric], key)
+    figures = fitted.units.get(key) if model.normalized else None
+    normalized = figures.normalized if figures else None  # full precision here; the page's are rounded
+    return FactorUnitFigures(
+        drive_model=drive_model,
+        metric=metric,
+        unit_key=unit_number(key),
+        normalized=normalized and normalized.value,
+        normalized_low=normalized and normalized.low,
+        normalized_high=normalized and normalized.high,
+        figures=model.stored(),
+        input_digest=digest,
+        fitted_at=now,
+        **owner,
+    )
+
+
+def public_figures(drive_model: DriveModel, fitted: FactorFit, rows: list, summary: FactorFitSummary, now) -> list:
+    """One row per unit of the public fit's rows (a unit the fit left out gets its note, no figure)."""
+    digest = rows_digest(rows)
+    keys = dict.fromkeys(row.unit for row in rows)
+    return [_row(drive_model, fitted, summary.metric, key, digest, now, fit=summary) for key in keys]
+
+
+def held_figures(drive_model: DriveModel, now) -> list[FactorUnitFigures]:
+    """Per held submission of the drive and headline metric it measured: its unit fitted with the public units."""
+    out = []
+    held = Submission.objects.filter(status=SubmissionStatus.HELD, test_runs__drive_model=drive_model).distinct()
+    for submission in held.order_by("pk"):
+        found, not_public = model_rows(submission, drive_model)
+        if not not_public:
+            continue
+        runs = TestRun.objects.filter(pts_q(), submission=submission, drive_model=drive_model)
+        keys = {run.test: unit_key(run.unit_id, run.pk) for run in runs}
+        for headline in HEADLINES:
+            rows = found.rows.get(headline.key, [])
+            key = keys.get(headline.test)
+            if key is None or not any(row.unit == key for row in rows):
+                continue
+            fitted = fit(rows, headline.label)
+            out.append(_row(drive_model, fitted, headline.key, key, rows_digest(rows), now, submission=submission))
+    return out

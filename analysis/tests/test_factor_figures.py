@@ -1,0 +1,85 @@
+"""The factor model's per-unit figures are stored by the refit task (analysis.factor_figures) and read by pages: a page
+view never fits (statsmodels and scipy cannot even be imported while it renders), shows the figures the fit gave,
+and says they are being refreshed when the drive's data changed since the fit."""
+
+import sys
+
+import pytest
+
+from analysis.explain import explain_submission
+from analysis.explain_model import REFRESHING
+from analysis.factor_effects import refresh_factor_effects
+from analysis.factor_model import fit
+from analysis.factor_rows import drive_rows, unit_number
+from analysis.headline import BY_KEY
+from analysis.models import FactorUnitFigures
+from analysis.tests.factories import TestRunFactory
+from analysis.tests.test_explain import SEQ, factor_population, metric
+
+pytestmark = pytest.mark.django_db
+
+
+def block_fitting(monkeypatch):
+    """Any import of statsmodels or scipy fails from here on (already loaded modules included)."""
+    for name in [n for n in sys.modules if n.split(".")[0] in ("statsmodels", "scipy")] + ["statsmodels", "scipy"]:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_the_page_reads_the_stored_figures_and_never_fits(client, monkeypatch):
+    world = factor_population()
+    model, gen2 = world["model"], world["submissions"]["gen2"]
+    refresh_factor_effects(model)
+    rows = drive_rows(model).rows[SEQ]
+    fitted = fit(rows, BY_KEY[SEQ].label)
+    unit = gen2.test_runs.get(test="tp").unit_id
+
+    block_fitting(monkeypatch)
+    with pytest.raises(ImportError):  # the block is real: a fit would fail now
+        fit(rows, SEQ)
+    page = client.get(f"/submissions/{gen2.pk}/").content.decode()
+    summary = explain_submission(gen2)
+
+    assert "link Gen2 x4 (link-limited) accounts for −7" in page and REFRESHING not in page
+    seq = metric(summary, SEQ)
+    expected = fitted.normalized(unit)
+    assert (seq["normalized"]["value"], seq["normalized"]["low"], seq["normalized"]["high"]) == (
+        pytest.approx(expected.value, rel=1e-5), pytest.approx(expected.low, rel=1e-5),
+        pytest.approx(expected.high, rel=1e-5),
+    )  # fmt: skip
+    assert seq["reference"]["value"] == pytest.approx(fitted.reference_level.value, rel=1e-5)
+    stored = FactorUnitFigures.objects.get(drive_model=model, metric=SEQ, unit_key=unit_number(unit))
+    assert stored.normalized == pytest.approx(expected.value, rel=1e-12) and stored.fit.metric == SEQ
+
+
+def test_figures_of_older_data_are_not_shown_until_the_refit(monkeypatch):
+    world = factor_population()
+    model, normal = world["model"], world["submissions"]["n0"]
+    assert metric(explain_submission(normal), SEQ)["model_note"] == REFRESHING  # never fitted yet
+    refresh_factor_effects(model)
+    assert metric(explain_submission(normal), SEQ)["normalized"] is not None
+
+    # another unit published since the fit
+    TestRunFactory(
+        drive_model=model, test="tp", headline={SEQ: 6.6e9}, max_temperature_k=320.0, percentage_used=3,
+        overprovisioning=0.0,
+    )  # fmt: skip
+    block_fitting(monkeypatch)
+    seq = metric(explain_submission(normal), SEQ)
+    assert seq["model_note"] == REFRESHING and seq["normalized"] is None and seq["lines"] == []
+    monkeypatch.undo()
+
+    refresh_factor_effects(model)
+    seq = metric(explain_submission(normal), SEQ)
+    assert seq["model_note"] == "" and seq["normalized"] is not None and seq["model_units"] == 11
+
+
+def test_a_held_units_figures_are_fitted_with_the_public_units_and_stored_apart():
+    world = factor_population(status_of={"gen2": "held"})
+    model, held = world["model"], world["submissions"]["gen2"]
+    refresh_factor_effects(model)
+
+    stored = FactorUnitFigures.objects.filter(drive_model=model, submission=held)
+    assert {row.metric for row in stored} == {SEQ, "iops_4k_write"} and all(row.fit is None for row in stored)
+    assert not FactorUnitFigures.objects.filter(
+        drive_model=model, submission__isnull=True, unit_key=held.test_runs.first().unit_id
+    ).exists()  # the public fit's rows are the public units only

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('analysis', '0016_derived_compliant'),
+        ('analysis', '0018_surface_repetitions'),
         ('submissions', '0005_near_duplicates'),
     ]
 

@@ -235,10 +235,10 @@ def refresh_drive_models(models) -> None:
     is not queued: it would fit the same data again)."""
     from unittest import mock
 
-    from analysis import services
+    from analysis import aggregate_refresh, services
     from analysis.factor_effects import refresh_factor_effects
 
-    with mock.patch.object(services, "queue_factor_effects", lambda drive_model_id: None):
+    with mock.patch.object(aggregate_refresh, "queue_factor_effects", lambda drive_model_id: None):
         for model in models:
             services.refresh_aggregates(drive_model=model)
     for model in models:

@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 
 from analysis.browse import units
@@ -40,7 +41,6 @@ from analysis.selectors import (
     public_test_runs,
 )
 from nvmedb_client.steady_state import WINDOW_ROUNDS
-from submissions.models import Submission
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 STATISTICS_SECONDS = 24 * 3600
@@ -233,8 +233,9 @@ class DriveData:
     submissions: list[uuid.UUID] = field(default_factory=list)
     version: str | None = None  # of the drive's public data (dataset_version), for caching what derives from it
     chosen_submission: uuid.UUID | None = None
-    stored: dict | None = None  # what analysis.browse.summaries wrote with the drive's data, when current
+    stored: dict | None = None  # what analysis.browse.summaries wrote from the drive's data
     runs_of: QuerySet | None = None  # the runs counted as public (None: selectors' public runs)
+    freshness: str = ""  # said on the page when the summary lags more than FRESH_SECONDS behind the drive's data
 
     @cached_property
     def measurements(self) -> dict[int, list[dict]]:
@@ -380,22 +381,50 @@ def stored_summaries(drive_ids: list[int]) -> dict[int, DriveSummary]:
 
 
 def stored_row(drive: DriveModel) -> DrivePageSummary | None:
-    """The drive's summary as written with its data, if it is of the current format and drive slug (its chart
-    links name the slug)."""
+    """The drive's newest complete summary (the previous one until a change's rebuild writes), if it is of the
+    current format and drive slug (its chart links name the slug)."""
     found = DrivePageSummary.objects.filter(drive_model=drive, format=SUMMARY_FORMAT, slug=drive.slug)
     return found.defer("breakdowns", "compare").first()
 
 
 def summary_of(row: DrivePageSummary) -> DriveSummary:
-    """A stored summary, with the publication dates of its newest submissions (one query): a submission being
-    published is summarised before its date is set."""
+    """A stored summary, with the publication dates of its newest submissions (one query); one withdrawn or hidden
+    since the summary was built is left out at once."""
     summary = _summary(vars(row), row.summary)
     dates = dict(
-        Submission.objects.filter(pk__in=[r["submission_id"] for r in summary.newest]).values_list("pk", "published_at")
+        public_submissions()
+        .filter(pk__in=[r["submission_id"] for r in summary.newest])
+        .values_list("pk", "published_at")
     )
+    summary.newest = [run for run in summary.newest if run["submission_id"] in dates]
     for run in summary.newest:
-        run["submission__published_at"] = dates.get(run["submission_id"])
+        run["submission__published_at"] = dates[run["submission_id"]]
     return summary
+
+
+FRESH_SECONDS = 60
+
+
+def freshness(drive: DriveModel, row: DrivePageSummary) -> str:
+    """What the page says of a summary still behind the drive's newest change a minute after it (its rebuild is
+    queued after every change: analysis.browse.summaries); nothing while it is current or the rebuild is due."""
+    if row.data_version >= drive.data_version or drive.data_changed_at is None:
+        return ""
+    if (timezone.now() - drive.data_changed_at).total_seconds() <= FRESH_SECONDS:
+        return ""
+    return (
+        f"These figures describe this drive's public data as of {row.updated:%Y-%m-%d %H:%M} UTC; a change made at "
+        f"{drive.data_changed_at:%Y-%m-%d %H:%M} UTC is not summarised yet."
+    )
+
+
+def names_gone_runs(row: DrivePageSummary, drive: DriveModel) -> bool:
+    """Whether a summary behind the drive's data charts a run that is no longer public (withdrawn, hidden): then
+    the page is computed from the public runs rather than show it until the rebuild (one query, when behind)."""
+    if row.data_version >= drive.data_version:
+        return False
+    ids = {int(pk) for pk in (row.summary.get("representative") or {}).values()}
+    return public_test_runs().filter(pk__in=ids).count() != len(ids)
 
 
 def _summary(counts: dict, stored: dict) -> DriveSummary:
@@ -465,9 +494,11 @@ def drive_data(*, drive: DriveModel, submission_id: uuid.UUID | None = None) -> 
     measurements and windows (two more) are read when what the page draws needs them."""
     aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive).order_by("metric", "factor", "level"))
     row = stored_row(drive)
-    if row is not None:
-        return drive_data_of(drive=drive, aggregates=aggregates, summary=summary_of(row), all_runs=None,
+    if row is not None and not names_gone_runs(row, drive):
+        data = drive_data_of(drive=drive, aggregates=aggregates, summary=summary_of(row), all_runs=None,
                              submission_id=submission_id, stored=row)  # fmt: skip
+        data.freshness = freshness(drive, row)
+        return data
     found, all_runs = cached_summaries([drive.pk], {drive.pk: aggregates})
     return drive_data_of(drive=drive, aggregates=aggregates, summary=found[drive.pk],
                          all_runs=all_runs.get(drive.pk), submission_id=submission_id)  # fmt: skip

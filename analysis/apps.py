@@ -15,8 +15,10 @@ class AnalysisConfig(AppConfig):
         register_private_filter(trial_submission_q)
         # "why is my unit different?" on the submission page and in its API answer
         register_explainer(explain_submission)
-        # why: the read side listens to the write side's changes; imported once the app registry is ready
+        # why: the read side listens to the write side's changes; its modules load models, ready only now
         from analysis.drive_changes import drive_data_changed
+
+        # why: analysis.tasks imports page code and models, which load only once the app registry is ready
         from analysis.tasks import queue_page_summary
 
         drive_data_changed.connect(queue_page_summary, dispatch_uid="analysis.page-summary")

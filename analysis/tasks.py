@@ -6,8 +6,10 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
+from analysis import factor_effects
 from analysis.browse import raw_files, summaries
 from analysis.datasets import releases
+from analysis.models import DriveModel
 from nvmedb.storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
@@ -48,11 +50,8 @@ def warm_raw_file_identifiers(storage_name: str) -> int:
 def refresh_factor_effects(drive_model_id: int) -> int:
     """Refit a drive model's factor effects after its public data changed (analysis.factor_effects). Returns the
     effect rows written; 0 for a drive model deleted since."""
-    from analysis.factor_effects import refresh_factor_effects as refit
-    from analysis.models import DriveModel
-
     drive_model = DriveModel.objects.filter(pk=drive_model_id).first()
-    return refit(drive_model) if drive_model is not None else 0
+    return factor_effects.refresh_factor_effects(drive_model) if drive_model is not None else 0
 
 
 @shared_task(

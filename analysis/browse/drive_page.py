@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from analysis.browse import factors, page_cache, queries, units
-from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
+from analysis.browse.charts import Chart, convergence_windows, drive_charts, variable_label, window_chart
 from analysis.browse.queries import STATISTICS_SECONDS, DriveData
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary
@@ -233,8 +233,6 @@ def steady_detail(data: DriveData, variable: str | None) -> dict:
 
 def factors_first(data: DriveData) -> list:
     """The windows of the headline cells first, so the default detail is a variable the headlines use."""
-    from analysis.browse.charts import convergence_windows
-
     return convergence_windows(list(data.windows))
 
 

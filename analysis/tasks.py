@@ -4,8 +4,12 @@ import logging
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
+from analysis import factor_effects
+from analysis.browse import summaries
 from analysis.datasets import releases
+from analysis.models import DriveModel
 from nvmedb.storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
@@ -39,8 +43,31 @@ def build_release(force: bool = False) -> int | None:
 def refresh_factor_effects(drive_model_id: int) -> int:
     """Refit a drive model's factor effects after its public data changed (analysis.factor_effects). Returns the
     effect rows written; 0 for a drive model deleted since."""
-    from analysis.factor_effects import refresh_factor_effects as refit
-    from analysis.models import DriveModel
-
     drive_model = DriveModel.objects.filter(pk=drive_model_id).first()
-    return refit(drive_model) if drive_model is not None else 0
+    return factor_effects.refresh_factor_effects(drive_model) if drive_model is not None else 0
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=600,
+    time_limit=660,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=5,
+    max_retries=5,
+)
+def rebuild_page_summary(drive_model_id: int) -> str:
+    """Rebuild a drive's page summary from its committed public runs (analysis.browse.summaries), queued after the
+    commit of every change of its public data. Idempotent: a second run, or one after a later change's, does
+    nothing; a killed one leaves the previous summary whole and runs again (acks_late)."""
+    return summaries.rebuild_summary(drive_model_id)
+
+
+def queue_page_summary(sender=None, *, drive_model_id: int, **kwargs) -> None:
+    """Receives analysis.drive_changes.drive_data_changed (connected in analysis.apps): queue the rebuild. While the
+    broker is away the page keeps its previous summary (and says how old it is) until the drive's next change or
+    `manage.py refresh_aggregates --missing`."""
+    try:
+        rebuild_page_summary.delay(drive_model_id)
+    except (BrokerUnavailable, OSError):
+        logger.warning("could not queue the page summary rebuild of drive model %s", drive_model_id, exc_info=True)

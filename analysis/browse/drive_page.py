@@ -9,17 +9,17 @@ session sees it is cached whole, keyed by its summary's version and the drive's 
 from __future__ import annotations
 
 import hashlib
-import uuid
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import OuterRef, Subquery
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from analysis.browse import factors, queries, units
-from analysis.browse.charts import Chart, drive_charts, variable_label, window_chart
+from analysis.browse import factors, page_cache, queries, units
+from analysis.browse.charts import Chart, convergence_windows, drive_charts, variable_label, window_chart
 from analysis.browse.queries import STATISTICS_SECONDS, DriveData
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary
@@ -158,29 +158,36 @@ def level_table_html(aggregates) -> str:
     return mark_safe("".join(str(p) for p in parts))  # noqa: S308 -- every part built with format_html
 
 
-# Pages rendered by this process's code: a deployment (new templates, new static file names) starts with new keys.
-PROCESS = uuid.uuid4().hex[:12]
-PAGE_FIELDS = tuple(f.attname for f in DriveModel._meta.concrete_fields) + ("vendor__name", "page_summary__version")
+PAGE_FIELDS = tuple(f.attname for f in DriveModel._meta.concrete_fields) + (
+    "vendor__name", "page_summary__version", "page_summary__data_version", "page_summary__updated",
+)  # fmt: skip
 
 
 def shared_page_key(request, slug: str) -> str | None:
     """The cache key of a drive's default page as anyone without a session sees it, or None when this request is
-    not that page. The key names the version of the drive's summary (new at every change of its public data, in
-    the same transaction), when its factor effects were last fitted (by a task after that transaction) and every
-    column of the drive and its vendor's name (staff-approved metadata), in one query; a drive without a current
-    summary has no key (its page is computed)."""
+    not that page. The same in every web process (analysis.browse.page_cache): it names this deployment, the
+    version of the drive's stored summary, the drive's data version (raised at every change of its public data),
+    whether the page must say its summary lags (queries.freshness), when its factor effects were last fitted and
+    every column of the drive and its vendor's name (staff-approved metadata), read in one query; a drive without a
+    current summary has no key (its page is computed)."""
     if request.GET or settings.SESSION_COOKIE_NAME in request.COOKIES or "messages" in request.COOKIES:
         return None
     fitted = FactorFitSummary.objects.filter(drive_model=OuterRef("pk")).order_by("-fitted_at").values("fitted_at")
     row = (
         DriveModel.objects.filter(slug=slug, page_summary__slug=slug, page_summary__format=queries.SUMMARY_FORMAT)
         .annotate(fitted=Subquery(fitted[:1]))
-        .values_list(*PAGE_FIELDS, "fitted")
+        .values(*PAGE_FIELDS, "fitted")
         .first()
     )
     if row is None:
         return None
-    return f"browse:drive-page:v1:{PROCESS}:{hashlib.sha256(repr(row).encode()).hexdigest()}"
+    lags = (
+        row["page_summary__data_version"] < row["data_version"]
+        and row["data_changed_at"] is not None
+        and (timezone.now() - row["data_changed_at"]).total_seconds() > queries.FRESH_SECONDS
+    )
+    named = repr(sorted(row.items())) + f"|lags={lags}"
+    return f"browse:drive-page:v2:{page_cache.deployment_id()}:{hashlib.sha256(named.encode()).hexdigest()}"
 
 
 class UnknownVariable(LookupError):
@@ -226,8 +233,6 @@ def steady_detail(data: DriveData, variable: str | None) -> dict:
 
 def factors_first(data: DriveData) -> list:
     """The windows of the headline cells first, so the default detail is a variable the headlines use."""
-    from analysis.browse.charts import convergence_windows
-
     return convergence_windows(list(data.windows))
 
 

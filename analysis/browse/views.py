@@ -7,7 +7,6 @@ import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.core.paginator import EmptyPage, Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -29,6 +28,7 @@ from analysis.browse import (
     drive_page,
     effects,
     factors,
+    page_cache,
     queries,
     raw_files,
     surface_data,
@@ -225,13 +225,10 @@ def _window_notes(data: queries.DriveData) -> list[str]:
 
 def drive_detail(request: HttpRequest, slug: str) -> HttpResponse:
     key = drive_page.shared_page_key(request, slug)
-    if key is not None and (content := cache.get(key)) is not None:
-        return _shared(HttpResponse(content))
-    response = _drive_detail(request, slug)
-    if key is not None and response.status_code == 200:
-        cache.set(key, response.content, queries.STATISTICS_SECONDS)
-        _shared(response)
-    return response
+    if key is None:
+        return _drive_detail(request, slug)
+    response = page_cache.render_once(key, lambda: _drive_detail(request, slug))
+    return _shared(response) if response.status_code == 200 else response
 
 
 def _shared(response: HttpResponse) -> HttpResponse:

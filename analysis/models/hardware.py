@@ -42,6 +42,10 @@ class DriveModel(models.Model):
     spec_rand_write_iops = models.FloatField(null=True, blank=True, help_text="Spec sheet: 4 KiB random write IOPS.")
     spec_source_url = models.URLField(max_length=500, blank=True, help_text="Where the spec-sheet figures come from.")
     created = models.DateTimeField(auto_now_add=True)
+    # bumped in every transaction that changes the drive's public data (analysis.drive_changes): the page summary
+    # records which version it was built from, so a page knows how far it lags behind
+    data_version = models.PositiveBigIntegerField(default=0, editable=False)
+    data_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["vendor__name", "name"]
@@ -51,6 +55,18 @@ class DriveModel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs):
+        # data_version is only ever raised, by one UPDATE under the drive's row lock (analysis.drive_changes): saving
+        # an instance loaded before a change (staff editing its metadata) must not write an older version back
+        if not self._state.adding and kwargs.get("update_fields") is None:
+            kwargs["update_fields"] = [
+                f.name for f in self._meta.concrete_fields if not f.primary_key and f.name not in CHANGE_FIELDS
+            ]
+        super().save(*args, **kwargs)
+
+
+CHANGE_FIELDS = ("data_version", "data_changed_at")
 
 
 class Firmware(models.Model):

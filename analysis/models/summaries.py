@@ -9,16 +9,19 @@ class DrivePageSummary(models.Model):
     """One row per drive model with public runs: its counts, the runs its page charts, the figures read from every
     public run (flags, steady counts, spread factors, breakdowns) and the default page's chart sections.
 
-    Written by analysis.services.refresh_aggregates under the drive model's row lock, in the transaction that
-    publishes, withdraws, hides, rejects or re-derives a submission, so it always describes the same runs as the
-    aggregates beside it. `format` says which code built the JSON columns; a page finding another format computes per
-    request until `manage.py refresh_aggregates` rebuilds it."""
+    Rebuilt by a task after the commit of every change to the drive's public data (analysis.drive_changes,
+    analysis.browse.summaries), from the committed runs: pages read the newest complete one, and `data_version` says
+    which version of the drive's data it describes. `format` says which code built the JSON columns; a page finding
+    another format computes per request until `manage.py refresh_aggregates` rebuilds it."""
 
     drive_model = models.OneToOneField(
         DriveModel, on_delete=models.CASCADE, primary_key=True, related_name="page_summary"
     )
     format = models.PositiveSmallIntegerField()
-    version = models.CharField(max_length=32, help_text="A new token at every refresh: keys what derives from it.")
+    version = models.CharField(
+        max_length=32, help_text="Names the drive's data, format and slug it was built from: keys what derives from it."
+    )
+    data_version = models.PositiveBigIntegerField(default=0, help_text="The drive's data_version it describes.")
     slug = models.CharField(max_length=220, help_text="The drive's slug when written: the sections' links name it.")
     n_runs = models.PositiveIntegerField()
     n_submissions = models.PositiveIntegerField()

@@ -265,13 +265,13 @@ def make_browse_submission(*, drive_model, firmware="1B2QEXM7", generation=4, sc
 @pytest.fixture
 def browse_drive(db):
     """A drive model with two published submissions on two firmware revisions and PCIe generations."""
-    from analysis.services import refresh_aggregates
     from analysis.tests import factories
+    from analysis.tests.after_commit import refresh_and_summarise
 
     drive = factories.DriveModelFactory(name="Acme NVMe 990 1TB", slug="acme-990-1tb")
     make_browse_submission(drive_model=drive, firmware="FW1", generation=3, scale=0.9)
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4, scale=1.0)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return drive
 
 

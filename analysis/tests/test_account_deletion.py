@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import ProtectedError
 
 from analysis.models import DriveModelAggregate, DrivePageSummary, TestRun
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 
 pytestmark = pytest.mark.django_db
@@ -22,7 +22,7 @@ def contributor_drive():
     contributor = factories.UserFactory(username="leaving")
     make_browse_submission(drive_model=drive, uploader=contributor)
     make_browse_submission(drive_model=drive)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return contributor, drive
 
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from analysis.browse import units
-from analysis.services import refresh_aggregates
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
 
@@ -31,7 +31,7 @@ def test_the_picker_searches_public_drives(client, browse_drive):
 
     other = factories.DriveModelFactory(name="Zeta 2TB", slug="zeta-2tb")
     make_browse_submission(drive_model=other)
-    refresh_aggregates(drive_model=other)  # as every publication does
+    refresh_and_summarise(drive_model=other)  # as every publication does
     html = client.get("/compare/", {"q": "zeta"}).content.decode()
     assert 'value="zeta-2tb"' in html and 'value="acme-990-1tb"' not in html
     assert 'value="zeta-2tb"' in client.get("/compare/").content.decode()

@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import HOSTILE_NAME, make_browse_submission
 
 pytestmark = pytest.mark.django_db
@@ -51,7 +51,7 @@ def test_drive_list_shows_headline_medians_with_units_and_runs(client, browse_dr
 def test_drive_list_filters_and_sorts(client, browse_drive):
     slow = factories.DriveModelFactory(name="Slowpoke SATA 500GB", slug="slowpoke", capacity_bytes=500_107_862_016)
     make_browse_submission(drive_model=slow, firmware="S1", generation=3, scale=0.1)
-    refresh_aggregates(drive_model=slow)
+    refresh_and_summarise(drive_model=slow)
 
     def names(query: str) -> list[str]:
         response = client.get("/drives/" + query)
@@ -129,7 +129,7 @@ def test_a_drive_seen_only_in_held_submissions_is_not_public(client):
 def test_compare_overlays_drives_and_validates_the_list(client, browse_drive):
     second = factories.DriveModelFactory(name="Other 2TB", slug="other-2tb")
     make_browse_submission(drive_model=second, scale=1.3)
-    refresh_aggregates(drive_model=second)
+    refresh_and_summarise(drive_model=second)
     response = client.get("/compare/?drives=acme-990-1tb,other-2tb")
     assert response.status_code == 200
     html = response.content.decode()
@@ -157,7 +157,7 @@ def test_a_hostile_drive_name_is_text_everywhere(client, browse_drive):
     browse_drive.save()
     FW = "<img src=x onerror=alert(2)>"
     make_browse_submission(drive_model=browse_drive, firmware=FW)
-    refresh_aggregates(drive_model=browse_drive)
+    refresh_and_summarise(drive_model=browse_drive)
     second = factories.DriveModelFactory(slug="plain")
     make_browse_submission(drive_model=second)
     for url in ("/", "/drives/", "/drives/acme-990-1tb/", "/compare/?drives=acme-990-1tb,plain"):
@@ -181,10 +181,10 @@ def test_drive_page_list_and_compare_cost_the_same_queries_for_one_or_many_submi
 
     drive = factories.DriveModelFactory(slug="counted")
     make_browse_submission(drive_model=drive)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     other = factories.DriveModelFactory(slug="counted2")
     make_browse_submission(drive_model=other)
-    refresh_aggregates(drive_model=other)
+    refresh_and_summarise(drive_model=other)
     urls = (
         "/drives/counted/",
         "/drives/",
@@ -200,7 +200,7 @@ def test_drive_page_list_and_compare_cost_the_same_queries_for_one_or_many_submi
     few_cold, few_warm = cold_and_warm()
     for i in range(4):
         make_browse_submission(drive_model=drive, firmware=f"F{i}", generation=3 + i % 3)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     many_cold, many_warm = cold_and_warm()
     assert few_cold == many_cold
     assert few_warm == many_warm

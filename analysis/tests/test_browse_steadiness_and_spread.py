@@ -7,8 +7,8 @@ import re
 from analysis.browse import units
 from analysis.headline import BY_KEY, LAST_ROUNDS_MEAN, STEADY_WINDOW_MEAN, window_label
 from analysis.models import DriveModelAggregate, TestRun
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
 
@@ -45,7 +45,7 @@ def test_steady_runs_are_labelled_steady_state_window_means(client, browse_drive
 
 def test_runs_that_never_reached_steady_state_are_labelled_as_their_last_rounds(client, browse_drive):
     TestRun.objects.filter(drive_model=browse_drive).update(steady=False, steady_round=None)
-    refresh_aggregates(drive_model=browse_drive)  # a new data version: nothing cached is reused
+    refresh_and_summarise(drive_model=browse_drive)  # a new data version: nothing cached is reused
     html = _page(client, browse_drive.slug)
     assert STEADY_WINDOW_MEAN not in html
     assert _headline_rows(html).count(LAST_ROUNDS_MEAN) == 6
@@ -57,7 +57,7 @@ def test_runs_that_never_reached_steady_state_are_labelled_as_their_last_rounds(
 def test_a_drive_with_steady_and_unsteady_runs_says_how_many_were_steady(client, browse_drive):
     first = TestRun.objects.filter(drive_model=browse_drive).order_by("submission__created").first().submission
     TestRun.objects.filter(submission=first, test="iops").update(steady=False)
-    refresh_aggregates(drive_model=browse_drive)
+    refresh_and_summarise(drive_model=browse_drive)
     rows = _headline_rows(_page(client, browse_drive.slug))
     assert rows.count("1 of 2 runs steady (window mean)") == 2  # the IOPS headlines
     assert rows.count(STEADY_WINDOW_MEAN) == 4  # throughput and latency stay steady
@@ -66,7 +66,7 @@ def test_a_drive_with_steady_and_unsteady_runs_says_how_many_were_steady(client,
 def test_one_unit_shows_no_spread_but_the_unit_and_sample_badge(client, db):
     drive = factories.DriveModelFactory(name="Lonely SSD", slug="lonely")
     make_browse_submission(drive_model=drive)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     rows = _headline_rows(_page(client, drive.slug))
     assert "IQR" not in rows and "(0%)" not in rows
     assert rows.count('<span class="spread-none">1 unit</span>') == 6
@@ -93,7 +93,7 @@ def test_a_factor_level_with_one_unit_is_a_point_not_a_flat_box(client, db):
     for _ in range(2):
         make_browse_submission(drive_model=drive, firmware="FW1", generation=4)
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     figures = embedded_figures(client.get(f"/drives/{drive.slug}/").content.decode())
     by_firmware = next(f for f in figures if f["layout"]["title"]["text"].endswith("by firmware"))
     kinds = {trace["x"][0]: trace["type"] for trace in by_firmware["data"]}

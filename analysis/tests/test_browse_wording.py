@@ -13,8 +13,8 @@ from analysis import factor_rows
 from analysis.browse import drive_page
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, Host, TestRun
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_drivepage import visible_text
 
@@ -28,7 +28,7 @@ def imported(drive, *, compliant: int = 0) -> None:
     TestRun.objects.filter(drive_model=drive).exclude(submission_id__in=submissions[:compliant]).update(
         compliant=False, source="imported", profile="imported"
     )
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def drive(db):
     drive = factories.DriveModelFactory(name="Acme SATA 128GB", slug="acme-sata-128gb")
     make_browse_submission(drive_model=drive, firmware="FW1", generation=3)
     make_browse_submission(drive_model=drive, firmware="FW1", generation=3)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return drive
 
 
@@ -93,7 +93,7 @@ def test_a_factor_few_units_record_is_named_unrecorded_never_the_same_for_every_
     blank = Host.objects.create(fingerprint="b" * 64, cpu_model="")
     TestRun.objects.filter(pk__in=[r.pk for r in runs[:2]]).update(host=arm)
     TestRun.objects.filter(pk__in=[r.pk for r in runs[2:]]).update(host=blank)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     refresh_factor_effects(drive)  # what the task queued on commit does (no commit in a test transaction)
     html = client.get(f"/drives/{drive.slug}/").content.decode()
     factors_html = html[html.index('id="factors-section"') : html.index("</section>", html.index('id="factors"'))]
@@ -148,7 +148,7 @@ def test_the_level_table_has_one_row_per_distinct_level_and_a_sentence_for_the_o
     assert "<table" not in single  # one firmware, one generation, one width, one edition
     assert "Firmware <strong>FW1</strong>" in single and "PCIe generation <strong>Gen3</strong>" in single
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     html = drive_page.level_table_html(list(DriveModelAggregate.objects.filter(drive_model=drive)))
     rows = re.findall(r"<tr><th scope=\"row\">([^<]+)</th><td>([^<]+)</td>", html)
     assert sorted(rows) == [("Firmware", "FW1"), ("Firmware", "FW2"), ("PCIe generation", "Gen3"),

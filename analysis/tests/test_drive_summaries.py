@@ -1,6 +1,7 @@
-"""Drive page summaries are written with the data (analysis.browse.summaries): a page shows exactly what the
-per-request computation from every public run shows, follows a publication, withdrawal, hiding or rejection in the
-same transaction, never counts a trial, and costs the same queries for one submission or thirty."""
+"""Drive page summaries are rebuilt after every change of a drive's data (analysis.browse.summaries): a page shows
+exactly what the per-request computation from every public run shows, follows a publication, withdrawal, hiding or
+rejection once its transaction commits (never inside it), never counts a trial, and costs the same queries for one
+submission or thirty."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from analysis.browse import queries
 from analysis.models import DrivePageSummary, TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 
 pytestmark = pytest.mark.django_db
@@ -38,10 +40,10 @@ def drives(db):
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4)
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4, scale=0.9)
     TestRun.objects.filter(drive_model=drive, firmware__revision="FW2").update(overprovisioning=0.2)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     other = factories.DriveModelFactory(name="Other 1TB", slug="other-drive")
     make_browse_submission(drive_model=other, scale=0.8)
-    refresh_aggregates(drive_model=other)
+    refresh_and_summarise(drive_model=other)
     return drive, other
 
 
@@ -95,8 +97,8 @@ def test_the_stored_figures_equal_the_ones_computed_from_every_public_run(drives
     assert stored == computed
 
 
-def test_a_withdrawal_a_hiding_and_a_rejection_leave_the_summary_in_the_same_transaction(
-    client, drives, django_user_model
+def test_a_withdrawal_a_hiding_and_a_rejection_rebuild_the_summary_after_their_commit(
+    client, drives, django_user_model, django_capture_on_commit_callbacks
 ):
     from submissions.services import submission_hide, submission_reject, submission_withdraw
 
@@ -104,27 +106,78 @@ def test_a_withdrawal_a_hiding_and_a_rejection_leave_the_summary_in_the_same_tra
     staff = django_user_model.objects.create_user(username="staff", password="x" * 12, is_staff=True)
     submissions = [run.submission for run in TestRun.objects.filter(drive_model=drive, test="iops").order_by("id")]
     pages(client)  # warm every cache first: none may keep showing what left
-    submission_withdraw(submission=submissions[0], by=submissions[0].uploader)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_withdraw(submission=submissions[0], by=submissions[0].uploader)
     html = assert_summaries_match(client)["/drives/acme-990-1tb/"].decode()
     assert "from 2 submissions" in html and str(submissions[0].pk)[:8] not in html
-    submission_hide(submission=submissions[1], reason="spam", by=staff)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_hide(submission=submissions[1], reason="spam", by=staff)
     html = assert_summaries_match(client)["/drives/acme-990-1tb/"].decode()
     assert "from 1 submission " in html and str(submissions[1].pk)[:8] not in html
-    submission_reject(submission=submissions[2], reason="bogus", by=staff)
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_reject(submission=submissions[2], reason="bogus", by=staff)
     assert not DrivePageSummary.objects.filter(drive_model=drive).exists()
     assert client.get("/drives/acme-990-1tb/").status_code == 404
     assert b"acme-990-1tb" not in client.get("/drives/").content
 
 
-def test_a_submission_being_published_is_summarised_before_its_status_is_set(client, drives):
-    """Ingest refreshes with `also_submission` before the worker sets the status, in the same transaction."""
+def test_before_the_rebuild_a_withdrawn_submission_is_neither_listed_nor_charted(
+    client, drives, django_capture_on_commit_callbacks
+):
+    """Until the after-commit task rewrites the summary, the page reads the previous one (its counts lag), but never
+    shows what left: a withdrawn submission leaves the newest list at once, and a summary that charts a withdrawn
+    run is set aside for the computation from the public runs."""
+    from submissions.services import submission_withdraw
+
+    drive, _ = drives
+    charted = DrivePageSummary.objects.get(drive_model=drive).summary["representative"]["iops"]
+    runs = TestRun.objects.filter(drive_model=drive, test="iops").select_related("submission")
+    other = runs.exclude(pk=charted).order_by("id").first().submission
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        submission_withdraw(submission=other, by=other.uploader)
+    cache.clear()
+    html = client.get("/drives/acme-990-1tb/").content.decode()
+    assert "from 3 submissions" in html and str(other.pk)[:8] not in html  # the previous summary, less what left
+    representative = runs.get(pk=charted).submission
+    with django_capture_on_commit_callbacks(execute=False) as more:
+        submission_withdraw(submission=representative, by=representative.uploader)
+    cache.clear()
+    assert DrivePageSummary.objects.get(drive_model=drive).n_submissions == 3  # not rebuilt yet
+    html = client.get("/drives/acme-990-1tb/").content.decode()
+    assert "from 1 submission " in html and str(representative.pk)[:8] not in html  # computed from public runs
+    for callback in [*callbacks, *more]:
+        callback()
+    assert DrivePageSummary.objects.get(drive_model=drive).n_submissions == 1
+    assert_summaries_match(client)
+
+
+def test_a_publication_commits_without_the_summary_and_the_after_commit_task_rebuilds_it(
+    client, drives, django_capture_on_commit_callbacks
+):
+    """Ingest refreshes the aggregates with `also_submission` before the worker sets the status, in one
+    transaction; the summary is not touched there, and the task queued on commit rebuilds it from the committed
+    runs."""
     drive, _ = drives
     pages(client)
+    before = DrivePageSummary.objects.get(drive_model=drive)
     fresh = make_browse_submission(drive_model=drive, firmware="FW3", generation=5, status="ingesting",
                                    published_at=None)  # fmt: skip
-    refresh_aggregates(drive_model=drive, also_submission=fresh)
-    fresh.status, fresh.published_at = "published", timezone.now()
-    fresh.save()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks, CaptureQueriesContext(connection) as run:
+        refresh_aggregates(drive_model=drive, also_submission=fresh)
+        fresh.status, fresh.published_at = "published", timezone.now()
+        fresh.save()
+    summary_table = DrivePageSummary._meta.db_table
+    assert not [q["sql"] for q in run.captured_queries if summary_table in q["sql"]]
+    unchanged = DrivePageSummary.objects.get(drive_model=drive)
+    assert (unchanged.version, unchanged.n_submissions, unchanged.updated) == (
+        before.version, before.n_submissions, before.updated,
+    )  # fmt: skip
+    drive.refresh_from_db()
+    assert drive.data_version == before.data_version + 1 and unchanged.data_version == before.data_version
+    for callback in callbacks:
+        callback()
+    rebuilt = DrivePageSummary.objects.get(drive_model=drive)
+    assert (rebuilt.n_submissions, rebuilt.data_version) == (4, drive.data_version)
     html = assert_summaries_match(client)["/drives/acme-990-1tb/"].decode()
     assert "from 4 submissions" in html and str(fresh.pk)[:8] in html
 
@@ -133,7 +186,7 @@ def test_a_trial_never_enters_a_summary(client, drives):
     drive, _ = drives
     trial = make_browse_submission(drive_model=drive, firmware="TRIAL", generation=5)
     TestRun.objects.filter(submission=trial).update(profile="quick")
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     html = assert_summaries_match(client)["/drives/acme-990-1tb/"].decode()
     assert "from 3 submissions" in html and str(trial.pk)[:8] not in html and "TRIAL" not in html
 
@@ -192,15 +245,18 @@ def assert_the_list_matches_every_public_run(client):
         assert f"{units} / {runs.count()}</td>" in html
 
 
-def test_the_list_filters_from_the_summaries_select_what_every_public_run_selects(client, drives, django_user_model):
+def test_the_list_filters_from_the_summaries_select_what_every_public_run_selects(
+    client, drives, django_capture_on_commit_callbacks
+):
     from submissions.services import submission_withdraw
 
     drive, _ = drives
     imported = make_browse_submission(drive_model=drive, firmware="FW9", generation=5)
     TestRun.objects.filter(submission=imported).update(source="ssspt")
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     assert_the_list_matches_every_public_run(client)
-    submission_withdraw(submission=imported, by=imported.uploader)  # generation 5 and the import leave with it
+    with django_capture_on_commit_callbacks(execute=True):  # the list follows once the summary is rebuilt
+        submission_withdraw(submission=imported, by=imported.uploader)  # generation 5 and the import leave with it
     assert_the_list_matches_every_public_run(client)
     assert not client.get("/drives/", {"pcie_generation": "5"}).context["drives"]
 
@@ -228,15 +284,15 @@ def _queries(client, url: str) -> int:
 def test_pages_cost_the_same_queries_for_one_submission_or_thirty(client, django_assert_max_num_queries):
     small = factories.DriveModelFactory(slug="small")
     make_browse_submission(drive_model=small)
-    refresh_aggregates(drive_model=small)
+    refresh_and_summarise(drive_model=small)
     big = factories.DriveModelFactory(slug="big")
     make_browse_submission(drive_model=big)
-    refresh_aggregates(drive_model=big)
+    refresh_and_summarise(drive_model=big)
     urls = ("/drives/big/", "/drives/", "/compare/?drives=big,small")
     one = [_queries(client, url) for url in urls]
     for i in range(29):
         make_browse_submission(drive_model=big, firmware=f"F{i % 4}", generation=3 + i % 3)
-    refresh_aggregates(drive_model=big)
+    refresh_and_summarise(drive_model=big)
     cache.clear()
     thirty = [_queries(client, url) for url in urls]
     assert one == thirty

@@ -13,8 +13,8 @@ import pytest
 from analysis.browse import factors
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import TestRun
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
 
@@ -35,7 +35,7 @@ def drive(db):
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4)
     TestRun.objects.filter(drive_model=drive, firmware__revision="FW2").update(overprovisioning=0.2)
     TestRun.objects.filter(drive_model=drive, firmware__revision="FW1").update(overprovisioning=0.0)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return drive
 
 
@@ -122,7 +122,7 @@ def test_overprovisioning_shows_both_figures_and_flags_a_shrunk_namespace(client
 
 def test_a_full_namespace_is_not_flagged(client, drive):
     TestRun.objects.filter(drive_model=drive).update(overprovisioning=0.0)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     html = client.get("/drives/acme-990-1tb/").content.decode()
     assert 'id="namespace-below-capacity"' not in html and 'id="by-op"' not in html
 
@@ -241,7 +241,7 @@ def test_a_flag_naming_a_variable_shows_its_label(client, drive):
         kind="steady_state_claim_differs",
         reason="The client claimed a verdict on iops.total_iops.rw065.bs4096, which no run holds.",
     )
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     html = client.get("/drives/acme-990-1tb/", {"submission": run.submission_id}).content.decode()
     assert "claimed a verdict on IOPS, 4 KiB, 65/35 R/W" in html
     assert not RAW_ID.search(visible_text(html))

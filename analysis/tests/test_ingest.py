@@ -112,7 +112,7 @@ def test_an_exception_mid_ingest_leaves_no_rows_and_a_rerun_completes(submission
         assert Measurement.objects.filter(test_run__submission=submission).count() == 15  # written, not committed
         raise RuntimeError("injected failure after the measurements were written")
 
-    monkeypatch.setattr("analysis.services._window_row", fail)
+    monkeypatch.setattr("analysis.dataset_rows.window_row", fail)
     with pytest.raises(RuntimeError):
         ingest_submission(submission=submission, bundle=bundle)
     assert count_rows(submission) == (0, 0, 0, 0)

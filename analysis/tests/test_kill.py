@@ -23,7 +23,7 @@ CHILD = textwrap.dedent(
     django.setup()
     from nvmedb_client.bundle import verify_bundle
     from analysis.ingest import ingest_submission
-    from analysis import services
+    from analysis import dataset_rows
     from submissions.models import Submission
 
     from analysis.models import Measurement
@@ -33,7 +33,7 @@ CHILD = textwrap.dedent(
         print("MIDWAY", Measurement.objects.count(), flush=True)
         time.sleep(120)
 
-    services._window_row = pause
+    dataset_rows.window_row = pause
     bundle = verify_bundle(__import__("pathlib").Path(sys.argv[1]), extract_to=__import__("pathlib").Path(sys.argv[2]))
     ingest_submission(submission=Submission.objects.get(pk=uuid.UUID(sys.argv[3])), bundle=bundle)
     print("FINISHED", flush=True)

@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from analysis.browse import compare_pts
 from analysis.browse.forms import MAX_COMPARED
 from analysis.models import SurfacePattern
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.compare_pts_rows import (
     IDLES,
     WSAT_IOPS,
@@ -141,7 +141,7 @@ def test_the_page_shows_the_pts_sections_and_the_surface_apart_with_csv_links(cl
     second = factories.DriveModelFactory(name="Bare SSD", slug="bare")
     factories.TestRunFactory(drive_model=second)
     for drive in (first, second):
-        refresh_aggregates(drive_model=drive)  # a public drive has a page summary
+        refresh_and_summarise(drive_model=drive)  # a public drive has a page summary
     response = client.get("/compare/?drives=acme-990,bare")
     assert response.status_code == 200
     html = response.content.decode()
@@ -165,7 +165,7 @@ def test_the_page_shows_the_pts_sections_and_the_surface_apart_with_csv_links(cl
 def test_a_page_without_those_tests_has_no_such_section(client):
     for slug in ("a", "b"):
         run = factories.TestRunFactory(drive_model=factories.DriveModelFactory(slug=slug))
-        refresh_aggregates(drive_model=run.drive_model)
+        refresh_and_summarise(drive_model=run.drive_model)
     html = client.get("/compare/?drives=a,b").content.decode()
     assert 'id="compare-pts"' not in html and 'id="compare-surface"' not in html
 

@@ -17,7 +17,7 @@ from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, DrivePageSummary, Flag, SurfaceCell
 from analysis.outliers import outlier_flags
 from analysis.pts.surface import NOT_PTS
-from analysis.services import refresh_aggregates
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories import (
     DriveModelFactory,
@@ -64,7 +64,7 @@ def surface_only():
     """A drive whose one public run is a surface run, on a PCIe Gen5 link."""
     drive = DriveModelFactory(name="Lone Surface 2TB", slug="lone-surface-2tb")
     run = surface_run(drive_model=drive, pcie_link=PcieLinkFactory(generation=5, speed_gts=32.0))
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return run
 
 
@@ -77,7 +77,7 @@ def mixed():
     pts = list(drive.test_runs.order_by("pk"))
     run = surface_run(**{k: getattr(pts[0], k) for k in RUN_KEYS})
     measurement = MeasurementFactory(round=RoundFactory(test_run=run, phase="surface"), run_key="surface-read-bs4096")
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return {"drive": drive, "pts": pts, "surface": run, "measurement": measurement}
 
 
@@ -166,7 +166,7 @@ def test_a_surface_run_s_headline_never_enters_the_aggregates(mixed):
     before = DriveModelAggregate.objects.get(drive_model=drive, metric="iops_4k_read", factor="all")
     mixed["surface"].headline = {"iops_4k_read": 1e9, "bw_1m_read": 1e12}  # a row that should never say so
     mixed["surface"].save(update_fields=["headline"])
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     after = DriveModelAggregate.objects.get(drive_model=drive, metric="iops_4k_read", factor="all")
     assert (after.n_runs, after.median) == (before.n_runs, before.median) == (1, before.median)
 
@@ -241,7 +241,7 @@ def test_the_drive_page_counts_and_lists_no_flag_of_the_surface_run(client, mixe
     Flag.objects.create(submission=surface.submission, test_run=surface, kind="surface_claim_differs", reason="x")
     Flag.objects.create(submission=surface.submission, test_run=surface, measurement=mixed["measurement"],
                         kind="thermal_throttle", reason="a surface cell ran hot")  # fmt: skip
-    refresh_aggregates(drive_model=mixed["drive"])
+    refresh_and_summarise(drive_model=mixed["drive"])
     kinds = {row["kind"] for row in DrivePageSummary.objects.get(drive_model=mixed["drive"]).summary["flag_counts"]}
     assert kinds and not kinds & {"surface_claim_differs", "thermal_throttle"}
     page = client.get(f"/drives/{mixed['drive'].slug}/").content.decode()

@@ -13,8 +13,8 @@ import pytest
 from analysis.browse import charts_wsat_workloads as section
 from analysis.models import DrivePageSummary
 from analysis.selectors import public_test_runs
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.wsat_workload_rows import workload_run
 
@@ -164,7 +164,7 @@ def test_the_drive_page_shows_the_section_from_its_summary_with_escaped_labels_a
                  written_per_sample=TB // 2, pattern="<img src=x>")  # fmt: skip
     workload_run(submission=submission, drive_model=drive, test="ws-comp", iops=[5e4, None, 1e4],
                  written_per_sample=TB)  # fmt: skip
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     assert {"ws-oltp", "ws-comp"} <= set(DrivePageSummary.objects.get(drive_model=drive).summary["tests"])
     html = client.get(f"/drives/{drive.slug}/").content.decode()
     assert 'id="test-wsat-workloads"' in html
@@ -183,7 +183,7 @@ def test_the_drive_page_shows_the_section_from_its_summary_with_escaped_labels_a
 
 
 def test_a_drive_without_workload_runs_has_no_such_section(client, drive, submission):
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     html = client.get(f"/drives/{drive.slug}/").content.decode()
     assert 'id="test-wsat-workloads"' not in html
     assert client.get(f"/drives/{drive.slug}/charts/ws-oltp.csv").status_code == 404

@@ -10,8 +10,8 @@ from analysis.datasets.releases import build_release
 from analysis.datasets.tables import TABLES
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, TestRun
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories_dirth import add_results
 from analysis.tests.surface_factory import surface_run
@@ -42,8 +42,8 @@ def trials(browse_drive, django_user_model):
     run_ids = _as_trial(quick, profile="quick", target_kind="file") + _as_trial(filed, target_kind="file")
     for submission_id in set(TestRun.objects.values_list("submission_id", flat=True)):  # demand-intensity rows
         add_results(TestRun.objects.filter(submission_id=submission_id).order_by("pk").first())
-    refresh_aggregates(drive_model=unknown)
-    refresh_aggregates(drive_model=browse_drive)
+    refresh_and_summarise(drive_model=unknown)
+    refresh_and_summarise(drive_model=browse_drive)
     refresh_factor_effects(unknown)  # what the task queued on commit does (no commit in a test transaction)
     refresh_factor_effects(browse_drive)
     return {"owner": owner, "unknown": unknown, "submissions": [quick, filed], "run_ids": set(run_ids)}

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from analysis.models import DriveModelAggregate
-from analysis.services import refresh_aggregates
 from analysis.tests import factories
+from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def drive():
     alice = factories.UserFactory()
     make_browse_submission(drive_model=drive, uploader=alice)
     make_browse_submission(drive_model=drive, uploader=alice, scale=0.9)  # a second unit, the same contributor
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     return drive
 
 
@@ -57,7 +57,7 @@ def test_a_figure_from_one_contributor_is_unconfirmed_on_the_drive_page_list_and
 
 def test_a_second_independent_contributor_confirms_the_figure(client, drive):
     make_browse_submission(drive_model=drive, uploader=factories.UserFactory(), scale=1.1)
-    refresh_aggregates(drive_model=drive)
+    refresh_and_summarise(drive_model=drive)
     overall = DriveModelAggregate.objects.get(drive_model=drive, metric=READ, factor="all")
     assert (overall.n_units, overall.n_contributors, overall.unconfirmed) == (3, 2, False)
     headlines = headline_section(client.get("/drives/acme-990-1tb/").content.decode())
@@ -85,7 +85,7 @@ def test_a_unit_uploaded_many_times_cannot_lift_its_drive_in_the_ranking(client)
         )  # fmt: skip
     factories.TestRunFactory(drive_model=honest, headline={READ: 30_000.0})
     for drive in (stuffed, honest):
-        refresh_aggregates(drive_model=drive)
+        refresh_and_summarise(drive_model=drive)
 
     assert DriveModelAggregate.objects.get(drive_model=stuffed, metric=READ, factor="all").median == 24_737.5
     html = client.get("/drives/", {"sort": f"-{READ}"}).content.decode()

@@ -1,0 +1,102 @@
+"""The per-model aggregates: the median, quartiles and counts of every headline metric of a drive model, per factor
+level, rewritten whenever the model's public data changes (publish, withdraw, hide, reject, approve, re-derive).
+
+The refresh also records the change (analysis.drive_changes): what is derived for readers (the drive's page summary,
+its factor effects) is rebuilt by tasks once the transaction commits, never inside it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import partial
+
+from django.db import transaction
+
+from analysis import aggregates
+from analysis.drive_changes import mark_drive_changed
+from analysis.factor_effects import queue_factor_effects
+from analysis.models import DriveModel, DriveModelAggregate, TestRun
+from analysis.models.aggregates import Factor
+from analysis.run_status import PUBLISHED
+from analysis.selectors import pts_q, trial_q
+
+
+def refresh_aggregates_for_submission(*, submission) -> int:
+    """Recompute the aggregates of every drive model `submission` has runs of (after a withdrawal, hiding, or a
+    status change made outside ingest). Returns the number of aggregate rows written."""
+    models = DriveModel.objects.filter(test_runs__submission=submission).distinct().order_by("pk")
+    return sum(refresh_aggregates(drive_model=model) for model in models)
+
+
+def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
+    """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level, and record
+    that the drive's public data changed (analysis.drive_changes). Once the transaction commits, tasks rebuild the
+    drive's page summary (analysis.browse.summaries) and refit its factor effects (analysis.factor_effects): the
+    write path never builds a page nor waits on a fit. The median and
+    quartiles are over physical units (each unit's runs summarised by their median, a run without a unit id its own
+    unit); n_contributors counts the distinct uploader accounts behind them.
+
+    Only published submissions count; `also_submission` adds one that is being published in this transaction.
+    Returns the number of aggregate rows written.
+
+    Ingests of the same model run at once under a worker's concurrency: each would delete the rows it can see and
+    insert its own, and the second insert broke `aggregate_once_per_level`. Holding the model's row lock serialises
+    the refreshes; the one that waited then reads (READ COMMITTED) every run the other committed, so the last
+    refresh counts both. FOR NO KEY UPDATE, because each ingest already holds FOR KEY SHARE on the model through its
+    test runs' foreign keys, which FOR UPDATE would wait on (a deadlock between two ingests).
+    """
+    with transaction.atomic():
+        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+        transaction.on_commit(partial(queue_factor_effects, drive_model.pk))
+        mark_drive_changed(drive_model.pk)
+        return _refresh_aggregates_locked(drive_model, also_submission)
+
+
+def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
+    runs = TestRun.objects.filter(drive_model=drive_model)
+    public = runs.filter(submission__status=PUBLISHED, submission__hidden=False)
+    runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
+    runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
+    runs = runs.filter(pts_q())  # nor is an nvmedb extension (the surface) a PTS result, whatever its row holds
+    rows = runs.values_list(
+        "pk", "headline", "unit_id", "submission__uploader_id", "edition", "firmware__revision",
+        "pcie_link__generation", "pcie_link__width",
+    )  # fmt: skip
+    # (value, unit id, the unit key the median counts by, contributor) per run and metric
+    groups: dict[tuple[str, str, str], list[tuple[float, int | None, tuple[str, int], int]]] = defaultdict(list)
+    for pk, headline, unit_id, contributor, edition, firmware, generation, width in rows:
+        levels = {
+            Factor.ALL: "",
+            Factor.FIRMWARE: firmware or "unknown",
+            Factor.PCIE_GENERATION: f"Gen{generation}" if generation else "unknown",
+            Factor.PCIE_WIDTH: f"x{width}" if width else "unknown",
+            Factor.EDITION: edition or "unknown",
+        }
+        for key, value in (headline or {}).items():
+            if value is None:
+                continue
+            for factor, level in levels.items():
+                groups[(key, factor, level)].append(
+                    (float(value), unit_id, aggregates.unit_key(unit_id, pk), contributor)
+                )
+    DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
+    created = DriveModelAggregate.objects.bulk_create(
+        [
+            DriveModelAggregate(
+                drive_model=drive_model,
+                metric=key,
+                factor=factor,
+                level=level,
+                # one value per physical unit (the median of its runs): repeating a unit's upload moves nothing
+                median=(spread := aggregates.spread(aggregates.unit_values((v, k) for v, _, k, _ in values))).median,
+                q1=spread.q1,
+                q3=spread.q3,
+                iqr=spread.iqr,
+                n_runs=len(values),
+                n_units=len({u for _, u, _, _ in values if u is not None}),
+                n_contributors=len({c for _, _, _, c in values if c is not None}),
+            )
+            for (key, factor, level), values in groups.items()
+        ]
+    )
+    return len(created)

@@ -14,6 +14,7 @@ from django.utils.text import slugify
 
 from analysis import aggregates, columns, pcie, plausibility
 from analysis.browse.summaries import summary_refresh
+from analysis.datasets import export_rows
 from analysis.bulk import insert_rows
 from analysis.factor_effects import queue_factor_effects
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
@@ -189,6 +190,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     status = HELD if hold_reasons else PUBLISHED
     if status == HELD:
         runs_follow_status(submission=submission, status=HELD, reasons=hold_reasons)
+    export_rows.rebuild_for_submission(submission.pk)
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
     for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)
@@ -265,6 +267,7 @@ def runs_follow_status(*, submission, status: str, reasons: list[str] | tuple[st
         run.compliance_reasons = [f"{status}: {said}"[:300], *kept] if held else kept
         run.compliant = run.derived_compliant and not held
     TestRun.objects.bulk_update(runs, ["compliant", "compliance_reasons"])
+    export_rows.rebuild_for_submission(submission.pk)
     return len(runs)
 
 

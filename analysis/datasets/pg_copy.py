@@ -12,7 +12,7 @@ PostgreSQL writes NULL as an empty cell and an empty string as `""`, so CSV keep
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.csv as pa_csv
@@ -69,9 +69,14 @@ def copy_query(table: Table, filters: Filters, *, for_spreadsheets: bool = False
 
 
 def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool = False) -> Iterator[bytes]:
-    """The table's rows as CSV records (no header), in chunks of whole records of at least CHUNK_BYTES (the last
-    one smaller)."""
+    """The table's rows as CSV records (no header), chunked as `copy_records` does."""
     sql, params = copy_query(table, filters, for_spreadsheets=for_spreadsheets)
+    return copy_records(sql, params)
+
+
+def copy_records(sql: str, params) -> Iterator[bytes]:
+    """`COPY (sql) TO STDOUT` as CSV records in chunks of whole records of at least CHUNK_BYTES (the last one
+    smaller)."""
     pending = bytearray()
     with connection.cursor() as cursor:
         cursor.execute("SET max_parallel_workers_per_gather = %s", [PARALLEL_WORKERS])
@@ -89,14 +94,22 @@ def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool =
         yield bytes(pending)
 
 
-def _header(table: Table) -> bytes:
-    return (",".join(table.column_names) + "\n").encode()
+def _header(columns: Sequence[Column]) -> bytes:
+    return (",".join(column.name for column in columns) + "\n").encode()
 
 
 def stream_csv(table: Table, filters: Filters) -> Iterator[bytes]:
-    records = copy_csv_records(table, filters, for_spreadsheets=True)
+    return _with_header(table.columns, copy_csv_records(table, filters, for_spreadsheets=True))
+
+
+def stream_copy_csv(columns: Sequence[Column], sql: str, params) -> Iterator[bytes]:
+    """A CSV file (header first) of `sql`, whose result has `columns`, already spelled as the CSV must be."""
+    return _with_header(columns, copy_records(sql, params))
+
+
+def _with_header(columns: Sequence[Column], records: Iterator[bytes]) -> Iterator[bytes]:
     try:
-        yield _header(table)
+        yield _header(columns)
         yield from records
     finally:
         records.close()

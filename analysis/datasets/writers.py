@@ -59,13 +59,15 @@ def batches(rows: Iterable[tuple], size: int | None = None) -> Iterator[list[tup
 CSV_DATETIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
+def _csv_converters(columns: Sequence[Column], text_ready: bool = False) -> list[tuple[int, object]]:
     """Cells that need spelling out: booleans as true/false, datetimes as ISO 8601 in UTC (as pg_copy does), text that
-    a spreadsheet would run as a formula made inert."""
+    a spreadsheet would run as a formula made inert. `text_ready`: text and datetimes come spelled already."""
     converters = []
     for i, column in enumerate(columns):
         if column.type == "boolean":
             converters.append((i, lambda v: None if v is None else ("true" if v else "false")))
+        elif text_ready:
+            continue
         elif column.type == "datetime":
             converters.append((i, lambda v: None if v is None else v.astimezone(UTC).strftime(CSV_DATETIME)))
         elif column.type == "string":
@@ -73,12 +75,12 @@ def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
     return converters
 
 
-def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+def write_csv(columns: Sequence[Column], rows: Iterable[tuple], *, text_ready: bool = False) -> Iterator[bytes]:
     """RFC 4180 CSV with a header row, spelled as PostgreSQL's `COPY … WITH (FORMAT csv)` spells it (pg_copy): a missing
     value is an empty cell, an empty string `""`; booleans true/false; datetimes ISO 8601 UTC; formula-like text
     neutralised (analysis.datasets.spreadsheet)."""
     yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
-    converters = _csv_converters(columns)
+    converters = _csv_converters(columns, text_ready)
     for batch in batches(rows):
         if converters:
             batch = [_convert_row(row, converters) for row in batch]

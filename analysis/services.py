@@ -14,8 +14,8 @@ from django.utils.text import slugify
 
 from analysis import aggregates, columns, pcie, plausibility
 from analysis.browse.summaries import summary_refresh
-from analysis.datasets import export_rows
 from analysis.bulk import insert_rows
+from analysis.datasets import export_rows
 from analysis.factor_effects import queue_factor_effects
 from analysis.headline import BY_KEY, HEADLINES, headline_values, measurement_value
 from analysis.identity import PCI_VENDORS, drive_slug, serial_hash

@@ -158,11 +158,11 @@ def plain_rows_query(size: int) -> tuple[str, tuple]:
 
 
 def export_csv_query(size: int) -> tuple[str, tuple]:
+    """The CSV export's own query: one table, the export rows (analysis.datasets.export_rows)."""
+    from analysis.datasets import export_rows
     from analysis.datasets.filters import Filters
-    from analysis.datasets.pg_copy import copy_query
-    from analysis.datasets.tables import TABLES
 
-    return copy_query(TABLES["measurements"], Filters(size=size), for_spreadsheets=True)
+    return export_rows.rows(Filters(size=size), for_copy=True).query.sql_with_params()
 
 
 def copy_seconds(sql: str, params: tuple) -> tuple[float, int]:
@@ -407,6 +407,7 @@ def main() -> int:
 
         call_command("migrate", verbosity=0)
         call_command("refresh_aggregates", "--missing", stdout=open(os.devnull, "w"))  # noqa: SIM115
+        call_command("rebuild_export_rows", "--missing", stdout=open(os.devnull, "w"))  # noqa: SIM115
     from analysis.datasets.filters import Filters, rows_queryset
     from analysis.datasets.tables import TABLES
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection
@@ -140,3 +142,17 @@ def test_gunicorn_workers_hand_the_interpreter_lock_over_within_a_millisecond(mo
         assert sys.getswitchinterval() == pytest.approx(0.001)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_a_worker_that_holds_too_much_memory_is_recycled_after_its_request():
+    config = runpy.run_path(str(REPO / "gunicorn.conf.py"))
+    logged = []
+    worker = SimpleNamespace(alive=True, pid=1, log=SimpleNamespace(info=lambda *args: logged.append(args)))
+    rss = config["resident_mb"]()
+    assert rss is not None and rss > 10, "this process's own resident memory, read from /proc"
+    config["post_request"].__globals__["max_rss_mb"] = int(rss) + 500
+    config["post_request"](worker, None, {}, None)
+    assert worker.alive and not logged
+    config["post_request"].__globals__["max_rss_mb"] = 1
+    config["post_request"](worker, None, {}, None)
+    assert not worker.alive and "recycled" in logged[0][0]

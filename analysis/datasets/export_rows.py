@@ -19,15 +19,15 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC
 
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet, TextField
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from analysis.datasets import pg_copy, writers
 from analysis.datasets.filters import Filters
-from analysis.datasets.spreadsheet import spreadsheet_safe
+from analysis.datasets.spreadsheet import SpreadsheetSafeText, spreadsheet_safe
 from analysis.datasets.tables import MEASUREMENT_COLUMNS
 from analysis.models import ExportMeasurementRow, Measurement
-from analysis.selectors import OWN_TRIAL_STATUSES, PUBLIC_STATUS, TRIAL_PROFILE, TRIAL_TARGET_KIND, pts_q
+from analysis.selectors import OWN_TRIAL_STATUSES, PUBLIC_STATUS, TRIAL_PROFILE, TRIAL_TARGET_KIND, pts_q, trial_q
 from submissions.models import Submission
 
 BATCH_ROWS = 2000
@@ -71,6 +71,34 @@ def _rows(measurements: QuerySet) -> Iterator[ExportMeasurementRow]:
 
 
 def _write(measurements: QuerySet) -> int:
+    return _insert_select(measurements) if connection.vendor == "postgresql" else _insert_from_python(measurements)
+
+
+def _stored_sql(column):
+    """`_stored` in SQL (PostgreSQL): the expressions the old COPY query wrote, minus the boolean spelling."""
+    source = F(column.source) if isinstance(column.source, str) else column.source
+    if column.type == "string" and column.name != "submission_id":  # a UUID column: never neutralised
+        return SpreadsheetSafeText(source)
+    if column.type == "datetime":
+        return pg_copy.CsvDatetime(source)
+    return source
+
+
+def _insert_select(measurements: QuerySet) -> int:
+    """`INSERT … SELECT` of the rows: PostgreSQL builds them without a round trip through Python (a million rows in
+    seconds, where the Python path takes minutes)."""
+    trial = ExpressionWrapper(trial_q("test_run__"), output_field=BooleanField())
+    expressions = [_stored_sql(c) for c in MEASUREMENT_COLUMNS] + list(FILTER_SOURCES.values())[:3] + [trial]
+    sql, params = measurements.order_by().values_list(*expressions).query.sql_with_params()
+    model = ExportMeasurementRow._meta
+    names = [model.get_field(n).column for n in FIELDS] + ["drive_model_id", "firmware_ref_id", "target_kind", "trial"]
+    names = [connection.ops.quote_name(name) for name in names]
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {model.db_table} ({', '.join(names)}) {sql}", params)
+        return cursor.rowcount
+
+
+def _insert_from_python(measurements: QuerySet) -> int:
     written = 0
     batch: list[ExportMeasurementRow] = []
     for row in _rows(measurements):

@@ -187,3 +187,13 @@ def test_the_postgresql_csv_query_reads_only_the_export_rows(crafted):
         stack.extend(node.get("Plans", ()))
     relations = {node["Relation Name"] for node in nodes if "Relation Name" in node}
     assert relations == {ExportMeasurementRow._meta.db_table, Submission._meta.db_table}
+
+
+@pytest.mark.postgres
+def test_postgresqls_insert_select_writes_the_rows_the_python_path_writes(crafted):
+    fields = [f.attname for f in ExportMeasurementRow._meta.concrete_fields]
+    by_sql = list(ExportMeasurementRow.objects.order_by("pk").values_list(*fields))
+    ExportMeasurementRow.objects.all().delete()
+    written = export_rows._insert_from_python(export_rows._pts_measurements())
+    assert written == len(by_sql) == Measurement.objects.count()
+    assert list(ExportMeasurementRow.objects.order_by("pk").values_list(*fields)) == by_sql

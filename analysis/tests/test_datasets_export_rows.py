@@ -197,3 +197,15 @@ def test_postgresqls_insert_select_writes_the_rows_the_python_path_writes(crafte
     written = export_rows._insert_from_python(export_rows._pts_measurements())
     assert written == len(by_sql) == Measurement.objects.count()
     assert list(ExportMeasurementRow.objects.order_by("pk").values_list(*fields)) == by_sql
+
+
+def test_renaming_a_drive_in_the_admin_rewrites_its_rows(crafted, admin_client):
+    drive = crafted["plain"].drive_model
+    form = {"name": "=Renamed drive", "interface": drive.interface, "form_factor": "", "controller": "",
+            "nand_type": "", "dram": ""}  # fmt: skip
+    response = admin_client.post(f"/admin/analysis/drivemodel/{drive.pk}/change/", form)
+    assert response.status_code == 302, response.content[:2000]
+    assert set(ExportMeasurementRow.objects.filter(drive_model=drive).values_list("drive_name", flat=True)) == {
+        "'=Renamed drive"
+    }
+    assert export_csv(Filters()) == join_query_csv(Filters())

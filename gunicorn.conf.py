@@ -12,11 +12,19 @@ default, each time. Workers use GUNICORN_SWITCH_INTERVAL_MS (1 ms) instead: a dr
 CSV exports was 135-329 ms (mean 230) with 1 ms against 189-620 ms (mean 418) with 5 ms, in 8 alternating runs of
 bench/export_benchmark.py on a loaded 2-core machine.
 
+A worker that has written a Parquet export keeps pyarrow loaded (its libraries cannot be unloaded) and its memory
+pools warm: about 35 MB more than a worker that served pages, CSV and JSON only (those never import it). So a worker
+whose resident memory has grown past GUNICORN_MAX_RSS_MB after a request is recycled: it stops accepting, finishes
+the requests it holds (up to graceful_timeout) and the arbiter starts a fresh one. max_requests (with jitter, so the
+workers do not all restart at once) recycles any worker now and then, whatever else may grow slowly.
+
 Environment: GUNICORN_BIND (0.0.0.0:8000), GUNICORN_WORKERS (3), GUNICORN_THREADS (8), GUNICORN_TIMEOUT (120 s),
-GUNICORN_SWITCH_INTERVAL_MS (1).
+GUNICORN_SWITCH_INTERVAL_MS (1), GUNICORN_MAX_RSS_MB (140; 0 never), GUNICORN_MAX_REQUESTS (5000),
+GUNICORN_GRACEFUL_TIMEOUT (120 s: a streamed export in progress gets that long to finish when its worker recycles).
 Each thread may hold one PostgreSQL connection: workers × threads must stay under the server's max_connections.
 """
 
+import os
 import sys
 
 from nvmedb.env import env_int, env_str
@@ -27,7 +35,28 @@ worker_class = "gthread"
 threads = env_int("GUNICORN_THREADS", 8)
 timeout = env_int("GUNICORN_TIMEOUT", 120)
 switch_interval_ms = env_int("GUNICORN_SWITCH_INTERVAL_MS", 1)
+max_rss_mb = env_int("GUNICORN_MAX_RSS_MB", 140)
+max_requests = env_int("GUNICORN_MAX_REQUESTS", 5000)
+max_requests_jitter = max_requests // 10
+graceful_timeout = env_int("GUNICORN_GRACEFUL_TIMEOUT", 120)
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 
 def post_fork(server, worker):
     sys.setswitchinterval(switch_interval_ms / 1000)
+
+
+def resident_mb() -> float | None:
+    """This process's resident memory now (Linux; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * PAGE_BYTES / 2**20
+    except OSError:
+        return None
+
+
+def post_request(worker, req, environ, resp):
+    rss = resident_mb()
+    if max_rss_mb and worker.alive and rss is not None and rss > max_rss_mb:
+        worker.log.info("worker %s holds %.0f MB (> %s MB): recycled after its requests", worker.pid, rss, max_rss_mb)
+        worker.alive = False

@@ -3,6 +3,7 @@
 from django.contrib import admin
 
 from analysis.browse import metadata
+from analysis.datasets import export_rows
 from analysis.models import (
     DriveMetadataProposal,
     DriveModel,
@@ -35,6 +36,12 @@ class VendorAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "pci_vendor_id"]
     search_fields = ["name"]
 
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "name" in form.changed_data:  # the measurements CSV's rows carry the vendor's name
+            for drive_model_id in obj.drive_models.values_list("pk", flat=True):
+                export_rows.rebuild_for_drive_model(drive_model_id)
+
 
 @admin.register(DriveModel)
 class DriveModelAdmin(admin.ModelAdmin):
@@ -55,6 +62,11 @@ class DriveModelAdmin(admin.ModelAdmin):
         "dram",
         "created",
     ]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "name" in form.changed_data:  # the measurements CSV's rows carry the drive's name
+            export_rows.rebuild_for_drive_model(obj.pk)
 
 
 @admin.register(Firmware)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from analysis.datasets import export_rows
 from analysis.models import TestRun
 
 PUBLISHED = "published"
@@ -26,4 +27,5 @@ def runs_follow_status(*, submission, status: str, reasons: list[str] | tuple[st
         run.compliance_reasons = [f"{status}: {said}"[:300], *kept] if held else kept
         run.compliant = run.derived_compliant and not held
     TestRun.objects.bulk_update(runs, ["compliant", "compliance_reasons"])
+    export_rows.rebuild_for_submission(submission.pk)
     return len(runs)

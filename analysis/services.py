@@ -11,6 +11,7 @@ from django.db import transaction
 from analysis import columns, dataset_rows, pcie, plausibility
 from analysis.aggregate_refresh import refresh_aggregates, refresh_aggregates_for_submission
 from analysis.bulk import insert_rows
+from analysis.datasets import export_rows
 from analysis.headline import HEADLINES, measurement_value
 from analysis.identity_rows import identity_rows, model_link_evidence
 from analysis.models import DriveModel, Flag, Measurement, PcieLink, Round, TestRun
@@ -168,6 +169,7 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     status = HELD if hold_reasons else PUBLISHED
     if status == HELD:
         runs_follow_status(submission=submission, status=HELD, reasons=hold_reasons)
+    export_rows.rebuild_for_submission(submission.pk)
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
     for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)

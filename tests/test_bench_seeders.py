@@ -57,7 +57,7 @@ def test_browse_seed_fills_every_table_it_promises():
 
 
 def test_export_seed_fills_every_table_it_promises():
-    from analysis.models import DriveModelAggregate, Flag, Measurement, Round, TestRun
+    from analysis.models import DriveModelAggregate, ExportMeasurementRow, Flag, Measurement, Round, TestRun
 
     summary = _seed.seed_export(runs=3, rounds=2, drive_models=2, log=lambda _: None)
 
@@ -70,6 +70,7 @@ def test_export_seed_fills_every_table_it_promises():
         1 for pk in Measurement.objects.values_list("pk", flat=True) if pk % 100 == 0
     )
     assert DriveModelAggregate.objects.exists()
+    assert ExportMeasurementRow.objects.count() == Measurement.objects.count()  # what the CSV export reads
 
 
 @pytest.mark.django_db(transaction=True)  # the tasks the ingest queues run when its transaction commits

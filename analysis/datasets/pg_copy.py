@@ -2,7 +2,7 @@
 
 Turning ~50 columns of a million rows into Python objects costs more than PostgreSQL spends writing them as CSV, so
 on PostgreSQL the CSV export is PostgreSQL's own CSV of the ORM-built query, passed on chunk by chunk, and Parquet is
-that CSV parsed by Arrow in blocks of whole records. The query is the same `values_list` SQL the other formats use,
+that CSV parsed by Arrow in blocks of whole records (analysis.datasets.arrow_export). The query is the same `values_list` SQL the other formats use,
 with booleans spelled true/false and datetimes as ISO 8601 UTC, exactly as `writers.write_csv` spells them.
 
 PostgreSQL writes NULL as an empty cell and an empty string as `""`, so CSV keeps the difference here. Leaving the
@@ -11,22 +11,17 @@ PostgreSQL writes NULL as an empty cell and an empty string as `""`, so CSV keep
 
 from __future__ import annotations
 
-import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-import pyarrow as pa
-import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 from django.db import connection
 from django.db.models import CharField, F, Func
 
-from analysis.datasets import writers
 from analysis.datasets.filters import Filters, filtered_queryset
 from analysis.datasets.spreadsheet import SpreadsheetSafeText
 from analysis.datasets.tables import Column, Table
 from nvmedb.env import env_int
 
-BLOCK_BYTES = 128 << 10  # CSV parsed by Arrow at a time (Parquet); larger blocks cost memory, not speed
+BLOCK_BYTES = 128 << 10  # CSV parsed by Arrow at a time (Parquet, arrow_export); larger blocks cost memory, not speed
 # PostgreSQL sends one COPY message per row; passed on one by one, each became its own HTTP chunk and write call
 # (41 % of the server's time at 1 M rows). Records are gathered into writes of at least this size.
 CHUNK_BYTES = 128 << 10
@@ -69,9 +64,14 @@ def copy_query(table: Table, filters: Filters, *, for_spreadsheets: bool = False
 
 
 def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool = False) -> Iterator[bytes]:
-    """The table's rows as CSV records (no header), in chunks of whole records of at least CHUNK_BYTES (the last
-    one smaller)."""
+    """The table's rows as CSV records (no header), chunked as `copy_records` does."""
     sql, params = copy_query(table, filters, for_spreadsheets=for_spreadsheets)
+    return copy_records(sql, params)
+
+
+def copy_records(sql: str, params) -> Iterator[bytes]:
+    """`COPY (sql) TO STDOUT` as CSV records in chunks of whole records of at least CHUNK_BYTES (the last one
+    smaller)."""
     pending = bytearray()
     with connection.cursor() as cursor:
         cursor.execute("SET max_parallel_workers_per_gather = %s", [PARALLEL_WORKERS])
@@ -89,14 +89,22 @@ def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool =
         yield bytes(pending)
 
 
-def _header(table: Table) -> bytes:
-    return (",".join(table.column_names) + "\n").encode()
+def _header(columns: Sequence[Column]) -> bytes:
+    return (",".join(column.name for column in columns) + "\n").encode()
 
 
 def stream_csv(table: Table, filters: Filters) -> Iterator[bytes]:
-    records = copy_csv_records(table, filters, for_spreadsheets=True)
+    return _with_header(table.columns, copy_csv_records(table, filters, for_spreadsheets=True))
+
+
+def stream_copy_csv(columns: Sequence[Column], sql: str, params) -> Iterator[bytes]:
+    """A CSV file (header first) of `sql`, whose result has `columns`, already spelled as the CSV must be."""
+    return _with_header(columns, copy_records(sql, params))
+
+
+def _with_header(columns: Sequence[Column], records: Iterator[bytes]) -> Iterator[bytes]:
     try:
-        yield _header(table)
+        yield _header(columns)
         yield from records
     finally:
         records.close()
@@ -119,37 +127,3 @@ def whole_records(chunks: Iterator[bytes], block_bytes: int | None = None) -> It
             del pending[: end + 1]
     if pending:
         yield bytes(pending)
-
-
-def stream_parquet(table: Table, filters: Filters) -> Iterator[bytes]:
-    schema = writers.arrow_schema(table.columns)
-    read_options = pa_csv.ReadOptions(column_names=table.column_names, use_threads=False)
-    convert_options = pa_csv.ConvertOptions(
-        column_types=schema,
-        true_values=["true"],
-        false_values=["false"],
-        null_values=[""],
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=False,
-    )
-    sink = writers.Drain()
-    writer = pq.ParquetWriter(sink, schema, **writers.parquet_options(table.columns))
-    records = copy_csv_records(table, filters)
-    try:
-        yield sink.take()
-        pending: list[pa.Table] = []
-        pending_rows = 0
-        for block in whole_records(records):
-            part = pa_csv.read_csv(io.BytesIO(block), read_options=read_options, convert_options=convert_options)
-            pending.append(part)
-            pending_rows += part.num_rows
-            if pending_rows >= writers.PARQUET_ROW_GROUP_ROWS:
-                writer.write_table(pa.concat_tables(pending))
-                pending, pending_rows = [], 0
-                yield sink.take()
-        if pending:
-            writer.write_table(pa.concat_tables(pending))
-    finally:
-        records.close()
-        writer.close()
-    yield sink.take()

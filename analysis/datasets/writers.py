@@ -9,39 +9,16 @@ from __future__ import annotations
 
 import io
 import itertools
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
 
 import orjson
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from analysis.datasets.spreadsheet import spreadsheet_safe
 from analysis.datasets.tables import Column
 
 # Rows per write for JSON and NDJSON (~1.5 MB): 2000 rows peaked at 149 MB of server memory, 1000 at 135 MB.
 BATCH_ROWS = 1000
-# Memory per row group grows with its rows, and the footer's metadata, built in memory at the end, with the number of
-# row groups: peak RSS of a download (bench/export_benchmark.py) at 100 k / 1 M rows was 145 / 170 MB with 4096 rows,
-# 150 / 160 MB with 6144 and 155 / 159 MB with 8192, which also gives the smallest files.
-PARQUET_ROW_GROUP_ROWS = 8192
-
-
-# Dictionary-encode only text: numbers are mostly distinct, and a dictionary per numeric column would cost memory
-# (up to a page per column) for nothing.
-def parquet_options(columns: Sequence[Column]) -> dict:
-    return {"compression": "zstd", "use_dictionary": [c.name for c in columns if c.type == "string"]}
-
-
-ARROW_TYPES = {
-    "integer": pa.int64(),
-    "number": pa.float64(),
-    "boolean": pa.bool_(),
-    "string": pa.string(),
-    "datetime": pa.timestamp("us", tz="UTC"),
-}
-
 FORMATS = {
     "csv": "text/csv; charset=utf-8",
     "json": "application/json",
@@ -59,13 +36,15 @@ def batches(rows: Iterable[tuple], size: int | None = None) -> Iterator[list[tup
 CSV_DATETIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
+def _csv_converters(columns: Sequence[Column], text_ready: bool = False) -> list[tuple[int, object]]:
     """Cells that need spelling out: booleans as true/false, datetimes as ISO 8601 in UTC (as pg_copy does), text that
-    a spreadsheet would run as a formula made inert."""
+    a spreadsheet would run as a formula made inert. `text_ready`: text and datetimes come spelled already."""
     converters = []
     for i, column in enumerate(columns):
         if column.type == "boolean":
             converters.append((i, lambda v: None if v is None else ("true" if v else "false")))
+        elif text_ready:
+            continue
         elif column.type == "datetime":
             converters.append((i, lambda v: None if v is None else v.astimezone(UTC).strftime(CSV_DATETIME)))
         elif column.type == "string":
@@ -73,12 +52,12 @@ def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
     return converters
 
 
-def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
+def write_csv(columns: Sequence[Column], rows: Iterable[tuple], *, text_ready: bool = False) -> Iterator[bytes]:
     """RFC 4180 CSV with a header row, spelled as PostgreSQL's `COPY … WITH (FORMAT csv)` spells it (pg_copy): a missing
     value is an empty cell, an empty string `""`; booleans true/false; datetimes ISO 8601 UTC; formula-like text
     neutralised (analysis.datasets.spreadsheet)."""
     yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
-    converters = _csv_converters(columns)
+    converters = _csv_converters(columns, text_ready)
     for batch in batches(rows):
         if converters:
             batch = [_convert_row(row, converters) for row in batch]
@@ -133,19 +112,6 @@ def write_ndjson(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[b
         yield b"".join(orjson.dumps(dict(zip(names, row, strict=True))) + b"\n" for row in batch)
 
 
-def arrow_schema(columns: Sequence[Column]) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field(
-                column.name,
-                ARROW_TYPES[column.type],
-                metadata={"description": column.description, "unit": column.unit},
-            )
-            for column in columns
-        ]
-    )
-
-
 class Drain(io.RawIOBase):
     """A write-only file that keeps what was written until `take()` hands it out."""
 
@@ -171,37 +137,12 @@ class Drain(io.RawIOBase):
         return data
 
 
-def _arrow_batch(schema: pa.Schema, columns: Sequence[Column], batch: list[tuple]) -> pa.RecordBatch:
-    arrays = []
-    for column, values, arrow_field in zip(columns, zip(*batch, strict=True), schema, strict=True):
-        if column.type == "string" and any(isinstance(v, uuid.UUID) for v in values[:1]):
-            values = [None if v is None else str(v) for v in values]
-        arrays.append(pa.array(values, type=arrow_field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
 def write_parquet(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
-    """Apache Parquet (zstd), one row group per PARQUET_ROW_GROUP_ROWS rows; column descriptions and units are in
-    each field's metadata."""
-    schema = arrow_schema(columns)
-    sink = Drain()
-    writer = pq.ParquetWriter(sink, schema, **parquet_options(columns))
-    try:
-        yield sink.take()
-        pending: list[pa.RecordBatch] = []
-        pending_rows = 0
-        for batch in batches(rows):
-            pending.append(_arrow_batch(schema, columns, batch))
-            pending_rows += len(batch)
-            if pending_rows >= PARQUET_ROW_GROUP_ROWS:
-                writer.write_table(pa.Table.from_batches(pending, schema=schema))
-                pending, pending_rows = [], 0
-                yield sink.take()
-        if pending:
-            writer.write_table(pa.Table.from_batches(pending, schema=schema))
-    finally:
-        writer.close()
-    yield sink.take()
+    """Apache Parquet (analysis.datasets.arrow_export.write_parquet)."""
+    # why: pyarrow (and the numpy it loads) cost a web worker ~35 MB of memory; only Parquet needs them
+    from analysis.datasets import arrow_export
+
+    return arrow_export.write_parquet(columns, rows)
 
 
 WRITERS = {"csv": write_csv, "json": write_json, "ndjson": write_ndjson, "parquet": write_parquet}

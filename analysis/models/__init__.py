@@ -7,6 +7,7 @@ from analysis.models.demand_intensity import (
     HistogramBucket,
     OperatingPoint,
 )
+from analysis.models.export_rows import ExportMeasurementRow
 from analysis.models.factor_effects import EffectStatus, FactorEffect, FactorFitSummary, FactorUnitFigures
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Vendor
 from analysis.models.metadata import DriveMetadataProposal, ProposalStatus
@@ -36,6 +37,7 @@ __all__ = [
     "DriveModelAggregate",
     "DrivePageSummary",
     "EffectStatus",
+    "ExportMeasurementRow",
     "FactorEffect",
     "FactorFitSummary",
     "FactorUnitFigures",

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection
 
-from analysis.datasets import pg_copy
+from analysis.datasets import export_rows, pg_copy
 from analysis.datasets.filters import Filters
 from analysis.datasets.tables import TABLES
 from analysis.models import Flag, Measurement
@@ -24,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_a_csv_download_leaves_in_chunks_of_at_least_chunk_bytes_not_one_per_row(client):
-    iops_run(rounds=60)  # 3,360 rows, about 2 MB of CSV
+    export_rows.rebuild_for_submission(iops_run(rounds=60).submission_id)  # 3,360 rows, about 2 MB of CSV
     response = client.get("/datasets/measurements.csv")
     chunks = list(response.streaming_content)
     header, records, last = chunks[0], chunks[1:-1], chunks[-1]
@@ -71,6 +73,7 @@ def test_the_flags_column_lists_each_measurements_flag_kinds_sorted_and_empty_wh
     for kind in ("thermal_throttle", "bus_bound", "thermal_throttle"):
         Flag.objects.create(submission=run.submission, test_run=run, measurement=first, kind=kind, reason="x")
     Flag.objects.create(submission=run.submission, test_run=run, kind="non_compliant", reason="run-wide")
+    export_rows.rebuild_for_submission(run.submission_id)  # as ingest does, once its flags are stored
     lines = b"".join(client.get("/datasets/measurements.csv").streaming_content).decode().splitlines()
     flags_at = lines[0].split(",").index("flag_kinds")
     assert [line.split(",")[flags_at] for line in lines[1:]] == ["bus_bound;thermal_throttle", ""]
@@ -139,3 +142,17 @@ def test_gunicorn_workers_hand_the_interpreter_lock_over_within_a_millisecond(mo
         assert sys.getswitchinterval() == pytest.approx(0.001)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_a_worker_that_holds_too_much_memory_is_recycled_after_its_request():
+    config = runpy.run_path(str(REPO / "gunicorn.conf.py"))
+    logged = []
+    worker = SimpleNamespace(alive=True, pid=1, log=SimpleNamespace(info=lambda *args: logged.append(args)))
+    rss = config["resident_mb"]()
+    assert rss is not None and rss > 10, "this process's own resident memory, read from /proc"
+    config["post_request"].__globals__["max_rss_mb"] = int(rss) + 500
+    config["post_request"](worker, None, {}, None)
+    assert worker.alive and not logged
+    config["post_request"].__globals__["max_rss_mb"] = 1
+    config["post_request"](worker, None, {}, None)
+    assert not worker.alive and "recycled" in logged[0][0]

@@ -3,6 +3,7 @@
 from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand
 
+from analysis.datasets import export_rows
 from analysis.latency import rederive_latency
 from analysis.models import DriveModel, Measurement, SteadyStateWindow, TestRun
 from analysis.services import refresh_aggregates
@@ -26,6 +27,7 @@ class Command(BaseCommand):
         }
         counts = rederive_latency(models=models, storage=default_storage)
         rows = sum(refresh_aggregates(drive_model=model) for model in DriveModel.objects.all())
+        export_rows.rebuild_all()  # the measurements CSV's rows carry the latency columns
         self.stdout.write(
             f"{counts['reread']} measurements re-read from their raw files, {counts['unreadable']} without a readable "
             f"raw file (kept as completion latency, with the reason), {counts['rejudged']} latency tests re-judged; "

@@ -275,9 +275,6 @@ def browse_drive(db):
     make_browse_submission(drive_model=drive, firmware="FW1", generation=3, scale=0.9)
     make_browse_submission(drive_model=drive, firmware="FW2", generation=4, scale=1.0)
     refresh_and_summarise(drive_model=drive)
-    from analysis.datasets.export_rows import rebuild_all  # why: project models load once pytest-django set Django up
-
-    rebuild_all()  # the measurements CSV's rows, as ingest writes them
     return drive
 
 

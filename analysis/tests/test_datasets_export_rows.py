@@ -122,7 +122,7 @@ def test_hostile_text_is_inert_and_hidden_runs_never_show(crafted):
     assert {r["vendor"] for r in evil} == {HOSTILE[1]}  # '<' is no formula
     assert {r["firmware"] for r in evil} == {"'-"} and {r["host_os"] for r in evil} == {""}
     assert "'\r=2" in {r["raw_file"] for r in evil} and "'=3" in {r["raw_file"] for r in evil}
-    assert evil[0]["flags"] == "bus_bound;thermal_throttle" and evil[1]["flags"] == ""
+    assert evil[0]["flag_kinds"] == "bus_bound;thermal_throttle" and evil[1]["flag_kinds"] == ""
     assert {int(r["run_id"]) for r in records} == {crafted["evil"].id, crafted["plain"].id}
 
 

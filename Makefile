@@ -12,7 +12,7 @@ CLIENT_SOURCES := client/pyproject.toml client/README.md client/LICENSE $(shell 
 help:
 	@echo "make run    - set up, build the client wheel, migrate, start the site and a task worker on http://127.0.0.1:$(PORT)/"
 	@echo "make test   - set up and run every test (services not running are skipped locally, never in CI)"
-	@echo "make lint   - ruff check and format check"
+	@echo "make lint   - ruff check and format check, and the structure check (scripts/check_structure.py)"
 	@echo "make format - ruff format and fix"
 	@echo "make bench  - run the benchmark scripts in bench/; fails if any missed a goal or crashed"
 	@echo "make bench-smoke - every benchmark at a tiny size (BENCH_SMOKE=1): fails only if one crashed"
@@ -39,6 +39,7 @@ test: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) scripts/check_structure.py
 
 format: $(VENV)/.installed
 	$(VENV)/bin/ruff format .

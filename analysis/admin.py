@@ -2,8 +2,6 @@
 
 from django.contrib import admin
 
-from analysis.browse import metadata
-from analysis.datasets import export_rows
 from analysis.models import (
     DriveMetadataProposal,
     DriveModel,
@@ -19,6 +17,8 @@ from analysis.models import (
     TestRun,
     Vendor,
 )
+from browse import metadata
+from datasets import export_rows
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

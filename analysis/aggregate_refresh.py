@@ -8,13 +8,11 @@ its factor effects) is rebuilt by tasks once the transaction commits, never insi
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import partial
 
 from django.db import transaction
 
 from analysis import aggregates
 from analysis.drive_changes import mark_drive_changed
-from analysis.factor_effects import queue_factor_effects
 from analysis.models import DriveModel, DriveModelAggregate, TestRun
 from analysis.models.aggregates import Factor
 from analysis.run_status import PUBLISHED
@@ -31,7 +29,7 @@ def refresh_aggregates_for_submission(*, submission) -> int:
 def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
     """Recompute the median, IQR and counts of every headline metric of `drive_model`, per factor level, and record
     that the drive's public data changed (analysis.drive_changes). Once the transaction commits, tasks rebuild the
-    drive's page summary (analysis.browse.summaries) and refit its factor effects (analysis.factor_effects): the
+    drive's page summary (browse.summaries) and refit its factor effects (analysis.factor_effects): the
     write path never builds a page nor waits on a fit. The median and
     quartiles are over physical units (each unit's runs summarised by their median, a run without a unit id its own
     unit); n_contributors counts the distinct uploader accounts behind them.
@@ -47,7 +45,6 @@ def refresh_aggregates(*, drive_model: DriveModel, also_submission=None) -> int:
     """
     with transaction.atomic():
         list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
-        transaction.on_commit(partial(queue_factor_effects, drive_model.pk))
         mark_drive_changed(drive_model.pk)
         return _refresh_aggregates_locked(drive_model, also_submission)
 

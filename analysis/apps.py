@@ -13,7 +13,8 @@ class AnalysisConfig(AppConfig):
         from analysis.drive_changes import drive_data_changed
 
         # why: analysis.tasks imports page code and models, which load only once the app registry is ready
-        from analysis.tasks import queue_page_summary
+        from analysis.tasks import queue_factor_refit, queue_page_summary
 
         intake_hooks.register()
         drive_data_changed.connect(queue_page_summary, dispatch_uid="analysis.page-summary")
+        drive_data_changed.connect(queue_factor_refit, dispatch_uid="analysis.factor-refit")

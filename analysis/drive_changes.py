@@ -3,7 +3,7 @@
 The write path (analysis.aggregate_refresh) bumps the drive's `data_version` and `data_changed_at` under the drive's
 row lock, in the transaction that publishes, withdraws, hides, rejects or re-derives a submission. After the commit,
 `drive_data_changed` is sent with the drive's id, and the read side rebuilds what it derives from the drive's data
-(analysis.tasks queues the page summary's rebuild: analysis.browse.summaries). A rolled-back change announces
+(analysis.tasks queues the page summary's rebuild: browse.summaries). A rolled-back change announces
 nothing. So the write path never imports page code nor waits on it, and a page knows how far its summary lags behind
 (its summary's `data_version` against the drive's).
 """

@@ -166,6 +166,7 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
 
 def _differs(fitted, figures) -> set[str]:
     """The factors in the fit at which this unit is away from the reference (as the model's columns count it)."""
+    # why: the factor_model package loads numpy and statsmodels; a page view reads stored fits without them
     from analysis.factor_model.data import BY_KEY
 
     away = set()
@@ -201,6 +202,7 @@ def conditions_apart(models: dict[str, MetricModel], compared: list[str]) -> tup
 
 def _above_reference(fitted, figures, factor: str) -> bool | None:
     """A continuous factor (spare, wear): whether the unit is above the reference; None for the others."""
+    # why: the factor_model package loads numpy and statsmodels; a page view reads stored fits without them
     from analysis.factor_model.data import BY_KEY
 
     spec = BY_KEY[factor]
@@ -322,6 +324,7 @@ def model_factors(runs: list[TestRun], flags: list[Flag], models: dict[str, Metr
 
 
 def _signed(change: float, unit: str = "%") -> str:
+    # why: the factor_model package loads numpy and statsmodels; a page view reads stored fits without them
     from analysis.factor_model.results import pct
 
     return pct(1 + change, unit)

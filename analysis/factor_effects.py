@@ -22,17 +22,6 @@ from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUn
 logger = logging.getLogger(__name__)
 
 
-def queue_factor_effects(drive_model_id: int) -> None:
-    """Queue a refit of the drive (called on commit). A broker outage only delays the refit to the drive's next
-    change or `manage.py refresh_factor_effects`."""
-    from analysis.tasks import refresh_factor_effects as task
-
-    try:
-        task.delay(drive_model_id)
-    except Exception:  # noqa: BLE001 - the published data is committed; the refit can wait
-        logger.warning("could not queue the factor refit of drive model %s", drive_model_id, exc_info=True)
-
-
 def _note(effect) -> str:
     """The effect's caveats: one unit behind it; levels of other factors that move with it (theirs, if kept)."""
     parts = ["1 unit — indicative"] if effect.status == "indicative" else []

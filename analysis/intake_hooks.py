@@ -2,12 +2,12 @@
 other registries of that app, from AnalysisConfig.ready()."""
 
 from analysis import moderation
-from analysis.browse.queries import submission_dataset
-from analysis.browse.trial_page import surface_url, trial_sections
 from analysis.explain import explain_submission
 from analysis.ingest import ingest_submission
 from analysis.selectors import trial_submission_q
 from analysis.services import refresh_aggregates_for_submission, runs_follow_status
+from browse.queries import submission_dataset
+from browse.trial_page import surface_url, trial_sections
 from submissions import hooks
 from submissions.private import register_private_filter
 

@@ -1,7 +1,7 @@
 """What in a bundle identifies a person, a machine or one drive unit, and how it is taken out of what the public sees.
 
 Scrubbing is two passes over a bundle. `identifiers_in_file` (run on every file by
-analysis.browse.raw_files.collect_bundle_identifiers) gathers the literal identifiers a file names: serial numbers,
+browse.raw_files.collect_bundle_identifiers) gathers the literal identifiers a file names: serial numbers,
 host names, user names, the serial tail of `/dev/disk/by-id/` names, addresses. `Scrubber` then removes the union of
 them from every file, plus whatever the patterns match there (IPv4/IPv6 and MAC addresses, UUIDs, by-id paths,
 `/home/<user>/`, `"serial": "..."` pairs), so a serial seen only in id-ctrl is also removed from a fio job file that

@@ -4,7 +4,7 @@ page scrubs every file of a bundle with the union of what all of its files name.
 The ingest gathers them from the bundle it has just verified, whose files are already in memory, and caches them
 once its rows are committed: the stored archive is not read a second time. A raw-file page whose bundle's set is
 not cached (an older submission, a cache flushed) gathers it by reading the stored bundle
-(analysis.browse.raw_files.collect_bundle_identifiers), which gives the same set.
+(browse.raw_files.collect_bundle_identifiers), which gives the same set.
 """
 
 from __future__ import annotations

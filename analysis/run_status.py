@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analysis.datasets import export_rows
 from analysis.models import TestRun
+from datasets import export_rows
 
 PUBLISHED = "published"
 HELD = "held"

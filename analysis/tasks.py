@@ -7,9 +7,9 @@ from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from analysis import factor_effects
-from analysis.browse import summaries
-from analysis.datasets import releases
 from analysis.models import DriveModel
+from browse import summaries
+from datasets import releases
 from nvmedb.storage import StorageUnavailable
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def refresh_factor_effects(drive_model_id: int) -> int:
     max_retries=5,
 )
 def rebuild_page_summary(drive_model_id: int) -> str:
-    """Rebuild a drive's page summary from its committed public runs (analysis.browse.summaries), queued after the
+    """Rebuild a drive's page summary from its committed public runs (browse.summaries), queued after the
     commit of every change of its public data. Idempotent: a second run, or one after a later change's, does
     nothing; a killed one leaves the previous summary whole and runs again (acks_late)."""
     return summaries.rebuild_summary(drive_model_id)
@@ -71,3 +71,13 @@ def queue_page_summary(sender=None, *, drive_model_id: int, **kwargs) -> None:
         rebuild_page_summary.delay(drive_model_id)
     except (BrokerUnavailable, OSError):
         logger.warning("could not queue the page summary rebuild of drive model %s", drive_model_id, exc_info=True)
+
+
+def queue_factor_refit(sender=None, *, drive_model_id: int, **kwargs) -> None:
+    """Receives analysis.drive_changes.drive_data_changed (connected in analysis.apps): queue the refit of the drive's
+    factor effects. A broker outage only delays the refit to the drive's next change or
+    `manage.py refresh_factor_effects`."""
+    try:
+        refresh_factor_effects.delay(drive_model_id)
+    except (BrokerUnavailable, OSError):
+        logger.warning("could not queue the factor refit of drive model %s", drive_model_id, exc_info=True)

@@ -3,6 +3,6 @@
 from django.urls import include, path
 
 urlpatterns = [
-    path("", include("analysis.browse.urls")),
-    path("datasets/", include("analysis.datasets.urls")),
+    path("", include("browse.urls")),
+    path("datasets/", include("datasets.urls")),
 ]

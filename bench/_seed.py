@@ -32,6 +32,7 @@ import random
 import sys
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -229,17 +230,29 @@ def seed(
     )
 
 
+@contextmanager
+def no_factor_refits():
+    """The refit each aggregate refresh queues after its commit (analysis.tasks.queue_factor_refit) left out: the
+    seeders fit every drive once themselves, afterwards."""
+    from analysis.drive_changes import drive_data_changed
+    from analysis.tasks import queue_factor_refit
+
+    drive_data_changed.disconnect(dispatch_uid="analysis.factor-refit")
+    try:
+        yield
+    finally:
+        drive_data_changed.connect(queue_factor_refit, dispatch_uid="analysis.factor-refit")
+
+
 def refresh_drive_models(models) -> None:
     """What the site derives after a commit, done here in this process: every drive's aggregates (with their
     contributor counts) and page summary, then its factor model, fitted once (the refit the services queue on commit
     is not queued: it would fit the same data again)."""
-    from unittest import mock
-
-    from analysis import aggregate_refresh, services
-    from analysis.browse.summaries import rebuild_summary
+    from analysis import services
     from analysis.factor_effects import refresh_factor_effects
+    from browse.summaries import rebuild_summary
 
-    with mock.patch.object(aggregate_refresh, "queue_factor_effects", lambda drive_model_id: None):
+    with no_factor_refits():
         for model in models:
             services.refresh_aggregates(drive_model=model)
             rebuild_summary(model.pk)  # the after-commit task's work (a no-op when that task already ran it)
@@ -255,9 +268,9 @@ def seed_export(*, runs: int = 800, rounds: int = 25, drive_models: int = 60, lo
     from django.db import connection
 
     from analysis.bulk import insert_rows
-    from analysis.datasets import export_rows
     from analysis.models import Flag, Measurement, Round
     from analysis.tests import factories
+    from datasets import export_rows
 
     started = time.perf_counter()
     user = factories.UserFactory(username="bench")

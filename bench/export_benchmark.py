@@ -11,7 +11,7 @@ from /proc: the server runs on this machine) and peak RSS (VmHWM), beside:
   the public runs, no joins to drives, hosts or flags: the physical limit of reading those rows. (Not the export's
   own query, whose ratio to itself would be near 1 by construction.)
 - COPY of the export's own query (a second reference: what PostgreSQL alone spends on the same bytes). The CSV
-  export's own query reads one table, the prepared export rows (analysis.datasets.export_rows).
+  export's own query reads one table, the prepared export rows (datasets.export_rows).
 - psql CPU: the CPU time `psql` spends receiving the export's own CSV (the same bytes as the CSV export) through
   `COPY … TO STDOUT`, written to a pipe this script drains.
 
@@ -185,17 +185,17 @@ def worker(fmt: str, size: int) -> None:
 def plain_rows_query(size: int) -> tuple[str, tuple]:
     """The public measurement rows with the measurement table's own published columns: no joins beyond what
     deciding 'public' needs, no flags."""
-    from analysis.datasets.tables import MEASUREMENT_COLUMNS
     from analysis.selectors import public_measurements
+    from datasets.tables import MEASUREMENT_COLUMNS
 
     own = [c.source for c in MEASUREMENT_COLUMNS if isinstance(c.source, str) and "__" not in c.source]
     return public_measurements().order_by("pk").values_list(*own)[:size].query.sql_with_params()
 
 
 def export_csv_query(size: int) -> tuple[str, tuple]:
-    """The CSV export's own query: one table, the export rows (analysis.datasets.export_rows)."""
-    from analysis.datasets import export_rows
-    from analysis.datasets.filters import Filters
+    """The CSV export's own query: one table, the export rows (datasets.export_rows)."""
+    from datasets import export_rows
+    from datasets.filters import Filters
 
     return export_rows.rows(Filters(size=size), for_copy=True).query.sql_with_params()
 
@@ -453,8 +453,8 @@ def main() -> int:
         call_command("migrate", verbosity=0)
         call_command("refresh_aggregates", "--missing", stdout=open(os.devnull, "w"))  # noqa: SIM115
         call_command("rebuild_export_rows", "--missing", stdout=open(os.devnull, "w"))  # noqa: SIM115
-    from analysis.datasets.filters import Filters, rows_queryset
-    from analysis.datasets.tables import TABLES
+    from datasets.filters import Filters, rows_queryset
+    from datasets.tables import TABLES
 
     public_rows = rows_queryset(TABLES["measurements"], Filters()).count()
     print(f"public measurement rows: {public_rows:,}")

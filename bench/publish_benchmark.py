@@ -9,7 +9,7 @@ with bench/_seed.py: 20 drive models, one of them (`bench-big-drive`) with one s
   runs' compliance, aggregates, data version).
 
 Each is timed from the call to the commit. What the site derives for readers after the commit (the drive's page
-summary: analysis.browse.summaries, queued by analysis.drive_changes) is timed apart, as the task would run it; the
+summary: browse.summaries, queued by analysis.drive_changes) is timed apart, as the task would run it; the
 factor model's refit (another after-commit task) is not run. Goal (issue 23): publish and withdraw transaction
 p50 <= 100 ms at 1 M rows. Prints the figures, the goals with PASS / FAIL and the load average; exits 1 when a goal is
 missed. Works on PostgreSQL and on SQLite (DATABASE_URL=sqlite:///...: the database is a file in the var folder).
@@ -26,7 +26,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _seed  # noqa: E402
@@ -64,11 +63,10 @@ def main() -> int:
 
     from django.contrib.auth import get_user_model
 
-    from analysis import aggregate_refresh
-    from analysis.browse.summaries import rebuild_summary
     from analysis.drive_changes import drive_data_changed
     from analysis.models import DriveModel, Measurement, TestRun
     from analysis.tasks import queue_page_summary
+    from browse.summaries import rebuild_summary
     from submissions.models import Submission
     from submissions.services import submission_approve, submission_withdraw
 
@@ -99,7 +97,7 @@ def main() -> int:
 
     drive_data_changed.disconnect(queue_page_summary, dispatch_uid="analysis.page-summary")
     drive_data_changed.connect(record, dispatch_uid="bench.publish")
-    with mock.patch.object(aggregate_refresh, "queue_factor_effects", lambda drive_model_id: None):
+    with _seed.no_factor_refits():
         for submission in chosen:
             started = time.perf_counter()
             submission_withdraw(submission=submission, by=submission.uploader)

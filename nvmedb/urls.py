@@ -32,7 +32,7 @@ urlpatterns = [
     path("", include("submissions.urls")),
     path("", include("analysis.urls")),
     path("api/v1/", include("submissions.api_urls")),
-    path("api/v1/", include("analysis.datasets.api_urls")),
+    path("api/v1/", include("datasets.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view loads its start-up script as a file: the Content-Security-Policy allows no inline script.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the client package (client/) into the wheel the site serves at /client/ (analysis.browse.client_wheel).
+# Builds the client package (client/) into the wheel the site serves at /client/ (browse.client_wheel).
 #   scripts/build-client-wheel.sh [DIR]
 # DIR defaults to the site's NVMEDB_CLIENT_WHEEL_DIR setting: $NVMEDB_CLIENT_WHEEL_DIR, else $NVMEDB_VAR_DIR/client,
 # else var/client. The wheel is built from an sdist (python -m build), so nothing left over in client/build can slip

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build analysis/data/launch/: the SSSPT runs a fresh site imports (manage.py seed_launch_sample).
+"""Build importers/data/launch/: the SSSPT runs a fresh site imports (manage.py seed_launch_sample).
 
 Reads a checkout of https://github.com/ljishen/SSSPT at COMMIT and writes, byte for byte the same on every build:
 - ssspt-launch-sample.tar.xz: README.md (the attribution below), LICENSE-SSSPT (SSSPT's LICENSE) and
@@ -27,7 +27,7 @@ COMMIT_TIME = 1553836238  # the commit's own time (2019-03-29 05:10:38 UTC): eve
 PLATFORMS = "analysis/data/platforms"
 ARCHIVE = "ssspt-launch-sample.tar.xz"
 LICENSE = "LICENSE-SSSPT"
-OUT = Path(__file__).resolve().parent.parent / "analysis" / "data" / "launch"
+OUT = Path(__file__).resolve().parent.parent / "importers" / "data" / "launch"
 
 # One run of each test per drive model, by the drive table of each run's README.md (not by the host's folder: both
 # models ran on both hosts). Each drive's runs come from one host; each recorded its preconditioning (wipc_* files).
@@ -79,7 +79,7 @@ again, byte for byte the same: members in name order, the commit's time as every
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkout", type=Path, help=f"a checkout of {REPOSITORY} at {COMMIT[:7]}")
-    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: analysis/data/launch)")
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: importers/data/launch)")
     args = parser.parse_args(argv)
     checkout: Path = args.checkout
     problem = check_checkout(checkout)

@@ -8,7 +8,8 @@ fix hint:
 
 - an import cycle (a strongly connected component of the module graph) spanning modules of different apps, or going
   through the client's nvmedb_client.plan;
-- an import of project code inside a function or method without a `# why:` comment on its line or the line above;
+- an import of project code inside a function or method without a `# why:` comment on its line, the line above,
+  or heading the unbroken run of import lines it belongs to;
 - a site or client source file over 500 lines.
 
 Exits 1 when it found any, else prints a summary and exits 0. Imports under `if TYPE_CHECKING:` never run, so they
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_LINES = 500
-SITE_APPS = ("nvmedb", "submissions", "analysis")
+SITE_APPS = ("nvmedb", "submissions", "analysis", "browse", "datasets", "importers")
 CLIENT_SOURCE = Path("client/src")
 CLIENT_PACKAGE = "nvmedb_client"
 PLAN_MODULE = "nvmedb_client.plan"
@@ -163,13 +164,27 @@ def read_imports(root: Path, report: Report) -> None:
             report.unreadable.append(f"{relative}:{error.lineno or 1}: cannot be parsed ({error.msg}); fix: repair it")
             continue
         why_lines = comment_lines(text)
+        source_lines = text.splitlines()
         is_package = path.name == "__init__.py"
         for node, in_function in _import_nodes(tree):
             spanned = range(node.lineno - 1, (node.end_lineno or node.lineno) + 1)
-            has_why = any(n in why_lines for n in spanned)
+            has_why = any(n in why_lines for n in spanned) or _why_above_block(node.lineno, source_lines, why_lines)
             for target in imported_modules(node, module, is_package, report.modules):
                 if target != module:
                     report.imports.append(Import(module, target, relative, node.lineno, in_function, has_why))
+
+
+def _why_above_block(line: int, source_lines: list[str], why_lines: set[int]) -> bool:
+    """Whether a `# why:` comment heads the unbroken run of import lines this one belongs to (one comment may
+    explain a block of imports made for the same reason)."""
+    above = line - 1
+    while above >= 1:
+        if above in why_lines:
+            return True
+        if not source_lines[above - 1].lstrip().startswith(("import ", "from ")):
+            return False
+        above -= 1
+    return False
 
 
 def app_of(module: str) -> str:

@@ -178,6 +178,28 @@ def test_a_project_import_inside_a_function_needs_a_why(tmp_path):
     assert all("# why:" in line and "fix:" in line for line in report.hidden_imports)
 
 
+def test_one_why_heads_a_block_of_imports_but_not_what_follows_other_code(tmp_path):
+    root = make_tree(
+        tmp_path,
+        {
+            **CLEAN,
+            "analysis/fit.py": """
+                def fit():
+                    # why: the fit loads numpy; a web process imports this module only to queue it
+                    from analysis import ingest
+                    from analysis.apps import AnalysisConfig
+                    from analysis import views
+
+                    value = 1
+                    from analysis import models
+                    return ingest, AnalysisConfig, views, models, value
+            """,
+        },
+    )
+    report = check_structure.check(root)
+    assert [line.split(": ")[0] for line in report.hidden_imports] == ["analysis/fit.py:9"]
+
+
 def test_imports_that_never_run_or_live_outside_the_site_are_not_counted(tmp_path):
     root = make_tree(
         tmp_path,

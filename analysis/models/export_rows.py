@@ -1,7 +1,7 @@
 """The measurements export's rows, written when a submission's data or place in the dataset changes, so a CSV export
 reads one table with a filter (on PostgreSQL a `COPY` of it) instead of joining nine tables per download.
 
-Written by analysis.datasets.export_rows; one row per measurement of a PTS run, whatever its submission's status:
+Written by datasets.export_rows; one row per measurement of a PTS run, whatever its submission's status:
 whether a row is public is decided at export time from its submission's status and `trial`, exactly as
 analysis.selectors.public_runs_q decides it, so hiding or withdrawing a submission needs no rewrite."""
 
@@ -29,8 +29,8 @@ def _reference(to):
 
 
 class ExportMeasurementRow(models.Model):
-    """A row of the `measurements` table (analysis.datasets.tables.MEASUREMENT_COLUMNS, same names, same order) as
-    its CSV spells it: text already spreadsheet-safe (analysis.datasets.spreadsheet), `started_at` as ISO 8601 UTC
+    """A row of the `measurements` table (datasets.tables.MEASUREMENT_COLUMNS, same names, same order) as
+    its CSV spells it: text already spreadsheet-safe (datasets.spreadsheet), `started_at` as ISO 8601 UTC
     text; numbers and booleans as themselves. Then the columns the live filters read."""
 
     measurement = models.OneToOneField(
@@ -95,7 +95,7 @@ class ExportMeasurementRow(models.Model):
     started_at = _text()
     raw_file = _text()
     json_path = _text()
-    # what the run filters read besides the columns above (analysis.datasets.export_rows), and who may see the row
+    # what the run filters read besides the columns above (datasets.export_rows), and who may see the row
     drive_model = _reference(DriveModel)
     firmware_ref = _reference(Firmware)
     target_kind = _text()

@@ -35,7 +35,7 @@ class DriveModel(models.Model):
     controller = models.CharField(max_length=100, blank=True)
     nand_type = models.CharField(max_length=100, blank=True)
     dram = models.CharField(max_length=100, blank=True)
-    # the vendor's spec-sheet figures, contributed with a source and approved by staff (analysis.browse.metadata)
+    # the vendor's spec-sheet figures, contributed with a source and approved by staff (browse.metadata)
     spec_seq_read_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Spec sheet: sequential read.")
     spec_seq_write_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Spec sheet: sequential write.")
     spec_rand_read_iops = models.FloatField(null=True, blank=True, help_text="Spec sheet: 4 KiB random read IOPS.")

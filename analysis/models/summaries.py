@@ -10,7 +10,7 @@ class DrivePageSummary(models.Model):
     public run (flags, steady counts, spread factors, breakdowns) and the default page's chart sections.
 
     Rebuilt by a task after the commit of every change to the drive's public data (analysis.drive_changes,
-    analysis.browse.summaries), from the committed runs: pages read the newest complete one, and `data_version` says
+    browse.summaries), from the committed runs: pages read the newest complete one, and `data_version` says
     which version of the drive's data it describes. `format` says which code built the JSON columns; a page finding
     another format computes per request until `manage.py refresh_aggregates` rebuilds it."""
 

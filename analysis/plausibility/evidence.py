@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from analysis.plausibility.limits import HOLD, REJECT, GateFailure, finite, show
 from analysis.records import SubmissionRecord
+from nvmedb_client.plan import EXTENSIONS, build_plan, plan_to_dict
 
 
 def check_sizes(record: SubmissionRecord) -> list[GateFailure]:
@@ -23,7 +24,6 @@ def check_sizes(record: SubmissionRecord) -> list[GateFailure]:
 
 def _plan_shape(plan: Mapping) -> list:
     """The PTS blocks' shape; an extension's block (the surface, any grid) is never part of the PTS plan."""
-    from nvmedb_client.plan import EXTENSIONS
 
     def series(s: Mapping) -> tuple:
         cells = sorted(
@@ -44,8 +44,6 @@ def reference_plan(plan: Mapping, edition: str) -> dict | None:
     """The plan a PTS run of these tests on a device of the plan's capacity must follow, from the client's own
     planner, of its PTS tests only (an extension such as the surface is never part of it, whatever its grid); None
     when the plan does not say enough to rebuild it."""
-    from nvmedb_client.plan import EXTENSIONS, build_plan, plan_to_dict
-
     try:
         built = build_plan(
             tests=[str(t) for t in plan.get("tests") or [] if t not in EXTENSIONS],

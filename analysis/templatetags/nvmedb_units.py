@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from django import template
 
-from analysis.browse import units
-from analysis.browse.charts import humanize_variables, variable_label
+from browse import units
+from browse.charts import humanize_variables, variable_label
 
 register = template.Library()
 

@@ -1,13 +1,13 @@
 """What a change to a drive's public data leaves once its transaction has committed and the task queued after the
 commit has run (analysis.drive_changes): its aggregates, its measurements' export rows as the store writes them
-(analysis.datasets.export_rows), and its page summary rebuilt from the committed runs. Tests that set rows up by
+(datasets.export_rows), and its page summary rebuilt from the committed runs. Tests that set rows up by
 hand, inside the test's transaction, call this where the site would publish."""
 
 from __future__ import annotations
 
-from analysis.browse.summaries import rebuild_summary
-from analysis.datasets import export_rows
 from analysis.services import refresh_aggregates
+from browse.summaries import rebuild_summary
+from datasets import export_rows
 
 
 def refresh_and_summarise(*, drive_model, also_submission=None) -> int:

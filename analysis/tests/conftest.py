@@ -113,7 +113,7 @@ def dataset_runs(db):
     from analysis.tests.factories_dirth import add_results
 
     for run in [public, other, *hidden_from_view]:
-        add_recovery_rows(run)  # the HIR/XSR tables (analysis.datasets.tables_recovery)
+        add_recovery_rows(run)  # the HIR/XSR tables (datasets.tables_recovery)
     for run in (public, other, hidden_from_view[0]):  # rows of the demand_intensity and histogram tables
         add_results(run)
     from analysis.tests.factories import DriveModelAggregateFactory
@@ -126,7 +126,7 @@ def dataset_runs(db):
     for run in [public, other, *hidden_from_view]:  # the factor_effects table (the hidden drives' stay empty)
         type(run).objects.filter(pk=run.pk).update(headline={"iops_4k_read": 5e5, "iops_4k_write": 1e5})
         refresh_factor_effects(run.drive_model)
-    from analysis.datasets.export_rows import rebuild_all  # why: project models load once pytest-django set Django up
+    from datasets.export_rows import rebuild_all  # why: project models load once pytest-django set Django up
 
     rebuild_all()  # the measurements CSV's rows, as ingest writes them
     return {"public": [public, other], "not_public": hidden_from_view, "surface": surface}

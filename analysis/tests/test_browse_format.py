@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from analysis.browse import units
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
+from browse import units
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.browse import metadata
 from analysis.models import DriveMetadataProposal, ProposalStatus
+from browse import metadata
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.browse import raw_files
 from analysis.tests import bundles, factories
 from analysis.tests.conftest import make_browse_submission
+from browse import raw_files
 
 LSHW = "lshw/keithCollins77093__hardInfo__lshw.json"
 NVME_LIST = "nvme-cli/netdata__netdata__src__go__plugin__go.d__collector__nvme__testdata__v2.11__nvme-list.json"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from analysis.browse import units
 from analysis.headline import BY_KEY, LAST_ROUNDS_MEAN, STEADY_WINDOW_MEAN, window_label
 from analysis.models import DriveModelAggregate, TestRun
 from analysis.tests import factories
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
+from browse import units
 
 
 def _page(client, slug: str) -> str:

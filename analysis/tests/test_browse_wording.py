@@ -10,13 +10,13 @@ import re
 import pytest
 
 from analysis import factor_rows
-from analysis.browse import drive_page
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, Host, TestRun
 from analysis.tests import factories
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_drivepage import visible_text
+from browse import drive_page
 
 pytestmark = pytest.mark.django_db
 

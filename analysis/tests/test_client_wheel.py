@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from analysis.browse import client_wheel
+from browse import client_wheel
 from conftest import REPO_ROOT
 
 CLIENT_VERSION = re.search(r'^version = "(.+)"$', (REPO_ROOT / "client" / "pyproject.toml").read_text(), re.M)[1]

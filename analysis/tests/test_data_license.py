@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from analysis.datasets.releases import build_release
+from datasets.releases import build_release
 from nvmedb_client import data_license
 
 pytestmark = pytest.mark.django_db

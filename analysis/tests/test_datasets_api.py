@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.datasets.releases import build_release
-from analysis.datasets.tables import TABLES
 from analysis.models import Measurement
 from analysis.tests.factories import DriveModelAggregateFactory
+from datasets.releases import build_release
+from datasets.tables import TABLES
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from analysis.datasets import docs
-from analysis.datasets.tables import TABLES
+from datasets import docs
+from datasets.tables import TABLES
 
 
 def test_the_doc_lists_every_column_with_its_type_and_unit():
@@ -17,8 +17,7 @@ def test_the_doc_lists_every_column_with_its_type_and_unit():
 def test_the_doc_is_regenerated_from_tables_py():
     text = docs.doc_path().read_text()
     assert docs.data_dictionary() in text, (
-        "docs/datasets.md is out of date: "
-        'python manage.py shell -c "from analysis.datasets.docs import update; update()"'
+        'docs/datasets.md is out of date: python manage.py shell -c "from datasets.docs import update; update()"'
     )
 
 

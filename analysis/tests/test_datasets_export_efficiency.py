@@ -14,11 +14,11 @@ from types import SimpleNamespace
 import pytest
 from django.db import connection
 
-from analysis.datasets import export_rows, pg_copy
-from analysis.datasets.filters import Filters
-from analysis.datasets.tables import TABLES
 from analysis.models import Flag, Measurement
 from analysis.tests.factories import iops_run
+from datasets import export_rows, pg_copy
+from datasets.filters import Filters
+from datasets.tables import TABLES
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The measurements CSV read from the export rows (analysis.datasets.export_rows) is byte for byte the CSV the join
+"""The measurements CSV read from the export rows (datasets.export_rows) is byte for byte the CSV the join
 query gave, on data crafted to break it, on SQLite and PostgreSQL; the rows follow a submission's status changes."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from analysis.datasets import export_rows, pg_copy, writers
-from analysis.datasets.exports import export_stream
-from analysis.datasets.filters import Filters, rows_queryset
-from analysis.datasets.tables import TABLES
 from analysis.models import ExportMeasurementRow, Measurement, TestRun
 from analysis.services import runs_follow_status
 from analysis.tests.factories import FlagFactory, HostFactory, SubmissionFactory, UserFactory, iops_run
+from datasets import export_rows, pg_copy, writers
+from datasets.exports import export_stream
+from datasets.filters import Filters, rows_queryset
+from datasets.tables import TABLES
 from submissions import services as submission_services
 from submissions.models import Submission
 

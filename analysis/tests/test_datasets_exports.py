@@ -14,11 +14,11 @@ from django.core.signals import request_finished
 from django.db import close_old_connections, connection
 from django.http import StreamingHttpResponse
 
-from analysis.datasets import export_rows, parquet
-from analysis.datasets.filters import Filters, rows_queryset
-from analysis.datasets.tables import TABLES
 from analysis.models import Measurement
 from analysis.tests.factories import iops_run
+from datasets import export_rows, parquet
+from datasets.filters import Filters, rows_queryset
+from datasets.tables import TABLES
 
 pytestmark = pytest.mark.django_db
 
@@ -223,7 +223,7 @@ def test_export_streams_and_sends_the_header_before_querying(client, dataset_run
 
 @pytest.mark.postgres
 def test_closing_the_stream_early_closes_the_server_side_cursor(rf, dataset_runs, monkeypatch):
-    from analysis.datasets import exports, views, writers
+    from datasets import exports, views, writers
 
     monkeypatch.setattr(exports, "CHUNK_ROWS", 5)
     monkeypatch.setattr(writers, "BATCH_ROWS", 5)
@@ -258,7 +258,7 @@ def test_datasets_page_explains_every_table_and_column(client, db):
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
 def test_awkward_text_survives_every_format(client, db, monkeypatch, fmt):
-    from analysis.datasets import pg_copy
+    from datasets import pg_copy
 
     monkeypatch.setattr(pg_copy, "BLOCK_BYTES", 64)  # split PostgreSQL's CSV into many blocks
     name = 'Evil, "Drive"\nline two <b>é</b>'
@@ -274,7 +274,7 @@ def test_awkward_text_survives_every_format(client, db, monkeypatch, fmt):
 
 
 def test_record_blocks_end_only_between_records():
-    from analysis.datasets.pg_copy import whole_records
+    from datasets.pg_copy import whole_records
 
     text = b'1,"a\nb",x\n2,"c ""q"" \nd",y\n3,plain,z\n'
     chunks = [text[i : i + 3] for i in range(0, len(text), 3)]
@@ -292,7 +292,7 @@ def test_record_blocks_end_only_between_records():
 def test_closing_a_csv_download_early_cancels_the_copy_on_the_server(rf, monkeypatch):
     import psycopg
 
-    from analysis.datasets import pg_copy, views
+    from datasets import pg_copy, views
 
     # Each row costs the server 5 ms, so the COPY is certainly still running after the first rows have arrived,
     # however fast the machine and however large its socket buffers.

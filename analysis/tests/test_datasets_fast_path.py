@@ -9,15 +9,15 @@ import io
 
 import pytest
 
-from analysis.datasets import export_rows, parquet, pg_copy, writers
-from analysis.datasets.exports import export_stream
-from analysis.datasets.filters import Filters, rows_queryset
-from analysis.datasets.tables import TABLES
 from analysis.models import Measurement, Round
 from analysis.tests.factories import FlagFactory, HostFactory, SteadyStateWindowFactory, SubmissionFactory, iops_run
 from analysis.tests.factories_dirth import add_results
 from analysis.tests.recovery_rows import add_recovery_rows
 from analysis.tests.surface_factory import surface_run
+from datasets import export_rows, parquet, pg_copy, writers
+from datasets.exports import export_stream
+from datasets.filters import Filters, rows_queryset
+from datasets.tables import TABLES
 
 pytestmark = pytest.mark.postgres
 
@@ -151,7 +151,7 @@ def test_the_fast_parquet_holds_the_same_table_as_the_orm_rendering(crafted, mon
 
 
 def test_the_python_csv_writer_quotes_a_bare_carriage_return_and_tells_empty_from_missing():
-    from analysis.datasets.tables import Column
+    from datasets.tables import Column
 
     columns = [Column("a", "string", "", "a"), Column("b", "string", "", "b"), Column("n", "number", "", "n")]
     content = b"".join(writers.write_csv(columns, [("x\ry", "", None), (None, 'say "hi"', 1.5)]))

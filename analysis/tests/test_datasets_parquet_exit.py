@@ -1,5 +1,5 @@
 """A process that writes Parquet with the project's writer and reads it back exits 0, every time (pyarrow used to
-abort at interpreter shutdown about one run in ten; see analysis/datasets/parquet.py)."""
+abort at interpreter shutdown about one run in ten; see datasets/parquet.py)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ SCRIPT = textwrap.dedent(
     """
     import datetime, django
     django.setup()
-    from analysis.datasets import parquet, writers
-    from analysis.datasets.tables import TABLES
+    from datasets import parquet, writers
+    from datasets.tables import TABLES
 
     columns = TABLES["measurements"].columns
     when = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)

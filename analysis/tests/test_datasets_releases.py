@@ -19,11 +19,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from analysis.datasets import releases
-from analysis.datasets.releases import build_release
-from analysis.datasets.tables import TABLES
 from analysis.models import Measurement
 from analysis.tests.factories import iops_run
+from datasets import releases
+from datasets.releases import build_release
+from datasets.tables import TABLES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHAPE = {"rounds": 6, "mixes": (100, 0), "block_sizes": (4096,)}
@@ -178,7 +178,7 @@ KILLED_BUILD = """
 import sys, time
 import django
 django.setup()
-from analysis.datasets import releases
+from datasets import releases
 write = releases.write_table_file
 calls = []
 def slow_write(table, fmt, path):

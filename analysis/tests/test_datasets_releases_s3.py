@@ -9,8 +9,8 @@ import tempfile
 
 import pytest
 
-from analysis.datasets.releases import SUMS, build_release, list_releases
-from analysis.datasets.tables import TABLES
+from datasets.releases import SUMS, build_release, list_releases
+from datasets.tables import TABLES
 from tests.s3server import free_port
 
 

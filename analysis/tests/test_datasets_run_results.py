@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from analysis import factor_rows
-from analysis.datasets import tables_run_results
-from analysis.datasets.filters import Filters, rows_queryset
-from analysis.datasets.tables import TABLES
 from analysis.factor_effects import refresh_factor_effects
 from analysis.factor_rows import drive_rows
 from analysis.headline import LAST_ROUNDS_MEAN, STEADY_WINDOW_MEAN
 from analysis.models import FactorEffect, FlagKind
 from analysis.tests.factories import FlagFactory, TestRunFactory
 from analysis.tests.test_factor_effects import RW, SEQ, population
+from datasets import tables_run_results
+from datasets.filters import Filters, rows_queryset
+from datasets.tables import TABLES
 
 pytestmark = pytest.mark.django_db
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "datasets.md"
@@ -171,8 +171,8 @@ def test_without_a_fit_the_normalized_figures_are_empty():
 def test_the_postgresql_copy_path_gives_the_same_normalized_figures_as_the_python_writer():
     import pyarrow.parquet as pq
 
-    from analysis.datasets import writers
-    from analysis.datasets.exports import export_stream
+    from datasets import writers
+    from datasets.exports import export_stream
 
     drive = population()["drive"]
     refresh_factor_effects(drive)

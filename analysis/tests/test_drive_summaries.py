@@ -1,4 +1,4 @@
-"""Drive page summaries are rebuilt after every change of a drive's data (analysis.browse.summaries): a page shows
+"""Drive page summaries are rebuilt after every change of a drive's data (browse.summaries): a page shows
 exactly what the per-request computation from every public run shows, follows a publication, withdrawal, hiding or
 rejection once its transaction commits (never inside it), never counts a trial, and costs the same queries for one
 submission or thirty."""
@@ -12,12 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from analysis.browse import queries
 from analysis.models import DrivePageSummary, TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
+from browse import queries
 
 pytestmark = pytest.mark.django_db
 
@@ -227,10 +227,10 @@ LIST_QUERIES = (
 def assert_the_list_matches_every_public_run(client):
     """The list's filters from the summaries select what the API's filters select from every public run, and show
     the counts of every public run."""
-    from analysis.browse.filters import DriveListFilter
     from analysis.filters import DriveFilter
     from analysis.models import DriveModel
     from analysis.selectors import public_test_runs
+    from browse.filters import DriveListFilter
 
     for params in LIST_QUERIES:
         from_summaries = list(

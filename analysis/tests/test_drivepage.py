@@ -10,13 +10,13 @@ import re
 
 import pytest
 
-from analysis.browse import factors
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import TestRun
 from analysis.tests import factories
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
+from browse import factors
 
 pytestmark = pytest.mark.django_db
 RAW_ID = re.compile(r"\b(?:iops|tp|lat|wsat)\.[a-z_]+\.rw\d{3}\.bs\d+\b")
@@ -221,7 +221,7 @@ def test_a_spec_figure_must_be_positive(client, drive, django_user_model):
 
 
 def test_variable_ids_inside_sentences_read_as_labels():
-    from analysis.browse.charts import humanize_variables
+    from browse.charts import humanize_variables
 
     text = "The client claimed a verdict on iops.total_iops.rw065.bs4096, which no measured run holds."
     assert (

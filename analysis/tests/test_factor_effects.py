@@ -12,7 +12,6 @@ import re
 import pytest
 from django.core.management import call_command
 
-from analysis.datasets.tables import TABLES
 from analysis.factor_effects import refresh_factor_effects
 from analysis.factor_rows import drive_rows, throughput
 from analysis.models import FactorEffect, FactorFitSummary
@@ -25,6 +24,7 @@ from analysis.tests.factories import (
     TestRunFactory,
     UserFactory,
 )
+from datasets.tables import TABLES
 from submissions.services import submission_approve, submission_withdraw
 
 pytestmark = pytest.mark.django_db

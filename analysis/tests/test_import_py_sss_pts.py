@@ -6,8 +6,8 @@ import shutil
 import pytest
 from django.core.management import call_command
 
-from analysis.importers.py_sss_pts import tool_rule, tool_value
 from analysis.models import Flag, Measurement, SteadyStateWindow, TestRun
+from importers.py_sss_pts import tool_rule, tool_value
 from nvmedb_client.fio_output import parse_fio_output, summarize
 from nvmedb_client.system.lshw import parse_lshw
 

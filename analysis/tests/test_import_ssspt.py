@@ -5,9 +5,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.importers.ssspt_readme import parse_readme
-from analysis.importers.ssspt_roles import ssspt_rule
 from analysis.models import Flag, Measurement, SteadyStateWindow, TestRun
+from importers.ssspt_readme import parse_readme
+from importers.ssspt_roles import ssspt_rule
 
 SAMPLE = "ssspt-hp-iops-1"
 

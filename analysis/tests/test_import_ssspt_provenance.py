@@ -10,9 +10,9 @@ import shutil
 import pytest
 from django.core.management import call_command
 
-from analysis.importers.ssspt import read_ssspt
-from analysis.importers.ssspt_readme import parse_readme
 from analysis.models import Flag, Measurement, TestRun
+from importers.ssspt import read_ssspt
+from importers.ssspt_readme import parse_readme
 
 MORE = "ssspt-more"
 

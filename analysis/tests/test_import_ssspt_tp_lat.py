@@ -5,8 +5,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from analysis.importers.ssspt_roles import TESTS
 from analysis.models import Flag, Measurement, SteadyStateWindow, TestRun
+from importers.ssspt_roles import TESTS
 
 MORE = "ssspt-more"
 

@@ -6,8 +6,8 @@ import shutil
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.importers.tree import find_runs
 from analysis.models import Measurement, TestRun
+from importers.tree import find_runs
 from submissions.models import Submission
 
 MORE = "ssspt-more"

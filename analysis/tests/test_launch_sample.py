@@ -1,4 +1,4 @@
-"""manage.py seed_launch_sample: the SSSPT runs committed in analysis/data/launch/ fill an empty site, and only that."""
+"""manage.py seed_launch_sample: the SSSPT runs committed in importers/data/launch/ fill an empty site, and only that."""
 
 import importlib.util
 import io
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.importers.launch import ARCHIVE, LAUNCH_DIR, RUNS_FOLDER, SOURCE_BASE
 from analysis.models import TestRun
 from analysis.selectors import public_test_runs
 from analysis.tests.factories import iops_run
+from importers.launch import ARCHIVE, LAUNCH_DIR, RUNS_FOLDER, SOURCE_BASE
 from submissions.models import Submission
 
-IMPORTED = "Imported the launch sample: 2 drives, 6 runs (SSSPT, MIT) — see analysis/data/launch/README.md"
+IMPORTED = "Imported the launch sample: 2 drives, 6 runs (SSSPT, MIT) — see importers/data/launch/README.md"
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "build-launch-sample.py"
 # a headline row with a figure, not "not measured"
 HEADLINE_ROW = '<th scope="row">{label}</th>\\s*<td class="num">'

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from analysis.browse.methodology import methodology_context, methodology_html, methodology_path
+from browse.methodology import methodology_context, methodology_html, methodology_path
 from nvmedb_client import plan
 
 
@@ -40,7 +40,7 @@ def test_a_table_of_contents_links_every_section_and_lists_the_tests_first(clien
 
 
 def test_the_sections_hold_the_whole_document_once(document):
-    from analysis.browse.methodology import methodology_document
+    from browse.methodology import methodology_document
 
     parsed = methodology_document()
     assert [s.title for s in parsed.sections] == [

@@ -1,4 +1,4 @@
-"""The read side off the write path (analysis.browse.summaries, analysis.browse.page_cache): the summary's rebuild is
+"""The read side off the write path (browse.summaries, browse.page_cache): the summary's rebuild is
 idempotent and a failed one leaves the previous summary whole; a page whose summary lags a change by more than a
 minute says so; the shared page's key is the same in every process, and readers who miss at once wait for one
 render."""
@@ -22,11 +22,11 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django.utils import timezone
 
-from analysis.browse import drive_page, page_cache, summaries, views
 from analysis.models import DriveModel, DrivePageSummary
 from analysis.services import refresh_aggregates
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
+from browse import drive_page, page_cache, summaries, views
 
 REPO = Path(__file__).resolve().parents[2]
 URL = "/drives/acme-990-1tb/"
@@ -88,7 +88,7 @@ def test_a_summary_lagging_a_change_by_more_than_a_minute_says_how_fresh_it_is(c
 
 
 def test_another_process_computes_the_same_deployment_id():
-    code = "import django; django.setup(); from analysis.browse import page_cache; print(page_cache.deployment_id())"
+    code = "import django; django.setup(); from browse import page_cache; print(page_cache.deployment_id())"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "nvmedb.settings.test", "PYTHONPATH": str(REPO / "client" / "src")}
     env.pop("NVMEDB_DEPLOYMENT_ID", None)
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
@@ -164,7 +164,7 @@ def test_the_drive_page_waits_for_the_render_another_worker_started(client, brow
         rendered.append(slug)
         return real(request, slug)
 
-    monkeypatch.setattr("analysis.browse.views._drive_detail", counted)
+    monkeypatch.setattr("browse.views._drive_detail", counted)
     cache.add(f"{key}:rendering", 1, 10)  # another worker missed first and is rendering
     threading.Timer(0.1, cache.set, args=(key, b"<p>rendered by the other worker</p>", 60)).start()
     response = client.get(URL)

@@ -20,13 +20,13 @@ import pytest
 from django.utils import timezone
 
 from analysis import privacy, raw_allow, raw_identifiers
-from analysis.browse import raw_files
-from analysis.datasets.releases import build_release
-from analysis.datasets.tables import TABLES
 from analysis.ingest import ingest_submission
 from analysis.privacy import Scrubber, identifiers_in_file, pretty_json
 from analysis.tests import bundles
 from analysis.tests.bundles import response_text
+from browse import raw_files
+from datasets.releases import build_release
+from datasets.tables import TABLES
 
 HYDROPERO = "lshw/hydropero__Bash_Integrity_Script__lshw_results.json"  # an array; host ip-172-31-35-167
 SONNIX = "lshw/sonnix-de__computerspende__lshw.json"  # an array; host wuffinotebook, Wi-Fi MAC and address

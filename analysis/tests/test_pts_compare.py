@@ -9,8 +9,6 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from analysis.browse import compare_pts
-from analysis.browse.forms import MAX_COMPARED
 from analysis.models import SurfacePattern
 from analysis.tests import factories
 from analysis.tests.after_commit import refresh_and_summarise
@@ -24,6 +22,8 @@ from analysis.tests.compare_pts_rows import (
     xsr_run,
 )
 from analysis.tests.surface_factory import surface_run
+from browse import compare_pts
+from browse.forms import MAX_COMPARED
 
 pytestmark = pytest.mark.django_db
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.browse import units
 from analysis.models import TestRun
 from analysis.services import refresh_aggregates
 from analysis.tests import factories
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories_dirth import IOPS, add_results, dirth_run
 from analysis.tests.test_browse_browser import ARTIFACTS, browser  # noqa: F401 -- the module's shared browser
+from browse import units
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

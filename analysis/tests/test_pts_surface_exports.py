@@ -7,10 +7,10 @@ import statistics
 
 import pytest
 
-from analysis.datasets import parquet
-from analysis.datasets.releases import build_release
-from analysis.datasets.tables import TABLES
 from analysis.models import SurfaceCell, SurfacePattern
+from datasets import parquet
+from datasets.releases import build_release
+from datasets.tables import TABLES
 
 pytestmark = pytest.mark.django_db
 

@@ -11,12 +11,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from analysis.browse import surface_data, units
 from analysis.models import SurfaceCell, SurfacePattern
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories import DriveModelFactory
 from analysis.tests.surface_factory import surface_run
 from analysis.tests.test_browse_browser import ARTIFACTS, browser  # noqa: F401 -- the module's shared browser
+from browse import surface_data, units
 
 CHART_KEYS = ("surface-bw-by-bs", "surface-bw-by-qd", "surface-knee", "surface-latency", "surface-bandwidth",
               "surface-iops", "surface-speedup", "surface-variation")  # fmt: skip

@@ -11,8 +11,6 @@ import re
 import pytest
 
 from analysis import explain
-from analysis.browse import queries
-from analysis.datasets import parquet
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, DrivePageSummary, Flag, SurfaceCell
 from analysis.outliers import outlier_flags
@@ -29,6 +27,8 @@ from analysis.tests.factories import (
     UserFactory,
 )
 from analysis.tests.surface_factory import surface_run
+from browse import queries
+from datasets import parquet
 
 pytestmark = pytest.mark.django_db
 
@@ -194,7 +194,7 @@ def test_a_unit_with_only_a_surface_run_is_no_peer_in_the_explanation(mixed):
 
 
 def test_a_release_keeps_the_surface_out_of_runs_and_measurements(mixed, releases_dir):
-    from analysis.datasets.releases import build_release
+    from datasets.releases import build_release
 
     release = build_release()
 

@@ -17,10 +17,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.utils import timezone
 
-from analysis.browse import charts_wsat_workloads as section
 from analysis.ingest import ingest_submission
 from analysis.models import Measurement, TestRun
 from analysis.selectors import public_test_runs
+from browse import charts_wsat_workloads as section
 from nvmedb_client.bundle import verify_bundle, write_bundle
 from throttled_run import throttled_quick_run
 

@@ -19,11 +19,11 @@ import pytest
 from django.utils import timezone
 
 from analysis import privacy, raw_allow
-from analysis.datasets.releases import build_release
-from analysis.datasets.tables import TABLES
 from analysis.ingest import ingest_submission
 from analysis.tests import bundles
 from analysis.tests.bundles import response_text
+from datasets.releases import build_release
+from datasets.tables import TABLES
 
 HOST = "LabHost-07"
 USER = "tessaquill"

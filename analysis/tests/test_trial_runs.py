@@ -6,9 +6,6 @@ import re
 
 import pytest
 
-from analysis.datasets import export_rows
-from analysis.datasets.releases import build_release
-from analysis.datasets.tables import TABLES
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModelAggregate, TestRun
 from analysis.tests import factories
@@ -17,6 +14,9 @@ from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories_dirth import add_results
 from analysis.tests.surface_factory import surface_run
 from analysis.tests.test_datasets_exports import body, export, parsed
+from datasets import export_rows
+from datasets.releases import build_release
+from datasets.tables import TABLES
 
 FORMATS = ("csv", "json", "ndjson", "parquet")
 

@@ -42,6 +42,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "submissions",
     "analysis",
+    "importers",
+    "browse",
+    "datasets",
 ]
 
 MIDDLEWARE = [
@@ -111,13 +114,13 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "analysis.browse.staticfinders.PlotlyFinder",  # plotly.js from the installed plotly package
+    "browse.staticfinders.PlotlyFinder",  # plotly.js from the installed plotly package
 ]
 # Serve static files from the app directories without collectstatic, so plain `runserver` works with DEBUG off.
 WHITENOISE_USE_FINDERS = True
-# Versioned, immutable data set releases (analysis.datasets.releases), when they are kept on local disk.
+# Versioned, immutable data set releases (datasets.releases), when they are kept on local disk.
 NVMEDB_RELEASES_DIR = Path(env_str("NVMEDB_RELEASES_DIR", str(VAR_DIR / "releases")))
-# The client wheel served at /client/ (analysis.browse.client_wheel); scripts/build-client-wheel.sh builds it here.
+# The client wheel served at /client/ (browse.client_wheel); scripts/build-client-wheel.sh builds it here.
 NVMEDB_CLIENT_WHEEL_DIR = Path(env_str("NVMEDB_CLIENT_WHEEL_DIR", str(VAR_DIR / "client")))
 # Uploaded bundles ("default") and releases ("releases"): local directories, or an S3-compatible bucket when
 # NVMEDB_S3_BUCKET is set (nvmedb.settings.storages).

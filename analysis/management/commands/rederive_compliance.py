@@ -7,6 +7,7 @@ from analysis.bundle_reader import read_bundle
 from analysis.models import TestRun
 from analysis.services import runs_follow_status
 from submissions.models import Submission, SubmissionStatus
+from submissions.services import verify_stored_bundle
 
 
 def rederive(submission: Submission, *, storage=None) -> int:
@@ -14,7 +15,6 @@ def rederive(submission: Submission, *, storage=None) -> int:
     (every cell of the PTS plan in every round, steady state or the round limit), adding the reasons. It only lowers:
     the gates store_submission ran with the database are not run again, so a verdict already lowered stays lowered.
     A held or rejected submission's runs keep their status reason first. Returns the number of runs lowered."""
-    from submissions.services import verify_stored_bundle
 
     with verify_stored_bundle(submission=submission, storage=storage) as bundle:
         record = read_bundle(bundle)

@@ -3,10 +3,10 @@
 from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand
 
-from analysis.datasets import export_rows
 from analysis.latency import rederive_latency
 from analysis.models import DriveModel, Measurement, SteadyStateWindow, TestRun
 from analysis.services import refresh_aggregates
+from datasets import export_rows
 from submissions.models import Submission
 
 

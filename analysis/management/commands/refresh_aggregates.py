@@ -4,10 +4,10 @@ runs."""
 from django.core.management.base import BaseCommand
 from django.db.models import F
 
-from analysis.browse.queries import SUMMARY_FORMAT
-from analysis.browse.summaries import rebuild_summary
 from analysis.models import DriveModel
 from analysis.services import refresh_aggregates
+from browse.queries import SUMMARY_FORMAT
+from browse.summaries import rebuild_summary
 
 
 class Command(BaseCommand):

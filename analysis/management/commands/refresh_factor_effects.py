@@ -2,9 +2,10 @@
 
 from django.core.management.base import BaseCommand
 
-from analysis.factor_effects import queue_factor_effects, refresh_factor_effects
+from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModel, FactorFitSummary
 from analysis.selectors import public_pts_runs
+from analysis.tasks import queue_factor_refit
 
 
 class Command(BaseCommand):
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         if options["queue"]:
             ids = list(models.values_list("pk", flat=True))
             for pk in ids:
-                queue_factor_effects(pk)
+                queue_factor_refit(drive_model_id=pk)
             self.stdout.write(f"{len(ids)} drive model refits queued")
             return
         rows = visited = 0

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from nvmedb_client.pts import interval_log
 from nvmedb_client.pts.segments import Segment, checked_interval
+from nvmedb_client.steady_state import WINDOW_ROUNDS, evaluate_window, first_steady_round
 
 KIB = 1024
 BLOCK_SIZE = 4 * KIB
@@ -200,7 +201,6 @@ def recovered(ratio: float) -> bool:
 
 
 def _baseline(points: list[tuple[int, float]]) -> dict:
-    from nvmedb_client.steady_state import WINDOW_ROUNDS, evaluate_window, first_steady_round
 
     if not points:
         return {"iops": None, "steady": False, "steady_round": None, "rounds": 0}

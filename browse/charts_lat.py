@@ -1,0 +1,41 @@
+"""The LAT test's drive-page chart: mean, 99.99th percentile and maximum latency by block size and R/W mix."""
+
+from __future__ import annotations
+
+from browse import units
+from browse.chart_kit import PALETTE, Chart, figure_layout, rounded, scaled, with_hover
+from browse.queries import window_cells, window_mean
+
+
+def latency(rows: list[dict], *, window: str) -> Chart:
+    cells = window_cells(rows)
+    keys = sorted(cells, key=lambda k: (k[1], -k[2]))
+    labels = [f"{units.block_size(bs)} {units.mix(mix)}" for (_, bs, mix) in keys]
+    stats = (("lat_mean_ns", "mean"), ("lat_p9999_ns", "99.99%"), ("lat_max_ns", "max"))
+    values = {column: [rounded(scaled(window_mean(cells[k], column), 1e3), 1) for k in keys] for column, _ in stats}
+    traces = [
+        with_hover(
+            {"type": "bar", "name": label, "x": labels, "y": values[column], "marker": {"color": PALETTE[i]}},
+            "ns",
+            [window_mean(cells[k], column) for k in keys],
+        )
+        for i, (column, label) in enumerate(stats)
+    ]
+    plotted = [v for column, _ in stats for v in values[column]]
+    return Chart(
+        key="latency",
+        title="Latency (mean, 99.99th percentile, maximum) by block size and R/W mix",
+        figure={
+            "data": traces,
+            "layout": figure_layout(
+                "Latency",
+                "Block size and R/W mix",
+                "Latency (log scale)",
+                barmode="group",
+                yaxis=units.log_axis(plotted, "ns", 1e3),
+            ),
+        },
+        columns=["Block size and mix", "Mean (µs)", "99.99% (µs)", "Max (µs)"],
+        rows=[[label, *[values[c][i] for c, _ in stats]] for i, label in enumerate(labels)],
+        note=f"Total latency (submission + completion) of the worst direction ({window}); log scale.",
+    )

@@ -1,0 +1,47 @@
+"""The TP test's drive-page chart: sequential read and write throughput by block size, against the PCIe link's limit."""
+
+from __future__ import annotations
+
+from browse import units
+from browse.chart_kit import PALETTE, Chart, figure_layout, rounded, scaled, with_hover
+from browse.queries import window_cells, window_mean
+
+
+def throughput(rows: list[dict], usable_bandwidth: float | None, *, window: str) -> Chart:
+    cells = window_cells(rows)
+    sizes = sorted({bs for (_, bs, _) in cells})
+    read = {bs: window_mean(c, "read_bw_bytes_per_s") for (phase, bs, _), c in cells.items() if phase == "tp-read"}
+    write = {bs: window_mean(c, "write_bw_bytes_per_s") for (phase, bs, _), c in cells.items() if phase == "tp-write"}
+    labels = [units.block_size(bs) for bs in sizes]
+    traces = [
+        {"type": "bar", "name": "sequential read", "x": labels,
+         "y": [rounded(scaled(read.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[0]}},
+        {"type": "bar", "name": "sequential write", "x": labels,
+         "y": [rounded(scaled(write.get(bs), 1e6)) for bs in sizes], "marker": {"color": PALETTE[1]}},
+    ]  # fmt: skip
+    with_hover(traces[0], "bytes/s", [read.get(bs) for bs in sizes])
+    with_hover(traces[1], "bytes/s", [write.get(bs) for bs in sizes])
+    layout = figure_layout("Sequential throughput by block size", "Block size", "MB/s (10⁶ bytes/s)", barmode="group")
+    note = f"Each block size: {window}."
+    if usable_bandwidth:
+        limit = usable_bandwidth / 1e6
+        traces.append(
+            {"type": "scatter", "mode": "lines", "name": "PCIe link usable bandwidth", "x": labels,
+             "y": [round(limit, 1)] * len(labels), "line": {"color": "#cf222e", "dash": "dash"}}
+        )  # fmt: skip
+        note += f" Dashed line: what the negotiated PCIe link can carry, {units.bandwidth(usable_bandwidth)}."
+    else:
+        note += " The PCIe link's usable bandwidth is unknown for this run, so no limit line is drawn."
+    table = [
+        [units.block_size(bs), rounded(scaled(read.get(bs), 1e6)), rounded(scaled(write.get(bs), 1e6)),
+         rounded(scaled(usable_bandwidth, 1e6))]
+        for bs in sizes
+    ]  # fmt: skip
+    return Chart(
+        key="throughput",
+        title="Throughput: sequential read and write by block size",
+        figure={"data": traces, "layout": layout},
+        columns=["Block size", "Read (MB/s)", "Write (MB/s)", "Link usable (MB/s)"],
+        rows=table,
+        note=note,
+    )

@@ -1,0 +1,157 @@
+"""The rows the browse pages read of public runs and their measurements: which columns, the light run rows with
+their charted metrics extracted by the database, the representative run of a test and the measurement window."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import F, FloatField, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+
+from analysis.models import (
+    DriveModelAggregate,
+)
+from analysis.selectors import (
+    public_test_runs,
+)
+from browse.counts import pts_runs
+from browse.factors import FACTOR_METRICS
+from nvmedb_client.steady_state import WINDOW_ROUNDS
+
+TEST_ORDER = ("iops", "tp", "lat", "wsat")
+STATISTICS_SECONDS = 24 * 3600
+PRIMARY_METRIC = {"iops": "iops_4k_read", "tp": "bw_1m_read", "lat": "lat_4k_mean"}
+RUN_FIELDS = (
+    "id",
+    "test",
+    "submission_id",
+    "submission__published_at",
+    "firmware__revision",
+    "pcie_link__generation",
+    "pcie_link__width",
+    "pcie_link__usable_bandwidth_bytes_per_s",
+    "unit_id",
+    "profile",
+    "edition",
+    "compliant",
+    "source",
+    "steady",
+    "steady_round",
+    "threads",
+    "iodepth",
+    "started_at",
+    "warning_temperature_k",
+    "critical_temperature_k",
+)
+# Every public run of a drive is read for the statistics; only these columns, the metrics extracted by the database.
+LIGHT_RUN_FIELDS = ("id", "test", "submission_id", "submission__published_at", "firmware__revision",
+                    "pcie_link__generation", "unit_id", "steady", "compliant")  # fmt: skip
+CHARTED_METRICS = ("iops_4k_read", "bw_1m_read", "lat_4k_mean")
+
+
+def metric_column(key: str) -> str:
+    return f"m_{key}"
+
+
+def light_runs(queryset: QuerySet, *extra_fields: str) -> QuerySet:
+    """Runs as small dicts with the charted headline metrics as floats (JSON parsed by the database, not Python)."""
+    metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in CHARTED_METRICS}
+    return queryset.annotate(**metrics).values(*LIGHT_RUN_FIELDS, *extra_fields, *metrics)
+
+
+MEASUREMENT_FIELDS = (
+    "id",
+    "test_run_id",
+    "round__phase",
+    "round__series",
+    "round__number",
+    "run_key",
+    "block_size_bytes",
+    "read_pct",
+    "total_iops",
+    "read_iops",
+    "write_iops",
+    "read_bw_bytes_per_s",
+    "write_bw_bytes_per_s",
+    "total_bw_bytes_per_s",
+    "lat_mean_ns",
+    "lat_p9999_ns",
+    "lat_max_ns",
+    "temperature_before_k",
+    "temperature_after_k",
+    "cumulative_write_bytes",
+    "in_steady_window",
+    "started_at",
+    "raw_file",
+)
+
+# what the drive page's charts read (fewer columns: the page reads several hundred rows on every request)
+CHARTED_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "run_key", "block_size_bytes", "read_pct",
+                              "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s", "lat_mean_ns",
+                              "lat_p9999_ns", "lat_max_ns", "temperature_after_k", "cumulative_write_bytes",
+                              "in_steady_window", "started_at")  # fmt: skip
+
+
+def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:
+    """Every public run of these drives (of `runs_of`, by default the public runs) as light rows, newest first (a
+    submission being published in this transaction has no date yet: it is the newest), in one query."""
+    runs: dict[int, list[dict]] = {pk: [] for pk in drive_ids}
+    source = public_test_runs() if runs_of is None else runs_of
+    ordered = source.filter(drive_model_id__in=drive_ids).order_by(
+        F("submission__published_at").desc(nulls_first=True), "test", "id"
+    )
+    for run in light_runs(ordered, "drive_model_id"):
+        runs[run["drive_model_id"]].append(run)
+    return runs
+
+
+def representative_run(runs: list[dict], test: str, overall: dict[str, DriveModelAggregate]) -> dict | None:
+    candidates = [r for r in runs if r["test"] == test]  # newest first
+    if not candidates:
+        return None
+    key = PRIMARY_METRIC.get(test)
+    aggregate = overall.get(key) if key else None
+    if aggregate is None:
+        return candidates[0]
+    column = metric_column(key)
+    with_value = [r for r in candidates if r[column] is not None]
+    if not with_value:
+        return candidates[0]
+    return min(with_value, key=lambda r: abs(r[column] - aggregate.median))
+
+
+def window_cells(rows: list[dict]) -> dict[tuple[str, int, int], list[dict]]:
+    """(phase, block size, read %) -> the rows of the measurement window (the steady window, else the last rounds)."""
+    cells: dict[tuple[str, int, int], list[dict]] = defaultdict(list)
+    for row in rows:
+        cells[(row["round__phase"], row["block_size_bytes"], row["read_pct"])].append(row)
+    chosen = {}
+    for key, cell in cells.items():
+        cell.sort(key=lambda r: r["round__number"])
+        chosen[key] = [r for r in cell if r["in_steady_window"]] or cell[-WINDOW_ROUNDS:]
+    return chosen
+
+
+def window_mean(rows: list[dict], column: str) -> float | None:
+    values = [r[column] for r in rows if r[column] is not None]
+    return sum(values) / len(values) if values else None
+
+
+FACTOR_RUN_FIELDS = ("id", "unit_id", "overprovisioning")
+
+
+def factor_runs(drive_id: int, runs_of: QuerySet | None = None) -> list[dict]:
+    """Every public PTS run of a drive with what the over-provisioning figures read (browse.factors), in one
+    query: the headline metrics they break down as floats. (The factor model reads its own rows:
+    analysis.factor_rows.)"""
+
+    metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in FACTOR_METRICS}
+    rows = (
+        pts_runs(public_test_runs() if runs_of is None else runs_of)
+        .filter(drive_model_id=drive_id)
+        .annotate(**metrics)
+        .order_by("id")
+        .values(*FACTOR_RUN_FIELDS, *metrics)
+    )
+    return list(rows)

@@ -1,0 +1,143 @@
+"""Drive page summaries, rebuilt after every change of a drive's public data instead of on every request, and never
+inside the transaction that makes the change.
+
+The write path records the change (analysis.drive_changes: the drive's `data_version` goes up in the publish,
+withdraw, hide, reject or re-derive transaction); once it commits, a task (analysis.tasks.rebuild_page_summary)
+calls `rebuild_summary`, which reads every public run of the drive once, from the committed data, and stores what
+the pages need from them (counts, the representative runs, the newest submissions, flag counts, steady counts, the
+spread factors, the breakdown charts, the compare figures and the default page's chart sections) in one
+DrivePageSummary row, so a drive page, the drive list and compare read a row or two whatever the number of
+submissions. A drive left with no public run loses its row.
+
+Pages read the newest complete row (the previous one until the rebuild writes; browse.queries says how
+fresh it is when it lags more than a minute behind the drive's newest change). The rebuild is a full one of that
+one drive: the representative runs are the ones closest to the drive's medians and the breakdowns hold every
+unit's point, so one submission can change every figure; it is idempotent and a killed one leaves the previous
+row whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+
+from django.db import connection, transaction
+from django.db.models import Case, IntegerField, Max, When
+from django.urls import reverse
+
+from analysis.filters import COMPLIANCE_RUNS
+from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
+from analysis.selectors import pts_q, public_flags, public_test_runs
+from browse import charts, compare, drive_page, queries
+
+CURRENT, WRITTEN, DELETED, NEWER, GONE = "current", "written", "deleted", "newer", "gone"
+
+
+def rebuild_summary(drive_model_id: int) -> str:
+    """Rebuild the drive's summary from its committed public runs unless the stored one already describes the
+    drive's data. Returns what it did: "current" (nothing to do), "written", "deleted" (no public run left),
+    "newer" (a rebuild of a later change wrote first) or "gone" (no such drive).
+
+    Safe to run twice or at once: the runs are read in one snapshot (REPEATABLE READ on PostgreSQL; a SQLite
+    transaction is one), then the row is written in one short transaction under the drive's row lock, and only over
+    a summary of an older data version. A worker killed before that write leaves the previous summary whole."""
+    drive = DriveModel.objects.filter(pk=drive_model_id).first()
+    if drive is None:
+        return GONE
+    if is_current(drive):
+        return CURRENT
+    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if snapshot:  # every query below sees the same committed state, and the version it is of
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        drive = DriveModel.objects.get(pk=drive_model_id)
+        fields = summary_fields(drive)
+    return _write(drive, fields)
+
+
+def is_current(drive: DriveModel) -> bool:
+    return DrivePageSummary.objects.filter(
+        drive_model=drive, format=queries.SUMMARY_FORMAT, slug=drive.slug, data_version__gte=drive.data_version
+    ).exists()
+
+
+def _write(drive: DriveModel, fields: dict | None) -> str:
+    with transaction.atomic():
+        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive.pk).values_list("pk"))
+        stored = DrivePageSummary.objects.filter(drive_model=drive).values_list("data_version", "format").first()
+        if stored is not None and stored[1] == queries.SUMMARY_FORMAT and stored[0] > drive.data_version:
+            return NEWER
+        if fields is None:
+            DrivePageSummary.objects.filter(drive_model=drive).delete()
+            return DELETED
+        DrivePageSummary.objects.update_or_create(drive_model=drive, defaults=fields)
+        return WRITTEN
+
+
+def summary_version(drive: DriveModel) -> str:
+    """The same token in every process for the same data, format and slug: page caches are keyed by it."""
+    named = f"{drive.pk}:{drive.data_version}:{queries.SUMMARY_FORMAT}:{drive.slug}"
+    return hashlib.sha256(named.encode()).hexdigest()[:32]
+
+
+def summary_fields(drive_model: DriveModel) -> dict | None:
+    """The summary row's columns from the drive's public runs, or None when it has none left."""
+    runs_of, flags_of = public_test_runs(), public_flags()
+    pk = drive_model.pk
+    aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive_model).order_by("metric", "factor", "level"))
+    computed, runs = queries.compute_summaries([pk], {pk: aggregates}, runs_of, flags_of)
+    summary = computed[pk]
+    if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page
+        return None
+    data = queries.drive_data_of(
+        drive=drive_model, aggregates=aggregates, summary=summary, all_runs=runs[pk], runs_of=runs_of
+    )
+    selected = runs_of.filter(pts_q(), drive_model=drive_model)  # the list's run filters: PTS runs only
+    kinds = selected.aggregate(
+        **{kind: Max(Case(When(condition, then=1), default=0, output_field=IntegerField()))
+           for kind, condition in COMPLIANCE_RUNS.items()}
+    )  # fmt: skip
+    generations = sorted({g for g in selected.values_list("pcie_link__generation", flat=True) if g is not None})
+    return {
+        "format": queries.SUMMARY_FORMAT,
+        "version": summary_version(drive_model),
+        "data_version": drive_model.data_version,
+        "slug": drive_model.slug,
+        "n_runs": summary.n_runs,
+        "n_submissions": summary.n_submissions,
+        "n_units": summary.n_units,
+        "pcie_generations": listed(generations),
+        "run_kinds": listed(kind for kind, met in kinds.items() if met),
+        "summary": {
+            "representative": summary.representative,
+            "newest": [
+                {"submission_id": str(run["submission_id"]), "firmware__revision": run["firmware__revision"]}
+                for run in summary.newest
+            ],
+            "flag_counts": summary.flag_counts,
+            "steady_runs": summary.steady_runs,
+            "list_cells": queries.list_cells(aggregates),
+            "tests": list(summary.tests),
+            "n_surface_runs": summary.n_surface_runs,
+            "n_compliant_runs": summary.n_compliant_runs,
+        },
+        "compare": compare.computed_compare_figures({pk: summary.representative})[pk],
+        "page": {
+            "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
+            "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),
+            "level_table": drive_page.level_table_html(aggregates),
+        },
+        "breakdowns": [asdict(chart) for chart in charts.breakdowns(data)],
+    }
+
+
+def chart_csv_url(drive_model: DriveModel, key: str) -> str:
+    """A default drive page chart's CSV (the views add ?submission= for a chosen submission's charts)."""
+    return reverse("drive-chart-csv", args=(drive_model.slug, key))
+
+
+def listed(values) -> str:
+    """Each value between commas (",3,4,"), so a filter is one substring test (",4,") on any database."""
+    values = [str(v) for v in values]
+    return f",{','.join(values)}," if values else ""

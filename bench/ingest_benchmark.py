@@ -138,6 +138,7 @@ def bundle_plan(runs: list[dict], *, profile: str, edition: str) -> dict:
         cell = {"pattern": run["pattern"], "block_size_bytes": run["block_size_bytes"], "read_pct": run["read_pct"]}
         if cell not in series["cells"]:
             series["cells"].append(cell)
+        series["max_rounds"] = max(series["max_rounds"], run["round"])  # WSAT's 30 samples are 30 "rounds"
     return {
         "specification": "SNIA SSS PTS v2.0.2",
         "tests": sorted(blocks),

@@ -180,7 +180,7 @@ def reference_of(factor: Factor, units: list[Unit]) -> object:
     if factor.kind == "bool":
         return False
     if factor.kind == "continuous":
-        return float(np.median([np.mean(u.values(factor)) for u in units]))
+        return float(np.median([_mean(u.values(factor)) for u in units]))
     by_units = Counter(level for u in units for level in set(u.values(factor)))
     by_runs = Counter(level for u in units for level in u.values(factor))
     return min(by_units, key=lambda lv: (-by_units[lv], -by_runs[lv], str(lv)))
@@ -188,17 +188,24 @@ def reference_of(factor: Factor, units: list[Unit]) -> object:
 
 def columns_of(factor: Factor, reference: object, units: list[Unit]) -> list[Column]:
     """The factor's design columns; none when every unit is at the reference (the factor is constant)."""
+    values = [u.values(factor) for u in units]
     if factor.kind == "continuous":
-        x = np.array([(np.mean(u.values(factor)) - reference) / factor.step for u in units])
+        x = np.array([(_mean(v) - reference) / factor.step for v in values])
         away = np.abs(x) >= 0.5  # half a step from the reference: a unit "differs" in this factor
         return [Column(factor, None, x, away)] if away.any() else []
     if factor.kind == "bool":
-        x = np.array([np.mean([bool(v) for v in u.values(factor)]) for u in units])
+        x = np.array([_mean([bool(level) for level in v]) for v in values])
         return [Column(factor, None, x, x > 0)] if np.ptp(x) > 0 else []
-    levels = sorted({v for u in units for v in u.values(factor)} - {reference}, key=str)
+    # each unit's share of runs at each level, counted once: a drive of many units and levels stays linear
+    shares = [{level: n / len(v) for level, n in Counter(v).items()} for v in values]
+    levels = sorted({level for share in shares for level in share} - {reference}, key=str)
     columns = []
     for level in levels:
-        x = np.array([np.mean([v == level for v in u.values(factor)]) for u in units])
+        x = np.array([share.get(level, 0.0) for share in shares])
         if np.ptp(x) > 0:  # a level every unit runs equally often is part of the intercept
             columns.append(Column(factor, level, x, x > 0))
     return columns
+
+
+def _mean(values: list) -> float:
+    return math.fsum(float(v) for v in values) / len(values)

@@ -168,8 +168,9 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
 
     status = HELD if hold_reasons else PUBLISHED
     if status == HELD:
-        runs_follow_status(submission=submission, status=HELD, reasons=hold_reasons)
-    export_rows.rebuild_for_submission(submission.pk)
+        runs_follow_status(submission=submission, status=HELD, reasons=hold_reasons)  # writes the export rows too
+    else:
+        export_rows.rebuild_for_submission(submission.pk)
     refresh_aggregates(drive_model=drive_model, also_submission=submission if status == PUBLISHED else None)
     for model in DriveModel.objects.filter(id__in=previous_models - {drive_model.id}).order_by("pk"):
         refresh_aggregates(drive_model=model)

@@ -67,17 +67,19 @@ def queue_page_summary(sender=None, *, drive_model_id: int, **kwargs) -> None:
     """Receives analysis.drive_changes.drive_data_changed (connected in analysis.apps): queue the rebuild. While the
     broker is away the page keeps its previous summary (and says how old it is) until the drive's next change or
     `manage.py refresh_aggregates --missing`."""
-    try:
-        rebuild_page_summary.delay(drive_model_id)
-    except (BrokerUnavailable, OSError):
-        logger.warning("could not queue the page summary rebuild of drive model %s", drive_model_id, exc_info=True)
+    _queue(rebuild_page_summary, drive_model_id, "page summary rebuild")
 
 
 def queue_factor_refit(sender=None, *, drive_model_id: int, **kwargs) -> None:
     """Receives analysis.drive_changes.drive_data_changed (connected in analysis.apps): queue the refit of the drive's
     factor effects. A broker outage only delays the refit to the drive's next change or
     `manage.py refresh_factor_effects`."""
+    _queue(refresh_factor_effects, drive_model_id, "factor refit")
+
+
+def _queue(task, drive_model_id: int, what: str) -> None:
+    """The change is committed; a broker outage only delays what derives from it, so it is logged, not raised."""
     try:
-        refresh_factor_effects.delay(drive_model_id)
+        task.delay(drive_model_id)
     except (BrokerUnavailable, OSError):
-        logger.warning("could not queue the factor refit of drive model %s", drive_model_id, exc_info=True)
+        logger.warning("could not queue the %s of drive model %s", what, drive_model_id, exc_info=True)

@@ -172,3 +172,20 @@ def test_the_drive_page_waits_for_the_render_another_worker_started(client, brow
     cache.delete(f"{key}:rendering")
     cache.delete(key)
     assert client.get(URL).status_code == 200 and rendered == [browse_drive.slug]
+
+
+@pytest.mark.parametrize("receiver, task, what", [
+    ("queue_page_summary", "rebuild_page_summary", "page summary rebuild"),
+    ("queue_factor_refit", "refresh_factor_effects", "factor refit"),
+])  # fmt: skip
+def test_a_broker_outage_after_the_commit_is_logged_not_raised(monkeypatch, caplog, receiver, task, what):
+    from kombu.exceptions import OperationalError
+
+    from analysis import tasks
+
+    def away(*args):
+        raise OperationalError("the broker is away")
+
+    monkeypatch.setattr(getattr(tasks, task), "delay", away)
+    getattr(tasks, receiver)(drive_model_id=7)  # the change is committed: nothing may raise here
+    assert f"could not queue the {what} of drive model 7" in caplog.text

@@ -184,11 +184,11 @@ def test_an_upload_to_full_storage_answers_503_json_and_keeps_nothing(
 def test_a_full_disk_while_a_large_bundle_spills_to_disk_ends_the_attempt_cleanly_and_a_retry_finishes_it(
     owner_api, signed_bundle, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
-    from nvmedb_client import bundle as bundle_module
+    from nvmedb_client.bundle_files import HeldFiles
 
     # files beyond the memory budget wait in a temporary directory: with no budget, every file goes there
     settings.NVMEDB_BUNDLE_LIMITS = {**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}), "max_memory_bytes": 0}
-    real_spill = bundle_module._HeldFiles._spill
+    real_spill = HeldFiles._spill
     calls = {"n": 0}
 
     def spill_until_the_disk_is_full(self, source, relative):
@@ -198,7 +198,7 @@ def test_a_full_disk_while_a_large_bundle_spills_to_disk_ends_the_attempt_cleanl
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), relative)
         return real_spill(self, source, relative)
 
-    monkeypatch.setattr(bundle_module._HeldFiles, "_spill", spill_until_the_disk_is_full)
+    monkeypatch.setattr(HeldFiles, "_spill", spill_until_the_disk_is_full)
     # a prefix of this test's own: other processes on the machine may validate bundles at the same time
     prefix = f"nvmedb-validate-{os.getpid()}-{time.monotonic_ns()}-"
     monkeypatch.setattr(pipeline, "SPILL_PREFIX", prefix)

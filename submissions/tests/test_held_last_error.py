@@ -22,7 +22,7 @@ SERVER_PATH = "/srv/nvmedb/tmp/nvmedb-validate-42/files/fio/iops-r01.json"
 @pytest.fixture
 def disk_always_full(settings, monkeypatch):
     """Every file the worker would spill to disk meets a full disk: the fault outlasts every attempt."""
-    from nvmedb_client import bundle as bundle_module
+    from nvmedb_client.bundle_files import HeldFiles
 
     settings.NVMEDB_BUNDLE_LIMITS = {**getattr(settings, "NVMEDB_BUNDLE_LIMITS", {}), "max_memory_bytes": 0}
     settings.NVMEDB_MAX_VALIDATION_ATTEMPTS = 2
@@ -30,7 +30,7 @@ def disk_always_full(settings, monkeypatch):
     def full(self, source, relative):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), SERVER_PATH)
 
-    monkeypatch.setattr(bundle_module._HeldFiles, "_spill", full)
+    monkeypatch.setattr(HeldFiles, "_spill", full)
     # A worker runs each retry as a task of its own; in-process, retries nest inside the first call, and a failed
     # one must end its attempt there rather than propagate out of the first.
     monkeypatch.setitem(validate_submission.app.conf, "task_eager_propagates", False)

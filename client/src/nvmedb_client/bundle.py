@@ -38,6 +38,3 @@ from nvmedb_client.bundle_format import (  # noqa: F401
 from nvmedb_client.bundle_rederive import rederive_steady_state, rederive_surface  # noqa: F401
 from nvmedb_client.bundle_verify import verify_bundle, verify_bundle_stream  # noqa: F401
 from nvmedb_client.bundle_write import write_bundle  # noqa: F401
-
-# the server's fault-injection tests patch the spill of held files by this name
-_HeldFiles = HeldFiles

@@ -77,17 +77,25 @@ def effect_rows(drive_model: DriveModel, fitted, summary: FactorFitSummary, now)
     return rows
 
 
-def refresh_factor_effects(drive_model: DriveModel) -> int:
+def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = False) -> int | None:
     """Refit every headline metric of `drive_model` on its public runs and replace its effect rows. Returns the
-    number of effect rows written."""
+    number of effect rows written; None when `only_if_changed` and the stored fit already read the drive's current
+    data (its `factors_version` is the drive's `data_version`: a refit queued by a change an earlier one covered)."""
     # why: the fit loads numpy, scipy and statsmodels; a web process imports this module only to queue refits
     from analysis.factor_figures import held_figures, public_figures
     from analysis.factor_model import fit
-    from analysis.factor_rows import drive_rows
+    from analysis.factor_rows import public_runs, rows_of
 
     with transaction.atomic():
-        list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
-        found = drive_rows(drive_model)
+        locked = DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk)
+        versions = locked.values_list("data_version", "factors_version").first()
+        if versions is None:
+            return 0  # deleted since
+        data_version, factors_version = versions
+        if only_if_changed and factors_version is not None and factors_version >= data_version:
+            return None
+        public = public_runs(drive_model)
+        found = rows_of(public)
         now = timezone.now()
         FactorEffect.objects.filter(drive_model=drive_model).delete()
         FactorFitSummary.objects.filter(drive_model=drive_model).delete()  # and their units' figures (cascade)
@@ -109,5 +117,6 @@ def refresh_factor_effects(drive_model: DriveModel) -> int:
             )
             effects.extend(effect_rows(drive_model, fitted, summary, now))
             figures.extend(public_figures(drive_model, fitted, rows, summary, now))
-        FactorUnitFigures.objects.bulk_create([*figures, *held_figures(drive_model, now)])
+        FactorUnitFigures.objects.bulk_create([*figures, *held_figures(drive_model, public, now)])
+        DriveModel.objects.filter(pk=drive_model.pk).update(factors_version=data_version)
         return len(FactorEffect.objects.bulk_create(effects))

@@ -45,12 +45,14 @@ def public_figures(drive_model: DriveModel, fitted: FactorFit, rows: list, summa
     return [_row(drive_model, fitted, summary.metric, key, digest, now, fit=summary) for key in keys]
 
 
-def held_figures(drive_model: DriveModel, now) -> list[FactorUnitFigures]:
-    """Per held submission of the drive and headline metric it measured: its unit fitted with the public units."""
+def held_figures(drive_model: DriveModel, public: list[dict], now) -> list[FactorUnitFigures]:
+    """Per held submission of the drive and headline metric it measured: its unit fitted with the public units.
+    `public` is the drive's public runs as the public fit read them (analysis.factor_rows.public_runs); only the
+    held unit's own figures are computed."""
     out = []
     held = Submission.objects.filter(status=SubmissionStatus.HELD, test_runs__drive_model=drive_model).distinct()
     for submission in held.order_by("pk"):
-        found, not_public = model_rows(submission, drive_model)
+        found, not_public = model_rows(submission, drive_model, public)
         if not not_public:
             continue
         runs = TestRun.objects.filter(pts_q(), submission=submission, drive_model=drive_model)
@@ -60,6 +62,6 @@ def held_figures(drive_model: DriveModel, now) -> list[FactorUnitFigures]:
             key = keys.get(headline.test)
             if key is None or not any(row.unit == key for row in rows):
                 continue
-            fitted = fit(rows, headline.label)
+            fitted = fit(rows, headline.label, figures_for={key})
             out.append(_row(drive_model, fitted, headline.key, key, rows_digest(rows), now, submission=submission))
     return out

@@ -40,11 +40,13 @@ def build_release(force: bool = False) -> int | None:
     retry_backoff=30,
     max_retries=3,
 )
-def refresh_factor_effects(drive_model_id: int) -> int:
+def refresh_factor_effects(drive_model_id: int) -> int | None:
     """Refit a drive model's factor effects after its public data changed (analysis.factor_effects). Returns the
-    effect rows written; 0 for a drive model deleted since."""
+    effect rows written; 0 for a drive model deleted since; None when an earlier refit already read this change."""
     drive_model = DriveModel.objects.filter(pk=drive_model_id).first()
-    return factor_effects.refresh_factor_effects(drive_model) if drive_model is not None else 0
+    if drive_model is None:
+        return 0
+    return factor_effects.refresh_factor_effects(drive_model, only_if_changed=True)
 
 
 @shared_task(

@@ -16,18 +16,23 @@ realistic model. Bundles are stored in a temporary FileSystemStorage (the defaul
 validated by submissions.services.submission_validate exactly as the Celery task calls it; the tasks the ingest
 queues on commit (the factor refit) run through Celery at the commit, eagerly as nvmedb.settings.test has it, inside
 the measured full path, as does the caching of the bundle's raw-file identifiers, gathered on commit from the bundle
-already in memory. BENCH_SMOKE=1 (or --small): a small bundle, one run.
+already in memory. With REDIS_URL set it also runs bundles through a freshly started Celery worker (production task
+routing, local settings): one cold, one warm, then --burst bundles of the same drive queued at once, each timed until
+the worker has also run every task their ingests queued; a factor refit that finds the drive's change already fitted
+(by the refit of an earlier bundle of the burst) does nothing. BENCH_SMOKE=1 (or --small): a small bundle, one run.
 
     DATABASE_URL=postgres://nvmedb:nvmedb-ci@127.0.0.1:5432/nvmedb .venv/bin/python bench/ingest_benchmark.py
     ... bench/ingest_benchmark.py --profile          # cProfile of one full path, top functions
-    ... bench/ingest_benchmark.py --celery           # also a cold run through a real Celery worker (needs REDIS_URL)
+    ... bench/ingest_benchmark.py --no-celery        # skip the runs through a real Celery worker
 
-Prints the baseline (gunzip + tar + orjson.loads of every JSON member), the full worker path, verification alone
-and ingest alone, and the goal: full path / baseline <= 3 (issue 12), with a verdict; exits 1 when it is missed.
+Prints the baseline (gunzip + tar + orjson.loads of every JSON member), the full worker path, verification alone,
+ingest alone and each queued task's share, and the goals: full path / baseline <= 3 (issues 12 and 24) for one
+bundle and per bundle of a burst, with verdicts; exits 1 when one is missed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
@@ -427,7 +432,10 @@ def main() -> int:
     parser.add_argument("--small", action="store_true", help="a small bundle (2 × 2 IOPS cells, ...): a quick check")
     parser.add_argument("--reseed", action="store_true", help="drop and seed the bench database again")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one full worker path")
-    parser.add_argument("--celery", action="store_true", help="also time a cold run through a real Celery worker")
+    parser.add_argument(
+        "--no-celery", dest="celery", action="store_false", help="skip the runs through a real Celery worker"
+    )
+    parser.add_argument("--burst", type=int, default=8, help="bundles of one drive queued at once to the worker")
     args = parser.parse_args()
     if SMOKE:  # a fresh database, a small bundle, one run
         args.database, args.submissions, args.repeats, args.small, args.reseed = (
@@ -437,6 +445,7 @@ def main() -> int:
             True,
             True,
         )
+        args.burst = 2
 
     goals = Report("ingest benchmark")
     from bench import _seed
@@ -496,7 +505,7 @@ def main() -> int:
         tasks = TaskLog()
         try:
             base, full, verify, ingest, reading = [], [], [], [], []
-            task_names: set[str] = set()
+            task_times: dict[str, list[float]] = {}  # task -> its wall time in each measured full path
             for _ in range(args.repeats):
                 with Timed(base):
                     baseline(bundle_path)
@@ -507,8 +516,8 @@ def main() -> int:
                     done, identifiers = worker_path(submission, storage)
                 if done.status != "published":
                     sys.exit(f"the benchmark bundle was not published: {done.status} {done.report}")
-                ran = tasks.take()
-                task_names |= {name for name, _ in ran}
+                for name, seconds in tasks.take():
+                    task_times.setdefault(name, []).append(seconds)
 
                 submission = new_submission(status="ingesting")
                 with Timed(verify), verify_stored(services, submission, storage) as bundle:
@@ -522,19 +531,22 @@ def main() -> int:
                     sys.exit(f"the benchmark bundle was rejected: {outcome.reasons[:3]}")
             rows = Measurement.objects.filter(test_run__submission=done).count()
             print(f"measurement rows per bundle: {rows}; outcome: {done.status}; {args.repeats} runs, median (min):")
-            print(f"tasks the ingest queued, run in the measured path: {', '.join(sorted(task_names)) or 'none'}")
+            print(f"tasks the ingest queued, run in the measured path: {', '.join(sorted(task_times)) or 'none'}")
             report("baseline: gunzip + tar + orjson.loads of every JSON member", base)
             report("full worker path: submission_validate + its queued tasks", full)
             report("  verify alone (archive stream, hashes, signature, limits)", verify)
             report("  ingest alone: ingest_submission (+ its tasks on commit)", ingest)
             report("    of which read_bundle (parse + checks, no database)", reading)
+            for name, seconds in sorted(task_times.items()):
+                per_run = sum(seconds) / args.repeats  # a task may run more than once per path, or not at all
+                print(f"  of the full path, task {name.rsplit('.', 1)[-1]:38} {per_run * 1000:8.1f} ms per path (mean)")
             goals.note(f"the ingest cached {identifiers} raw-file identifiers of the last bundle")
             ratios(goals, "wall", 0, base, full, verify, ingest)
             ratios(goals, "CPU ", 1, base, full, verify, ingest)
             if args.profile:
                 profile_full_path(services, new_submission, storage)
             if args.celery:
-                celery_cold_run(url, new_submission, work)
+                celery_runs(goals, url, new_submission, work, base, args.burst)
         finally:
             forget(added)
             overridden.disable()
@@ -562,24 +574,22 @@ def profile_full_path(services, new_submission, storage) -> None:
     stats.sort_stats("cumulative").print_stats(40)
 
 
-def celery_cold_run(url: str, new_submission, work: Path) -> None:
-    """One bundle through a freshly started `celery worker` (its first task: imports, schema compilation and
-    connections included), then a second one through the same worker; from queueing to the final status."""
+@contextlib.contextmanager
+def celery_worker(url: str, work: Path):
+    """A freshly started `celery worker` (solo pool, a queue of its own) on the bench database; yields its queue, its
+    log and the storage it reads bundles from, or None when it cannot run."""
     import signal
     import subprocess
-    import uuid
     import warnings
 
     warnings.filterwarnings("ignore", message=".*has no effect on send_task")  # it goes to the broker, as meant
 
     from django.core.files.storage import FileSystemStorage
 
-    from nvmedb.celery import app
-    from submissions.models import Submission
-
     redis_url = os.environ.get("REDIS_URL", "")
     if not redis_url.startswith("redis"):
-        print("celery: set REDIS_URL to time a run through a real worker")
+        print("celery: set REDIS_URL to time runs through a real worker")
+        yield None
         return
     storage_dir = work / "celery-storage"
     queue = f"ingest-bench-{uuid.uuid4().hex[:8]}"
@@ -593,7 +603,7 @@ def celery_cold_run(url: str, new_submission, work: Path) -> None:
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "NVMEDB_REVIEW_FIRST_N": "0",
     }
-    log = work / "worker.log"
+    log = work / f"worker-{queue}.log"
     command = [sys.executable, "-m", "celery", "-A", "nvmedb", "worker", "--pool=solo", "--loglevel=INFO", "-Q", queue]
     with log.open("ab") as handle:
         worker = subprocess.Popen(
@@ -609,33 +619,76 @@ def celery_cold_run(url: str, new_submission, work: Path) -> None:
         while "ready." not in log.read_text(errors="replace"):
             if time.monotonic() > deadline or worker.poll() is not None:
                 print("celery: the worker did not start:\n" + log.read_text(errors="replace")[-2000:])
+                yield None
                 return
             time.sleep(0.1)
-        storage = FileSystemStorage(location=str(storage_dir))
-        labels = ("cold (first task of a new worker)", "warm (second task, same worker)")
-        for warmed, label in enumerate(labels, start=1):
-            submission = new_submission(storage=storage)
-            started = time.perf_counter()
-            app.send_task("submissions.tasks.validate_submission", args=[str(submission.pk)], queue=queue)
-            while True:
-                status = Submission.objects.values_list("status", flat=True).get(pk=submission.pk)
-                if status in ("published", "held", "rejected") or time.perf_counter() - started > 300:
-                    break
-                time.sleep(0.02)
-            print(f"  celery worker, {label}: {(time.perf_counter() - started) * 1000:8.1f} ms, {status}")
-            # the worker goes on with the factor refit this ingest queued; the next bundle must not wait for it
-            while refits_done(log) < warmed:
-                if time.perf_counter() - started > 120:
-                    break
-                time.sleep(0.05)
+        yield queue, log, FileSystemStorage(location=str(storage_dir))
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
 
 
-def refits_done(log: Path) -> int:
+def send_and_drain(queue: str, log: Path, submissions: list, *, timeout: float = 600) -> tuple[float, list[str]]:
+    """Queue the validation of `submissions` at once; wait until each has its final status and the worker has run
+    every task their ingests queued (one page summary and one factor refit per ingest, a refit that finds its change
+    already fitted included). Returns the wall seconds and the statuses."""
+    from nvmedb.celery import app
+    from submissions.models import Submission
+
+    summaries, refits = tasks_done(log, "rebuild_page_summary"), tasks_done(log, "refresh_factor_effects")
+    started = time.perf_counter()
+    for submission in submissions:
+        app.send_task("submissions.tasks.validate_submission", args=[str(submission.pk)], queue=queue)
+    ids = [s.pk for s in submissions]
+    while time.perf_counter() - started < timeout:
+        statuses = list(Submission.objects.filter(pk__in=ids).values_list("status", flat=True))
+        if all(status in ("published", "held", "rejected") for status in statuses):
+            queued = sum(1 for status in statuses if status != "rejected")
+            if (
+                tasks_done(log, "rebuild_page_summary") >= summaries + queued
+                and tasks_done(log, "refresh_factor_effects") >= refits + queued
+            ):
+                break
+        time.sleep(0.02)
+    return time.perf_counter() - started, statuses
+
+
+def celery_runs(goals, url: str, new_submission, work: Path, base: list, burst: int) -> None:
+    """Through a freshly started worker: one bundle cold (its first task: imports, schema compilation and
+    connections included), one warm, then `burst` bundles of the same drive queued at once, each path timed from
+    queueing until the worker has also run every task the ingests queued."""
+    with celery_worker(url, work) as running:
+        if running is None:
+            return
+        queue, log, storage = running
+        for label in ("cold (first task of a new worker)", "warm (second task, same worker)"):
+            seconds, (status,) = send_and_drain(queue, log, [new_submission(storage=storage)])
+            print(f"  celery worker, {label}, with its queued tasks: {seconds * 1000:8.1f} ms, {status}")
+        if burst < 2:
+            return
+        fitted_before = fitted_refits(log)
+        seconds, statuses = send_and_drain(queue, log, [new_submission(storage=storage) for _ in range(burst)])
+        per_bundle, floor = seconds / burst, statistics.median(b[0] for b in base)
+        refits = fitted_refits(log) - fitted_before
+        goals.check(
+            f"celery burst of {burst} bundles of one drive: {per_bundle * 1000:.0f} ms per bundle with every queued "
+            f"task ({refits} of its {burst} refits fitted, the rest found their change fitted); per bundle / "
+            f"baseline {per_bundle / floor:.2f}",
+            per_bundle / floor <= GOAL_RATIO and set(statuses) == {"published"},
+            goal=f"per bundle / baseline <= {GOAL_RATIO:g}, all published",
+        )
+
+
+def tasks_done(log: Path, task: str) -> int:
     lines = log.read_text(errors="replace").splitlines()
-    return sum(1 for line in lines if "refresh_factor_effects[" in line and "succeeded" in line)
+    return sum(1 for line in lines if f"{task}[" in line and "succeeded" in line)
+
+
+def fitted_refits(log: Path) -> int:
+    lines = log.read_text(errors="replace").splitlines()
+    return sum(
+        1 for line in lines if "refresh_factor_effects[" in line and "succeeded" in line and not line.endswith("None")
+    )
 
 
 if __name__ == "__main__":

@@ -88,9 +88,17 @@ class Unit:
     runs: list[Run]
     contributors: frozenset = frozenset()
     log_value: float = 0.0  # mean log(metric) over its runs
+    _levels: dict = field(default_factory=dict, repr=False, compare=False)  # factor key -> Counter of its levels
 
     def values(self, factor: Factor) -> list:
         return [level_of(factor, r) for r in self.runs]
+
+    def level_counts(self, factor: Factor) -> Counter:
+        """How many of its runs are at each level of the factor (computed once per unit and factor)."""
+        counts = self._levels.get(factor.key)
+        if counts is None:
+            counts = self._levels[factor.key] = Counter(level_of(factor, r) for r in self.runs)
+        return counts
 
     @property
     def link(self) -> str | None:
@@ -181,23 +189,26 @@ def reference_of(factor: Factor, units: list[Unit]) -> object:
         return False
     if factor.kind == "continuous":
         return float(np.median([_mean(u.values(factor)) for u in units]))
-    by_units = Counter(level for u in units for level in set(u.values(factor)))
-    by_runs = Counter(level for u in units for level in u.values(factor))
+    by_units: Counter = Counter()
+    by_runs: Counter = Counter()
+    for unit in units:
+        counts = unit.level_counts(factor)
+        by_units.update(counts.keys())
+        by_runs.update(counts)
     return min(by_units, key=lambda lv: (-by_units[lv], -by_runs[lv], str(lv)))
 
 
 def columns_of(factor: Factor, reference: object, units: list[Unit]) -> list[Column]:
     """The factor's design columns; none when every unit is at the reference (the factor is constant)."""
-    values = [u.values(factor) for u in units]
     if factor.kind == "continuous":
-        x = np.array([(_mean(v) - reference) / factor.step for v in values])
+        x = np.array([(_mean(u.values(factor)) - reference) / factor.step for u in units])
         away = np.abs(x) >= 0.5  # half a step from the reference: a unit "differs" in this factor
         return [Column(factor, None, x, away)] if away.any() else []
     if factor.kind == "bool":
-        x = np.array([_mean([bool(level) for level in v]) for v in values])
+        x = np.array([_mean([bool(level) for level in u.values(factor)]) for u in units])
         return [Column(factor, None, x, x > 0)] if np.ptp(x) > 0 else []
     # each unit's share of runs at each level, counted once: a drive of many units and levels stays linear
-    shares = [{level: n / len(v) for level, n in Counter(v).items()} for v in values]
+    shares = [{level: n / len(u.runs) for level, n in u.level_counts(factor).items()} for u in units]
     levels = sorted({level for share in shares for level in share} - {reference}, key=str)
     columns = []
     for level in levels:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
@@ -60,9 +60,10 @@ def _constant_reason(factor: Factor, reference: object, units: list) -> str:
     return f"{reference} on every run of the {len(units)} units in the fit"
 
 
-def fit(rows: Iterable[Run | Mapping], metric: str = "metric") -> FactorFit:
+def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Collection | None = None) -> FactorFit:
     """The factor model of one drive model and one headline metric: log(metric) on the recorded factors, one row
-    per unit. Returns effects only when there are at least two more units than parameters."""
+    per unit. Returns effects only when there are at least two more units than parameters. `figures_for` limits the
+    per-unit figures (FactorFit.units) to those unit keys; None: every unit."""
     table = unit_table(rows)
     units = table.units
     n = len(units)
@@ -139,15 +140,26 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric") -> FactorFit:
         )
     out.factors = [results[f.key] for f in FACTORS]
 
-    xf = x[:, 1:]
-    for i, unit in enumerate(units):
-        contributions = []
-        for j, column in enumerate(kept, start=1):
-            lo, hi = sorted((xf[i, j - 1] * low[j], xf[i, j - 1] * high[j]))
-            contribution = Estimate(math.exp(xf[i, j - 1] * beta[j]), math.exp(lo), math.exp(hi))
-            contributions.append((column, effects[id(column)], bool(column.away[i]), contribution))
-        log_norm = y[i] - xf[i] @ beta[1:]
-        half = t * math.sqrt(max(float(xf[i] @ cov[1:, 1:] @ xf[i]), 0.0))
-        normalized = Estimate(math.exp(log_norm), math.exp(log_norm - half), math.exp(log_norm + half))
-        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), normalized, contributions)
+    _unit_figures(out, units, kept, effects, x, y, beta, cov, low, high, t, figures_for)
     return out
+
+
+def _unit_figures(out: FactorFit, units, kept, effects, x, y, beta, cov, low, high, t, figures_for) -> None:
+    """Each unit's normalized figure (its observed one ÷ the effects of its non-reference levels, with the delta
+    method's interval) and each column's contribution to it, computed for all units at once."""
+    xf = x[:, 1:]
+    own, bound_a, bound_b = xf * beta[1:], xf * low[1:], xf * high[1:]
+    value, lo, hi = np.exp(own), np.exp(np.minimum(bound_a, bound_b)), np.exp(np.maximum(bound_a, bound_b))
+    log_norm = y - own.sum(axis=1)
+    half = t * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", xf, cov[1:, 1:], xf), 0.0))
+    norm, norm_low, norm_high = np.exp(log_norm), np.exp(log_norm - half), np.exp(log_norm + half)
+    column_effects = [effects[id(column)] for column in kept]
+    for i, unit in enumerate(units):
+        if figures_for is not None and unit.id not in figures_for:
+            continue
+        contributions = [
+            (column, effect, bool(column.away[i]), Estimate(float(value[i, j]), float(lo[i, j]), float(hi[i, j])))
+            for j, (column, effect) in enumerate(zip(kept, column_effects, strict=True))
+        ]
+        normalized = Estimate(float(norm[i]), float(norm_low[i]), float(norm_high[i]))
+        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), normalized, contributions, i)

@@ -64,6 +64,7 @@ class UnitFigures:
     observed: float  # geometric mean of its runs
     normalized: Estimate  # at the reference conditions
     contributions: list[tuple[Column, Effect, bool, Estimate]]  # (column, effect, away from reference, its effect)
+    index: int = 0  # its row in the fit's design (the order of the fit's units)
 
 
 @dataclass
@@ -149,7 +150,7 @@ class FactorFit:
 
     def _what(self, column: Column, figures: UnitFigures) -> str:
         factor = column.factor
-        x = float(column.x[list(self.units).index(figures.unit.id)])  # units are in the fit's order
+        x = float(column.x[figures.index])
         link = figures.unit.link
         share = f" on {x:.0%} of its runs" if factor.kind != "continuous" and x < 1 else ""
         if factor.key == "link_limited":

@@ -46,6 +46,9 @@ class DriveModel(models.Model):
     # records which version it was built from, so a page knows how far it lags behind
     data_version = models.PositiveBigIntegerField(default=0, editable=False)
     data_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # the data_version the stored factor fit read (analysis.factor_effects): a refit queued by a change an earlier
+    # refit already read has nothing to do, so a burst of uploads of one drive costs one fit, not one each
+    factors_version = models.PositiveBigIntegerField(null=True, blank=True, editable=False)  # None: never fitted
 
     class Meta:
         ordering = ["vendor__name", "name"]
@@ -66,7 +69,7 @@ class DriveModel(models.Model):
         super().save(*args, **kwargs)
 
 
-CHANGE_FIELDS = ("data_version", "data_changed_at")
+CHANGE_FIELDS = ("data_version", "data_changed_at", "factors_version")
 
 
 class Firmware(models.Model):

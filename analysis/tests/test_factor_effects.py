@@ -12,6 +12,7 @@ import re
 import pytest
 from django.core.management import call_command
 
+from analysis import tasks
 from analysis.factor_effects import refresh_factor_effects
 from analysis.factor_rows import drive_rows, throughput
 from analysis.models import FactorEffect, FactorFitSummary
@@ -168,6 +169,23 @@ def test_withdrawing_the_gen2_box_leaves_the_link_constant(django_capture_on_com
         submission_withdraw(submission=gen2, by=gen2.uploader)
     assert [r.status for r in effects(drive, SEQ)["link_limited"]] == ["constant"]
     assert FactorFitSummary.objects.get(drive_model=drive, metric=SEQ).n_units == 10
+
+
+def test_a_refit_queued_for_a_change_an_earlier_refit_read_fits_nothing(django_capture_on_commit_callbacks):
+    world = population()
+    drive = world["drive"]
+    gen2, hot = world["submissions"]["gen2"], world["submissions"]["hot"]
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_withdraw(submission=gen2, by=gen2.uploader)  # its refit runs after the commit
+    first = FactorFitSummary.objects.get(drive_model=drive, metric=SEQ)
+    drive.refresh_from_db()
+    assert first.n_units == 10 and drive.factors_version == drive.data_version > 0
+    assert tasks.refresh_factor_effects(drive.pk) is None  # a second refit queued for the same change
+    assert FactorFitSummary.objects.get(drive_model=drive, metric=SEQ).pk == first.pk  # nothing was refitted
+    with django_capture_on_commit_callbacks(execute=True):
+        submission_withdraw(submission=hot, by=hot.uploader)  # a new change is fitted again
+    assert FactorFitSummary.objects.get(drive_model=drive, metric=SEQ).n_units == 9
+    assert refresh_factor_effects(drive) > 0  # the command's refit (a changed model) always fits
 
 
 def test_a_drive_with_one_unit_has_too_few_units_and_no_ratio():

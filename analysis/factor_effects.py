@@ -1,8 +1,9 @@
 """Fit the factor model (analysis.factor_model) on a drive model's public runs and store its effects.
 
-`refresh_factor_effects` reads the drive's public PTS runs (analysis.factor_rows), fits every headline metric and
-replaces the drive's FactorEffect and FactorFitSummary rows in one transaction, under the drive model's row lock,
-so two refits of one drive never interleave and the one that waited reads what the other committed.
+`refresh_factor_effects` reads the drive's public PTS runs (analysis.factor_rows) in one snapshot, fits every
+headline metric holding no lock, then replaces the drive's FactorEffect, FactorFitSummary and FactorUnitFigures rows
+in one short transaction under the drive model's row lock, unless a fit of the same or newer data was written
+meanwhile (the drive's `factors_version` records the `data_version` its stored fit read).
 
 It runs as a Celery task (analysis.tasks.refresh_factor_effects) queued after the commit of every transaction that
 refreshes the drive's aggregates (publish, withdraw, hide, approve, re-derive: analysis.services.refresh_aggregates),
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
@@ -79,44 +80,79 @@ def effect_rows(drive_model: DriveModel, fitted, summary: FactorFitSummary, now)
 
 def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = False) -> int | None:
     """Refit every headline metric of `drive_model` on its public runs and replace its effect rows. Returns the
-    number of effect rows written; None when `only_if_changed` and the stored fit already read the drive's current
-    data (its `factors_version` is the drive's `data_version`: a refit queued by a change an earlier one covered)."""
+    number of effect rows written; None when nothing was written: `only_if_changed` and the stored fit already read
+    the drive's current data (its `factors_version` is the drive's `data_version`: a refit queued by a change an
+    earlier one covered), or a refit of newer data wrote first.
+
+    The fit reads one snapshot of the committed data (REPEATABLE READ on PostgreSQL; a SQLite transaction is one) and
+    holds no lock while it fits; only the write takes the drive's row lock, so a publish or withdraw of the drive never
+    waits for a fit."""
+    versions = DriveModel.objects.filter(pk=drive_model.pk).values_list("data_version", "factors_version").first()
+    if versions is None:
+        return 0  # deleted since
+    if only_if_changed and _covered(*versions):
+        return None
+    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if snapshot:  # every query of the fit sees the same committed state and its version
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        data_version = DriveModel.objects.filter(pk=drive_model.pk).values_list("data_version", flat=True).first()
+        if data_version is None:
+            return 0
+        fits, held = _fit_drive(drive_model, timezone.now())
+    with transaction.atomic():
+        locked = DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk)
+        stored = locked.values_list("factors_version", flat=True).first()
+        if stored is not None and (stored > data_version or only_if_changed and stored == data_version):
+            return None  # another refit wrote a fit of these data or of newer ones meanwhile
+        FactorEffect.objects.filter(drive_model=drive_model).delete()
+        FactorFitSummary.objects.filter(drive_model=drive_model).delete()  # and their units' figures (cascade)
+        FactorUnitFigures.objects.filter(drive_model=drive_model).delete()  # a held unit's have no public fit
+        effects, figures = [], list(held)
+        for summary, summary_effects, unit_figures in fits:
+            summary.save()
+            effects.extend(summary_effects)
+            figures.extend(unit_figures)
+        FactorUnitFigures.objects.bulk_create(figures)
+        DriveModel.objects.filter(pk=drive_model.pk).update(factors_version=data_version)
+        return len(FactorEffect.objects.bulk_create(effects))
+
+
+def _covered(data_version: int, factors_version: int | None) -> bool:
+    return factors_version is not None and factors_version >= data_version
+
+
+def _fit_drive(drive_model: DriveModel, now) -> tuple[list, list]:
+    """The drive's fits, not saved yet: per headline metric (its FactorFitSummary, FactorEffect rows, public units'
+    FactorUnitFigures), and the held submissions' FactorUnitFigures."""
     # why: the fit loads numpy, scipy and statsmodels; a web process imports this module only to queue refits
     from analysis.factor_figures import held_figures, public_figures
     from analysis.factor_model import fit
     from analysis.factor_rows import public_runs, rows_of
 
-    with transaction.atomic():
-        locked = DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk)
-        versions = locked.values_list("data_version", "factors_version").first()
-        if versions is None:
-            return 0  # deleted since
-        data_version, factors_version = versions
-        if only_if_changed and factors_version is not None and factors_version >= data_version:
-            return None
-        public = public_runs(drive_model)
-        found = rows_of(public)
-        now = timezone.now()
-        FactorEffect.objects.filter(drive_model=drive_model).delete()
-        FactorFitSummary.objects.filter(drive_model=drive_model).delete()  # and their units' figures (cascade)
-        FactorUnitFigures.objects.filter(drive_model=drive_model).delete()  # a held unit's have no public fit
-        effects, figures = [], []
-        for metric, rows in found.rows.items():
-            fitted = fit(rows, metric)
-            summary = FactorFitSummary.objects.create(
-                drive_model=drive_model,
-                metric=metric,
-                status=fitted.status,
-                reason=fitted.reason[:300],
-                n_units=fitted.n_units,
-                n_runs=fitted.n_runs,
-                n_contributors=fitted.n_contributors,
-                r_squared=fitted.r_squared,
-                notes=[*found.notes.get(metric, []), *fitted.notes],
-                fitted_at=now,
+    public = public_runs(drive_model)
+    found = rows_of(public)
+    fits = []
+    for metric, rows in found.rows.items():
+        fitted = fit(rows, metric)
+        summary = FactorFitSummary(
+            drive_model=drive_model,
+            metric=metric,
+            status=fitted.status,
+            reason=fitted.reason[:300],
+            n_units=fitted.n_units,
+            n_runs=fitted.n_runs,
+            n_contributors=fitted.n_contributors,
+            r_squared=fitted.r_squared,
+            notes=[*found.notes.get(metric, []), *fitted.notes],
+            fitted_at=now,
+        )
+        fits.append(
+            (
+                summary,
+                effect_rows(drive_model, fitted, summary, now),
+                public_figures(drive_model, fitted, rows, summary, now),
             )
-            effects.extend(effect_rows(drive_model, fitted, summary, now))
-            figures.extend(public_figures(drive_model, fitted, rows, summary, now))
-        FactorUnitFigures.objects.bulk_create([*figures, *held_figures(drive_model, public, now)])
-        DriveModel.objects.filter(pk=drive_model.pk).update(factors_version=data_version)
-        return len(FactorEffect.objects.bulk_create(effects))
+        )
+    return fits, held_figures(drive_model, public, now)

@@ -11,11 +11,12 @@ import re
 
 import pytest
 from django.core.management import call_command
+from django.db.models import F
 
 from analysis import tasks
 from analysis.factor_effects import refresh_factor_effects
 from analysis.factor_rows import drive_rows, throughput
-from analysis.models import FactorEffect, FactorFitSummary
+from analysis.models import DriveModel, FactorEffect, FactorFitSummary
 from analysis.tests.factories import (
     DriveModelFactory,
     FlagFactory,
@@ -186,6 +187,17 @@ def test_a_refit_queued_for_a_change_an_earlier_refit_read_fits_nothing(django_c
         submission_withdraw(submission=hot, by=hot.uploader)  # a new change is fitted again
     assert FactorFitSummary.objects.get(drive_model=drive, metric=SEQ).n_units == 9
     assert refresh_factor_effects(drive) > 0  # the command's refit (a changed model) always fits
+
+
+def test_a_fit_of_older_data_never_replaces_a_stored_fit_of_newer_data():
+    world = population()
+    drive = world["drive"]
+    refresh_factor_effects(drive)
+    before = set(FactorEffect.objects.filter(drive_model=drive).values_list("pk", flat=True))
+    # what a refit that read version N finds when a refit of a later change wrote while it was fitting
+    DriveModel.objects.filter(pk=drive.pk).update(factors_version=F("data_version") + 1)
+    assert refresh_factor_effects(drive) is None
+    assert set(FactorEffect.objects.filter(drive_model=drive).values_list("pk", flat=True)) == before
 
 
 def test_a_drive_with_one_unit_has_too_few_units_and_no_ratio():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from nvmedb_client import fio_jobs, steady_state
 from nvmedb_client.plan_types import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series
 from nvmedb_client.progress import TrackingLine
-from nvmedb_client.pts import dirth_run
+from nvmedb_client.pts import dirth_run, wsat
 from nvmedb_client.run_state import RunError
 from nvmedb_client.tracking import series_tracking
 
@@ -108,10 +108,7 @@ def run_samples(runner, series: Series, block: Block) -> None:
     else:
         reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
     record = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
-    if series.test == "wsat":
-        runner.state["wsat"] = record
-    else:  # a WSAT optional workload
-        runner.state.setdefault("wsat_workloads", {})[series.test] = record
+    wsat.record_stop(runner.state, series.test, record)
     runner._save()
 
 

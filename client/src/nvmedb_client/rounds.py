@@ -87,12 +87,12 @@ def run_samples(runner, series: Series, block: Block) -> None:
             break
         runner.context.round, runner.context.cell_index = sample, 1
         # WSAT is one continuous time series: any pause inside it is inside the measurement
-        runner._position(block=block.label, stage="rounds", phase="wsat", round=sample, round_complete=False)
+        runner._position(block=block.label, stage="rounds", phase=series.phase, round=sample, round_complete=False)
         run_id = series.run_id(sample, cell)
         if run_id not in runner.completed:
             runner._update(
                 test=series.test,
-                phase="wsat",
+                phase=series.phase,
                 round=sample,
                 max_rounds=series.max_rounds,
                 cell=run_id,

@@ -124,6 +124,11 @@ def workload_options(name: str) -> list[str]:
     raise ValueError(f"unknown workload {name!r}")
 
 
+def workload_job_lines(name: str) -> tuple[list[str], list[str]]:
+    """The ECW's job lines: its block-size mix and LBA hot zones in place of bs=, nothing after the R/W mix."""
+    return workload_options(name), []
+
+
 # -- the derivation ------------------------------------------------------------------------------------------------
 
 

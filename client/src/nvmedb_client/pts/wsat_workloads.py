@@ -84,6 +84,11 @@ def job_lines(key: str) -> list[str]:
     return lines
 
 
+def workload_job_lines(key: str) -> tuple[None, list[str]]:
+    """A workload's job lines: bs= stays (a bssplit after it overrides it), its options follow the R/W mix."""
+    return None, job_lines(key)
+
+
 def plan_blocks(test: str, ctx: PlanContext) -> Planned:
     """Purge, no WIPC, then the write-saturation samples of the workload (at most QUICK_MAX_SAMPLES when quick)."""
     workload = WORKLOADS[test]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nvmedb_client.bundle_files import VerifiedBundle
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
 from nvmedb_client.pts import surface_figures
-from nvmedb_client.tracking import TESTS_WITH_STEADY_STATE, evaluate_runs
+from nvmedb_client.tracking import evaluate_runs, is_tracked_run
 
 
 def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
@@ -14,7 +14,7 @@ def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
     runs = bundle.manifest["runs"]
     summaries = {}
     for run in runs:
-        if run["test"] not in TESTS_WITH_STEADY_STATE or run["phase"] not in ("wdpc", "tp-write", "tp-read", "hir-pc"):
+        if not is_tracked_run(run):
             continue
         try:
             summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvmedb_client.plan_types import WIPC_BLOCK_SIZE, WIPC_PASSES, Cell
-from nvmedb_client.pts import demand_intensity, segments, wsat_workloads
+from nvmedb_client.pts import registry, segments
 
 PERCENTILES = "99:99.9:99.99:99.999"
 
@@ -126,16 +126,15 @@ def _global_section(filename: str, ioengine: str, engine_note: str | None) -> li
     return lines
 
 
-def _block_size_lines(cell) -> list[str]:
-    """bs=, or the ECW's block-size mix and LBA hot zones (nvmedb_client.pts.demand_intensity) in its place."""
-    if cell.workload is None or cell.workload in wsat_workloads.WORKLOADS:
-        return [f"bs={cell.block_size_bytes}"]
-    return demand_intensity.workload_options(cell.workload)
-
-
-def _workload_lines(cell) -> list[str]:
-    """What a WSAT optional workload adds after bs= (a bssplit overrides it)."""
-    return wsat_workloads.job_lines(cell.workload) if cell.workload in wsat_workloads.WORKLOADS else []
+def _stimulus_lines(cell) -> tuple[list[str] | None, list[str]]:
+    """A named stimulus's options as its test's module gives them (`workload_job_lines`, e.g. the ECW's block-size
+    mix and LBA hot zones, a WSAT optional workload's): (lines in place of bs= or None, lines after the R/W mix)."""
+    if cell.workload is None:
+        return None, []
+    lines_of = getattr(registry.MODULES.get(cell.workload), "workload_job_lines", None)
+    if lines_of is None:
+        raise ValueError(f"unknown workload {cell.workload!r}: no test of that name issues a named stimulus")
+    return lines_of(cell.workload)
 
 
 def render_cell(
@@ -163,11 +162,12 @@ def render_cell(
         f"runtime={format_runtime(runtime_s)}",
         f"rw={cell.pattern}",
     ]
-    lines += _block_size_lines(cell)
+    in_place_of_bs, after_mix = _stimulus_lines(cell)
+    lines += [f"bs={cell.block_size_bytes}"] if in_place_of_bs is None else in_place_of_bs
     lines.append(f"iodepth={iodepth}")
     if cell.pattern in ("randrw", "rw"):
         lines.append(f"rwmixread={cell.read_pct}")
-    lines += _workload_lines(cell)
+    lines += after_mix
     lines.append("")
     if split and (threads > 1 or starts is not None):
         slices = split_range(range_bytes, threads, unit=cell.block_size_bytes)

@@ -13,6 +13,8 @@ from nvmedb_client.plan_estimates import (
     wipc_range_bytes,
 )
 from nvmedb_client.plan_types import (
+    STOP_REPETITIONS,
+    STOP_WRITTEN,
     WIPC_BLOCK_SIZE,
     WIPC_PASSES,
     WSAT_CAPACITY_MULTIPLE,
@@ -22,7 +24,6 @@ from nvmedb_client.plan_types import (
     Series,
     format_seconds,
 )
-from nvmedb_client.pts.registry import EXTENSIONS
 from nvmedb_client.steady_state import MAX_DATA_EXCURSION, MAX_SLOPE_EXCURSION, WINDOW_ROUNDS
 from nvmedb_client.tracking import series_tracking
 
@@ -127,13 +128,13 @@ def segment_to_dict(segment) -> dict:
 
 
 def _series_to_dict(plan: Plan, series: Series) -> dict:
-    if series.phase == "wsat":
+    if series.stop == STOP_WRITTEN:
         stop = (
             f"stop when {WSAT_CAPACITY_MULTIPLE}x the capacity ({plan.wsat_target_bytes} bytes) is written "
             f"or after {format_seconds(plan.profile.wsat_max_s)} ({series.max_rounds} samples)"
         )
         tracking = []
-    elif series.test in EXTENSIONS:
+    elif series.stop == STOP_REPETITIONS:
         stop = f"{series.max_rounds} interleaved repetition(s), no steady-state rule (nvmedb extension, not the PTS)"
         tracking = []
     else:

@@ -61,7 +61,7 @@ def estimate_duration(plan: Plan, *, run_overhead_s: float = ASSUMED_RUN_OVERHEA
             high += wipc_s
         for series in block.series:
             per_round = len(series.cells) * (series.runtime_s + run_overhead_s)
-            if series.phase == "wsat":
+            if series.time_series:
                 to_target = plan.wsat_target_bytes / ASSUMED_RANDOM_WRITE_BYTES_PER_S
                 samples = min(series.max_rounds, max(1, -(-to_target // series.runtime_s)))
                 low += samples * per_round
@@ -87,7 +87,7 @@ def count_runs(plan: Plan) -> tuple[int, int]:
         low += int(block.wipc)
         high += int(block.wipc)
         for series in block.series:
-            if series.phase == "wsat":
+            if series.time_series:
                 to_target = plan.wsat_target_bytes / ASSUMED_RANDOM_WRITE_BYTES_PER_S
                 low += int(min(series.max_rounds, max(1, -(-to_target // series.runtime_s))))
                 high += series.max_rounds

@@ -1,4 +1,5 @@
-"""The shapes of a test plan (editions, profiles, cells, series, blocks, the plan) and what a test's planner is given.
+"""The shapes of a test plan (editions, profiles, cells, series, blocks, the plan, tracking variables) and what a
+test's planner is given.
 
 Every PTS test module (nvmedb_client.pts) builds its blocks from these types; this module imports no test module, so
 the tests, their registry (nvmedb_client.pts.registry) and `nvmedb_client.plan` can all import it.
@@ -106,6 +107,12 @@ class Cell:
     workload: str | None = None
 
 
+# How a series' rounds end (Series.stop): at the first round where its tracking variables are steady (the PTS rule);
+# as a time series, one sample per round until a written-bytes or time limit (WSAT), never judged for steady state;
+# or after every one of a fixed number of repetitions (an nvmedb extension's grid).
+STOP_STEADY, STOP_WRITTEN, STOP_REPETITIONS = "steady", "written", "repetitions"
+
+
 @dataclass(frozen=True)
 class Series:
     """Rounds of the same cells, stopped by the steady-state rule (or, for WSAT, by bytes written or time)."""
@@ -119,18 +126,28 @@ class Series:
     max_rounds: int
     split_range: bool = False  # sequential series: each job works on its own slice of the range
     tp_block_size_bytes: int | None = None  # the throughput block this series belongs to
+    stop: str = STOP_STEADY  # STOP_STEADY | STOP_WRITTEN | STOP_REPETITIONS
 
     # a test whose runs are named otherwise (throughput, the surface) sets this: (series, round, cell) -> run id
     namer: Callable[[Series, int, Cell], str] | None = field(default=None, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.stop not in (STOP_STEADY, STOP_WRITTEN, STOP_REPETITIONS):
+            raise ValueError(f"unknown stop rule {self.stop!r} for the {self.test} {self.phase} series")
+
     def run_id(self, round_number: int, cell: Cell) -> str:
         if self.namer is not None:
             return self.namer(self, round_number, cell)
-        if self.phase == "wsat":  # a time series: one sample per "round"
+        if self.time_series:  # one sample per "round"
             return f"{self.test}-r{round_number:04d}"
         if self.phase == "wdpc" and cell.threads is not None:  # a demand-intensity sweep (ECW, DIRTH)
             return f"{self.test}-r{round_number:02d}-tc{cell.threads:02d}-qd{cell.iodepth:02d}"
         return f"{self.test}-r{round_number:02d}-rw{cell.read_pct:03d}-bs{cell.block_size_bytes}"
+
+    @property
+    def time_series(self) -> bool:
+        """Sampled until a written-bytes or time limit (WSAT and its optional workloads), never judged steady."""
+        return self.stop == STOP_WRITTEN
 
 
 @dataclass(frozen=True)
@@ -258,3 +275,39 @@ class Planned:
 
     blocks: tuple[Block, ...]
     reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrackingVariable:
+    """A PTS tracking variable: one cell's metric, judged round by round for steady state. A test module that stops
+    its rounds by the steady-state rule says which it tracks (`tracking_variables`, see nvmedb_client.pts.registry)."""
+
+    id: str
+    test: str
+    phase: str
+    metric: str
+    block_size_bytes: int
+    read_pct: int
+    threads: int | None = None  # demand-intensity sweeps track one TC/QD cell
+    iodepth: int | None = None
+    group: str | None = None  # the variables steady together; the whole test's when None
+
+    @property
+    def series(self) -> str:
+        """The group of variables that must be steady together."""
+        return self.group or self.test
+
+
+def tracking_variable(
+    test: str, phase: str, metric: str, block_size: int, read_pct: int, *, group: str | None = None
+) -> TrackingVariable:
+    """A tracking variable of one (R/W mix, block size) cell, named `test.metric.rwNNN.bsN`."""
+    return TrackingVariable(
+        id=f"{test}.{metric}.rw{read_pct:03d}.bs{block_size}",
+        test=test,
+        phase=phase,
+        metric=metric,
+        block_size_bytes=block_size,
+        read_pct=read_pct,
+        group=group,
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from nvmedb_client import fio_jobs, steady_state
 from nvmedb_client.plan_types import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series
 from nvmedb_client.progress import TrackingLine
-from nvmedb_client.pts import dirth_run
+from nvmedb_client.pts import dirth_run, wsat
 from nvmedb_client.run_state import RunError
 from nvmedb_client.tracking import series_tracking
 
@@ -87,12 +87,12 @@ def run_samples(runner, series: Series, block: Block) -> None:
             break
         runner.context.round, runner.context.cell_index = sample, 1
         # WSAT is one continuous time series: any pause inside it is inside the measurement
-        runner._position(block=block.label, stage="rounds", phase="wsat", round=sample, round_complete=False)
+        runner._position(block=block.label, stage="rounds", phase=series.phase, round=sample, round_complete=False)
         run_id = series.run_id(sample, cell)
         if run_id not in runner.completed:
             runner._update(
                 test=series.test,
-                phase="wsat",
+                phase=series.phase,
                 round=sample,
                 max_rounds=series.max_rounds,
                 cell=run_id,
@@ -108,10 +108,7 @@ def run_samples(runner, series: Series, block: Block) -> None:
     else:
         reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
     record = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
-    if series.test == "wsat":
-        runner.state["wsat"] = record
-    else:  # a WSAT optional workload
-        runner.state.setdefault("wsat_workloads", {})[series.test] = record
+    wsat.record_stop(runner.state, series.test, record)
     runner._save()
 
 

@@ -40,7 +40,7 @@ def remaining(runner) -> tuple[float, float]:
             if bi == ctx.block_index and si == ctx.series_index and ctx.round:
                 done_rounds = ctx.round
                 left_in_round = cells - ctx.cell_index + 1
-            minimum = 1 if series.phase == "wsat" else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
+            minimum = 1 if series.time_series else min(steady_state.WINDOW_ROUNDS, series.max_rounds)
             low += (left_in_round + max(0, minimum - done_rounds) * cells) * per_cell
             high += (left_in_round + max(0, series.max_rounds - done_rounds) * cells) * per_cell
         fewest, most = block.timed_runs(fewest=True), block.timed_runs(fewest=False)  # fixed lengths

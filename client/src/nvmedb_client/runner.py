@@ -176,7 +176,7 @@ class Runner:
                 rounds.run_interleaved_rounds(self, block)
             for series_index, series in enumerate(() if block.interleaved else block.series):
                 self.context.series_index = series_index
-                if series.phase == "wsat":
+                if series.time_series:
                     rounds.run_samples(self, series, block)
                 else:
                     rounds.run_rounds(self, series, block)

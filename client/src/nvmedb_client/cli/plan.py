@@ -10,7 +10,7 @@ import click
 from nvmedb_client import plan as plan_module
 from nvmedb_client import safety
 from nvmedb_client.cli.surface_options import options_from_flags, surface_options
-from nvmedb_client.pts import demand_intensity, dirth_capture, dirth_prewrite
+from nvmedb_client.pts import registry
 from nvmedb_client.run_state import RunConfig
 from nvmedb_client.system import commands, nvme
 
@@ -226,31 +226,12 @@ def _plan_file_target(target_file: Path, *, device, as_json: bool, **options) ->
 
 
 def describe_extensions(data: dict) -> list[str]:
-    surface = (data.get("extensions") or {}).get("surface")
-    if not surface:
-        return []
-    lines = [
-        "",
-        f"surface ({surface['label']}): queue depth x block size, one job, "
-        f"{surface['cell_runtime_s']:g} s per cell, {surface.get('repetitions', 1)} repetition(s) of every cell "
-        f"({surface.get('interleaving', 'one pass')}; no steady-state rounds)",
-        f"  patterns: {', '.join(surface['patterns'])}",
-        f"  block sizes: {', '.join(_bs(b) for b in surface['block_sizes_bytes'])}",
-        f"  queue depths: {', '.join(str(q) for q in surface['iodepths'])}",
-        f"  {len(surface['cells'])} cells, {len(surface['skipped_cells'])} skipped (bs x QD above "
-        f"{plan_module.format_bytes(surface['options']['max_inflight_bytes'])} in flight)",
+    """Each extension's lines, as its module describes its entry of the plan's `extensions`."""
+    return [
+        line
+        for name, entry in (data.get("extensions") or {}).items()
+        for line in registry.hook(name, "describe_extension")(entry)
     ]
-    pc = surface.get("random_write_preconditioning")
-    if pc:
-        lines.append(
-            f"  random writes follow a random-write preconditioning run: {_bs(pc['block_size_bytes'])}, QD "
-            f"{pc['iodepth']}, {plan_module.format_seconds(pc['runtime_s'])}"
-        )
-    if not surface.get("repeatable"):
-        lines.append("  not repeatable: fewer than 3 repetitions per cell (a trial; the surface page says so)")
-    if surface.get("target_note"):
-        lines.append(f"  {surface['target_note']}")
-    return lines
 
 
 def _bs(value: int) -> str:
@@ -305,14 +286,15 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
             continue
         lines.append(head)
         lines.append(f"  round: {block['round']}")
+        describe_series = registry.hook(block["test"], "describe_series")
         for series in block["series"]:
+            if describe_series is not None:
+                lines += describe_series(block["test"], series)
+                continue
             cells = series["cells"]
             sizes = list(dict.fromkeys(c["block_size_bytes"] for c in cells))
             mixes = list(dict.fromkeys(c["read_pct"] for c in cells))
             pattern = ", ".join(dict.fromkeys(c["pattern"] for c in cells))
-            if any("threads" in c for c in cells):
-                lines += demand_intensity.describe_series(block["test"], series)
-                continue
             lines.append(
                 f"  {series['phase']}: {pattern}, TC {series['threads']} / QD {series['iodepth']}, "
                 f"{series['runtime_s']:g} s per cell, {len(cells)} cell(s) per round"
@@ -327,8 +309,8 @@ def describe(data: dict, *, size_given: bool = True) -> list[str]:
             lines.append(f"    stop: {series['stop_rule']}")
         for segment in block.get("segments") or []:
             lines.append(_segment_line(segment))
-        lines += dirth_prewrite.describe(block.get("prewrites") or [])
-        lines += dirth_capture.describe(block.get("captures") or [])
+        if describe_block := registry.hook(block["test"], "describe_block"):
+            lines += describe_block(block)
         for skipped in data.get("skipped_cells") or []:
             if skipped["test"] == block["test"]:
                 lines.append(

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from nvmedb_client.bundle import BundleError, rederive_steady_state, rederive_surface, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
-from nvmedb_client.pts import demand_intensity, surface_figures
+from nvmedb_client.pts import demand_intensity, registry, surface_figures
 from nvmedb_client.pts.derive import claim
 from nvmedb_client.pts.verify import rederive as rederive_recovery
 from nvmedb_client.system_files import undeclared_system_files
@@ -119,20 +119,8 @@ def verify(bundle: Path, as_json: bool) -> None:
 
 
 def recovery_lines(recovery: dict) -> list[str]:
-    """One sentence per HIR wait state and XSR group re-derived from the logs."""
-    lines = []
-    for state in (recovery.get("hir") or {}).get("wait_states", []):
-        ratio = state["recovery_ratio"]
-        verdict = (
-            f"no figure ({state.get('missing') or 'no burst after idle had a whole logged interval'})"
-            if ratio is None
-            else f"{ratio:.2f}x the baseline, {'' if state['recovered'] else 'not '}recovered"
-        )
-        lines.append(f"HIR, {state['idle_s']:g} s idle: {state['bursts_measured']} bursts after idle, {verdict}")
-    for group in (recovery.get("xsr") or {}).get("groups", []):
-        settled = "never settled" if group["recover_s"] is None else f"settled after {group['recover_s']:g} s"
-        lines.append(f"XSR group {group['index']} ({group['pattern']} {group['block_size_bytes']} B): {settled}")
-    return lines
+    """The sentences of each test re-derived from the logs (an HIR wait state, an XSR group), as its module says."""
+    return [line for test, result in recovery.items() for line in registry.hook(test, "summary_lines")(result or {})]
 
 
 def _print_json(document: dict) -> None:

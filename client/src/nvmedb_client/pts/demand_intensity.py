@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from nvmedb_client import tracking
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
-from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series
+from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series, TrackingVariable
 from nvmedb_client.pts import dirth, dirth_capture, dirth_prewrite, ecw
+from nvmedb_client.tracking_verdicts import evaluate_test
 
 TESTS = ("ecw", "dirth")
 PTS_THREADS = (32, 16, 8, 6, 4, 2, 1)
@@ -22,7 +22,8 @@ QUICK_THREADS = (2, 1)
 QUICK_DEPTHS = (4, 1)
 FIVE_NINES = 99.999
 # (block size recorded, read %) of each test's cells; the tracked cell is the sweep's highest TC and QD
-TRACKED_CELL = tracking.DEMAND_INTENSITY_CELLS
+TRACKED_CELL = {"ecw": (ecw.NOMINAL_BLOCK_SIZE, ecw.READ_PCT), "dirth": (dirth.BLOCK_SIZE, dirth.READ_PCT)}
+TRACKED_PHASES = ("wdpc",)
 MAX_BINS = 4096  # fio 3.x keeps 1856 latency bins per direction; more is not fio's output
 MAX_BIN_VALUE_NS = 2**63
 
@@ -59,6 +60,28 @@ def plan_blocks(test: str, ctx: PlanContext) -> Planned:
     block, reason = build_block(test, profile=ctx.profile, max_rounds=ctx.max_rounds, wipc_threads=ctx.threads,
                                 lba_size_bytes=ctx.lba_size_bytes)  # fmt: skip
     return Planned((block,) if block else (), (reason,) if reason else ())
+
+
+def tracking_variables(
+    test: str, *, block_sizes: Sequence[int] = (), demand_point: tuple[int, int] | None = None
+) -> list[TrackingVariable]:
+    """The total IOPS of the sweep's `demand_point` cell (its highest TC and QD); none before a cell is known."""
+    if demand_point is None:
+        return []
+    bs, read_pct = TRACKED_CELL[test]
+    tc, qd = demand_point
+    return [
+        TrackingVariable(
+            id=f"{test}.total_iops.tc{tc}.qd{qd}",
+            test=test,
+            phase="wdpc",
+            metric="total_iops",
+            block_size_bytes=bs,
+            read_pct=read_pct,
+            threads=tc,
+            iodepth=qd,
+        )
+    ]
 
 
 def describe_series(test: str, series: Mapping) -> list[str]:
@@ -101,6 +124,11 @@ def workload_options(name: str) -> list[str]:
     raise ValueError(f"unknown workload {name!r}")
 
 
+def workload_job_lines(name: str) -> tuple[list[str], list[str]]:
+    """The ECW's job lines: its block-size mix and LBA hot zones in place of bs=, nothing after the R/W mix."""
+    return workload_options(name), []
+
+
 # -- the derivation ------------------------------------------------------------------------------------------------
 
 
@@ -126,7 +154,7 @@ def derive(test: str, runs: Sequence[dict], load: Callable[[str], Mapping]) -> d
             summaries[run["id"]] = summarize(load(run["output_file"]))
         except (FioOutputError, OSError, KeyError) as exc:
             problems[run["id"]] = f"its fio output cannot be read: {exc}"
-    verdicts = tracking.evaluate_runs(measured, summaries)
+    verdicts = evaluate_test(test, tracking_variables, measured, summaries, TRACKED_PHASES)
     steady_round = next((v["steady_round"] for v in verdicts if v["steady"]), None)
     chosen = steady_round if steady_round is not None else max(int(r["round"]) for r in measured)
     basis = "steady round" if steady_round is not None else "last round: steady state not reached"
@@ -276,3 +304,8 @@ def summary_lines(derived: Iterable[dict]) -> list[str]:
 def rederive(bundle) -> list[dict]:
     """derive_all from a verified bundle's raw files (nvmedb_client.bundle.VerifiedBundle)."""
     return derive_all(bundle.manifest["runs"], lambda path: bundle.parsed(path, parse_fio_output))
+
+
+def describe_block(block: Mapping) -> list[str]:
+    """The `nvmedb-client plan` lines after a sweep's series: DIRTH's pre-writes and captures (a block of plan_to_dict)."""
+    return dirth_prewrite.describe(block.get("prewrites") or []) + dirth_capture.describe(block.get("captures") or [])

@@ -221,3 +221,17 @@ def _baseline(points: list[tuple[int, float]]) -> dict:
 
 def plan_segments(plan: dict) -> list[dict]:
     return [s for block in plan.get("blocks") or [] if block.get("test") == "hir" for s in block.get("segments") or []]
+
+
+def summary_lines(result: dict) -> list[str]:
+    """`nvmedb-client verify`'s sentence per wait state re-derived from the logs."""
+    lines = []
+    for state in result.get("wait_states", []):
+        ratio = state["recovery_ratio"]
+        verdict = (
+            f"no figure ({state.get('missing') or 'no burst after idle had a whole logged interval'})"
+            if ratio is None
+            else f"{ratio:.2f}x the baseline, {'' if state['recovered'] else 'not '}recovered"
+        )
+        lines.append(f"HIR, {state['idle_s']:g} s idle: {state['bursts_measured']} bursts after idle, {verdict}")
+    return lines

@@ -1,8 +1,18 @@
 """Which module plans each test: test name -> its module, in PTS run order.
 
-Every module here has `plan_blocks(test, ctx: PlanContext) -> Planned`; a test derived from per-interval logs
-(LOG_DERIVED_TESTS) also has `derive(plan=, runs=, read=, summaries=)`. Adding a test is adding its module under pts/ and one line
-here; `nvmedb_client.plan` asks this registry and knows no test by name.
+Every module here has `plan_blocks(test, ctx: PlanContext) -> Planned`. What else a module has, the client asks for:
+- a test whose rounds stop by the steady-state rule: `tracking_variables(test, *, block_sizes, demand_point)` (the
+  variables judged; nvmedb_client.tracking) and `TRACKED_PHASES` (the phases of the runs they are judged on);
+- a test whose cells carry a named stimulus (Cell.workload, the test's name): `workload_job_lines(workload)` (its fio
+  job lines in place of bs= or None, and after the R/W mix; nvmedb_client.fio_jobs);
+- a test derived from per-interval logs (LOG_DERIVED_TESTS): `derive(plan=, runs=, read=, summaries=)` and
+  `summary_lines(result)` (what `nvmedb-client verify` prints of it);
+- its own `nvmedb-client plan` text (nvmedb_client.cli.plan): `describe_series(test, series)` for a series unlike
+  the rounds of cells the CLI describes, `describe_block(block)` for lines after its series and segments, and for an
+  extension `describe_extension(extension)` (its entry of the plan's `extensions`).
+How each of its series stops (Series.stop: steady-state rounds, a WSAT time series, repetitions) is set by its
+`plan_blocks`. Adding a test is adding its module under pts/ and one line here; `nvmedb_client.plan`, `tracking`,
+`fio_jobs` and the CLI ask this registry and know no test by name.
 """
 
 from __future__ import annotations
@@ -41,6 +51,21 @@ def module(test: str) -> ModuleType:
         raise ValueError(f"unknown test {test!r}: choose from {', '.join(TESTS)}") from None
 
 
+def hook(test: str, name: str):
+    """The optional function or value `name` of `test`'s module (see above), None when the module has none."""
+    return getattr(module(test), name, None)
+
+
 def derivers() -> dict:
     """{test: derive} of the tests whose figures are derived from per-interval logs (HIR, XSR)."""
     return {test: MODULES[test].derive for test in LOG_DERIVED_TESTS}
+
+
+def steady_state_tests() -> tuple[str, ...]:
+    """The tests whose rounds stop by the steady-state rule (their modules have `tracking_variables`), in run order."""
+    return tuple(test for test, test_module in MODULES.items() if hasattr(test_module, "tracking_variables"))
+
+
+def tracked_phases() -> frozenset[str]:
+    """The measurement phases whose runs hold the tracking variables of those tests."""
+    return frozenset(phase for test in steady_state_tests() for phase in MODULES[test].TRACKED_PHASES)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from nvmedb_client.plan_types import Block, Cell, Series
+from nvmedb_client.plan_types import STOP_REPETITIONS, Block, Cell, Series
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -258,7 +258,7 @@ def build_block(surface: SurfacePlan, *, wipc_threads: int):
     for pattern in [p for p in PATTERNS if p in surface.options.patterns]:
         if pattern == "randwrite":
             pc = Cell("randwrite", PC_BLOCK_SIZE, 0)
-            series.append(Series(TEST, PC_PHASE, (pc,), 1, PC_IODEPTH, surface.pc_s, 1))
+            series.append(Series(TEST, PC_PHASE, (pc,), 1, PC_IODEPTH, surface.pc_s, 1, stop=STOP_REPETITIONS))
         read_pct = 100 if DIRECTION[pattern] == "read" else 0
         cells = tuple(
             Cell(pattern, c.block_size_bytes, read_pct, threads=1, iodepth=c.iodepth)
@@ -267,7 +267,8 @@ def build_block(surface: SurfacePlan, *, wipc_threads: int):
         )
         if cells:
             depth = max(c.iodepth for c in cells)
-            series.append(Series(TEST, PHASE, cells, 1, depth, surface.cell_s, surface.options.repetitions))
+            series.append(Series(TEST, PHASE, cells, 1, depth, surface.cell_s, surface.options.repetitions,
+                                 stop=STOP_REPETITIONS))  # fmt: skip
     return Block(TEST, TEST, purge=True, wipc=True, series=tuple(series), wipc_threads=wipc_threads)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Profile, Series
+from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Profile, Series, format_seconds
 from nvmedb_client.pts import surface
+from nvmedb_client.units import size_both
 
 TEST = surface.TEST
 
@@ -39,3 +40,33 @@ def plan_blocks(test: str, ctx: PlanContext) -> Planned:
     block: Block = surface.build_block(ctx.surface, wipc_threads=ctx.threads)
     named = tuple(dataclasses.replace(series, namer=run_id) for series in block.series)
     return Planned((dataclasses.replace(block, series=named),))
+
+
+def describe_extension(surface: dict) -> list[str]:
+    """The `nvmedb-client plan` lines of the grid (the plan's `extensions.surface`)."""
+    lines = [
+        "",
+        f"surface ({surface['label']}): queue depth x block size, one job, "
+        f"{surface['cell_runtime_s']:g} s per cell, {surface.get('repetitions', 1)} repetition(s) of every cell "
+        f"({surface.get('interleaving', 'one pass')}; no steady-state rounds)",
+        f"  patterns: {', '.join(surface['patterns'])}",
+        f"  block sizes: {', '.join(_kib(b) for b in surface['block_sizes_bytes'])}",
+        f"  queue depths: {', '.join(str(q) for q in surface['iodepths'])}",
+        f"  {len(surface['cells'])} cells, {len(surface['skipped_cells'])} skipped (bs x QD above "
+        f"{size_both(surface['options']['max_inflight_bytes'])} in flight)",
+    ]
+    pc = surface.get("random_write_preconditioning")
+    if pc:
+        lines.append(
+            f"  random writes follow a random-write preconditioning run: {_kib(pc['block_size_bytes'])}, QD "
+            f"{pc['iodepth']}, {format_seconds(pc['runtime_s'])}"
+        )
+    if not surface.get("repeatable"):
+        lines.append("  not repeatable: fewer than 3 repetitions per cell (a trial; the surface page says so)")
+    if surface.get("target_note"):
+        lines.append(f"  {surface['target_note']}")
+    return lines
+
+
+def _kib(value: int) -> str:
+    return f"{value / 1024:g} KiB"

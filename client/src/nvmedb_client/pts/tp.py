@@ -7,12 +7,15 @@ role cites "SSS PTS v2.0.1, page 36" for these values); see docs/methodology.md.
 
 from __future__ import annotations
 
-from nvmedb_client.plan_types import KIB, Block, Cell, PlanContext, Planned, Series
+from collections.abc import Sequence
+
+from nvmedb_client.plan_types import KIB, Block, Cell, PlanContext, Planned, Series, TrackingVariable, tracking_variable
 
 TEST = "tp"
 BLOCK_SIZES = {"enterprise": (1024 * KIB, 128 * KIB), "client": (1024 * KIB,)}
 THREADS = 1
 IODEPTH = 32
+TRACKED_PHASES = ("tp-write", "tp-read")
 
 
 def run_id(series: Series, round_number: int, cell: Cell) -> str:
@@ -41,3 +44,18 @@ def plan_blocks(test: str, ctx: PlanContext) -> Planned:
             )
         )
     return Planned(tuple(blocks))
+
+
+def tracking_variables(
+    test: str, *, block_sizes: Sequence[int] = (), demand_point: tuple[int, int] | None = None
+) -> list[TrackingVariable]:
+    """Per block size (by default every one the PTS defines), the write phase's bandwidth, then the read phase's;
+    each phase of each block size is steady on its own."""
+    variables = []
+    for bs in block_sizes or BLOCK_SIZES["enterprise"]:
+        for phase, metric, read_pct in (
+            ("tp-write", "write_bw_bytes_per_s", 0),
+            ("tp-read", "read_bw_bytes_per_s", 100),
+        ):
+            variables.append(tracking_variable(TEST, phase, metric, bs, read_pct, group=f"{phase}.bs{bs}"))
+    return variables

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series
+from nvmedb_client.plan_types import STOP_WRITTEN, Block, Cell, PlanContext, Planned, Series
 from nvmedb_client.pts import ecw, wsat
 
 KIB = 1024
@@ -84,6 +84,11 @@ def job_lines(key: str) -> list[str]:
     return lines
 
 
+def workload_job_lines(key: str) -> tuple[None, list[str]]:
+    """A workload's job lines: bs= stays (a bssplit after it overrides it), its options follow the R/W mix."""
+    return None, job_lines(key)
+
+
 def plan_blocks(test: str, ctx: PlanContext) -> Planned:
     """Purge, no WIPC, then the write-saturation samples of the workload (at most QUICK_MAX_SAMPLES when quick)."""
     workload = WORKLOADS[test]
@@ -94,5 +99,5 @@ def plan_blocks(test: str, ctx: PlanContext) -> Planned:
     cells = ctx.runnable(test, "wsat", (cell,))
     # a sequential workload: each job streams through its own slice, carrying its position from sample to sample
     series = Series(test, "wsat", cells, ctx.threads, ctx.iodepth, ctx.profile.wsat_sample_s, max_samples,
-                    split_range=workload.sequential)  # fmt: skip
+                    split_range=workload.sequential, stop=STOP_WRITTEN)  # fmt: skip
     return Planned((Block(test, test, purge=True, wipc=False, series=(series,) if cells else ()),))

@@ -115,3 +115,12 @@ def derive(*, plan: dict, runs: list[dict], read: Callable[[str], bytes], summar
 
 def plan_segments(plan: dict) -> list[dict]:
     return [s for block in plan.get("blocks") or [] if block.get("test") == "xsr" for s in block.get("segments") or []]
+
+
+def summary_lines(result: dict) -> list[str]:
+    """`nvmedb-client verify`'s sentence per access group re-derived from the logs."""
+    lines = []
+    for group in result.get("groups", []):
+        settled = "never settled" if group["recover_s"] is None else f"settled after {group['recover_s']:g} s"
+        lines.append(f"XSR group {group['index']} ({group['pattern']} {group['block_size_bytes']} B): {settled}")
+    return lines

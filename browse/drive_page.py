@@ -20,9 +20,12 @@ from django.utils.safestring import SafeString, mark_safe
 
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary
-from browse import factors, page_cache, queries, units
-from browse.charts import Chart, convergence_windows, drive_charts, variable_label, window_chart
+from browse import factors, page_cache, queries
+from browse.charts import drive_charts
 from browse.queries import STATISTICS_SECONDS, DriveData
+from reports import units
+from reports.chart_kit import Chart
+from reports.steady import convergence_windows, variable_label, window_chart
 
 
 @dataclass(frozen=True)

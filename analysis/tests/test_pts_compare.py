@@ -24,6 +24,7 @@ from analysis.tests.compare_pts_rows import (
 from analysis.tests.surface_factory import surface_run
 from browse import compare_pts
 from browse.forms import MAX_COMPARED
+from reports.wsat_workloads import compare as wsat_workloads_compare
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +84,7 @@ def test_the_newest_public_run_is_the_one_compared():
         run.save(update_fields=["finished_at"])
     data = compare_pts.load([drive, other])
     assert data.run(drive, "ws-oltp")["id"] == new.id
-    level = compare_pts.wsat_levels(data)[(drive.pk, "ws-oltp")]
+    level = wsat_workloads_compare.wsat_levels(data)[(drive.pk, "ws-oltp")]
     assert level == {"iops": 7000.0, "bw": 7000.0 * 8192, "samples": 5}  # the last five: 5000 .. 9000
 
 

@@ -16,7 +16,8 @@ from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories import DriveModelFactory
 from analysis.tests.surface_factory import surface_run
 from analysis.tests.test_browse_browser import ARTIFACTS, browser  # noqa: F401 -- the module's shared browser
-from browse import surface_data, units
+from reports import units
+from reports.surface import data as surface_data
 
 CHART_KEYS = ("surface-bw-by-bs", "surface-bw-by-qd", "surface-knee", "surface-latency", "surface-bandwidth",
               "surface-iops", "surface-speedup", "surface-variation")  # fmt: skip

@@ -4,8 +4,8 @@ time each group took to settle. Self-contained: its own loader (three bounded qu
 from __future__ import annotations
 
 from analysis.models import RecoveryPoint, XsrGroup
-from browse.chart_kit import PALETTE, Chart, figure_layout, plot_text
-from browse.charts_hir import latest_run, points_of
+from reports.chart_kit import PALETTE, Chart, figure_layout, plot_text
+from reports.recovery_series import latest_run, points_of
 
 GROUP_NAMES = {1: "SEQ 1024 KiB (before)", 2: "RND 8 KiB", 3: "SEQ 1024 KiB (after)"}
 
@@ -131,3 +131,12 @@ def compare_chart(data) -> Chart | None:
         summary_rows=summary,
         note=note,
     )
+
+
+def page_section(drive, submission_id=None, *, csv_link=None) -> dict | None:
+    """The drive page's XSR section (its chart links no CSV: the xsr and recovery_series tables hold the numbers)."""
+    return xsr_section(drive.pk, submission_id)
+
+
+def compare_charts(drives: list, data) -> list[Chart]:
+    return [chart] if (chart := compare_chart(data)) is not None else []

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, rounded, with_hover
-from browse.queries import window_cells, window_mean
+from reports import units
+from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded, run_window, with_hover
+from reports.steady import steady_charts
+from reports.windows import window_cells, window_mean
 
 
 def iops_by_block_size(rows: list[dict], *, window: str) -> Chart:
@@ -77,3 +78,13 @@ def iops_heatmap(rows: list[dict], *, window: str) -> Chart:
         note="The same numbers as the table under the 2D plot, as the PTS report's matrix.",
         numbers_elsewhere=("chart-iops", "the IOPS by block size plot"),
     )
+
+
+def drive_charts(data: ChartedRuns, run: dict) -> list[Chart]:
+    """The drive page's IOPS charts of this run: by block size, as a heatmap, then its steady state."""
+    rows = data.measurements.get(run["id"], [])
+    return [
+        iops_by_block_size(rows, window=run_window(run)),
+        iops_heatmap(rows, window=run_window(run)),
+        *steady_charts(data, run),
+    ]

@@ -7,9 +7,8 @@ import re
 from types import SimpleNamespace
 
 from analysis.headline import BY_KEY
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, metric_unit, plot_text, rounded, scaled
-from browse.queries import DriveData
+from reports import units
+from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, metric_unit, plot_text, rounded, scaled
 
 CONVERGENCE_LINES = 8  # a legend of more than a dozen lines cannot be read; the selector reaches every variable
 
@@ -47,7 +46,7 @@ def convergence_windows(windows: list) -> list:
     return ordered[:CONVERGENCE_LINES]
 
 
-def steady_charts(data: DriveData, run: dict) -> list[Chart]:
+def steady_charts(data: ChartedRuns, run: dict) -> list[Chart]:
     every_window = [w for w in data.windows if w.test_run_id == run["id"]]
     if not every_window:
         return []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from browse.chart_kit import PALETTE, Chart, figure_layout, rounded
+from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded
 
 
 def write_saturation(rows: list[dict]) -> Chart:
@@ -30,3 +30,8 @@ def write_saturation(rows: list[dict]) -> Chart:
         columns=["Sample", "Total written (GB)", "IOPS"],
         rows=[[r["round__number"], xi, yi] for r, xi, yi in zip(points, x, y, strict=True)],
     )
+
+
+def drive_charts(data: ChartedRuns, run: dict) -> list[Chart]:
+    """The drive page's WSAT chart of this run (WSAT is judged by its level, not by a steady-state window)."""
+    return [write_saturation(data.measurements.get(run["id"], []))]

@@ -7,10 +7,10 @@ Built from `surface_data.SurfaceData` (no query of their own) with the shared ch
 
 from __future__ import annotations
 
-from browse import charts_surface_spread as spread
-from browse import units
-from browse.chart_kit import Chart, figure_layout, rounded, subplot_axis, subplot_grid
-from browse.surface_data import LABEL, PATTERN_TITLES, SurfaceData, pattern_order
+from reports import units
+from reports.chart_kit import Chart, figure_layout, rounded, subplot_axis, subplot_grid
+from reports.surface import spread
+from reports.surface.data import LABEL, PATTERN_TITLES, SurfaceData, pattern_order
 
 MAX_LINES = 12  # a legend of more lines cannot be read: beyond it every other level is drawn (the table has all)
 # ordered levels (small to large) as a sequential scale, so the line of QD 64 sits between QD 32's and QD 128's

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, rounded, scaled, with_hover
-from browse.queries import window_cells, window_mean
+from reports import units
+from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded, run_window, scaled, with_hover
+from reports.steady import steady_charts
+from reports.windows import window_cells, window_mean
 
 
 def throughput(rows: list[dict], usable_bandwidth: float | None, *, window: str) -> Chart:
@@ -45,3 +46,12 @@ def throughput(rows: list[dict], usable_bandwidth: float | None, *, window: str)
         rows=table,
         note=note,
     )
+
+
+def drive_charts(data: ChartedRuns, run: dict) -> list[Chart]:
+    """The drive page's TP charts of this run: throughput against the link's limit, then its steady state."""
+    rows = data.measurements.get(run["id"], [])
+    return [
+        throughput(rows, run["pcie_link__usable_bandwidth_bytes_per_s"], window=run_window(run)),
+        *steady_charts(data, run),
+    ]

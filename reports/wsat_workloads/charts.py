@@ -32,12 +32,12 @@ from django.db.models import (
 from analysis.models import Measurement, TestRun
 from analysis.models.recovery import MAX_POINTS_PER_SEGMENT
 from analysis.selectors import newest_run_per, public_test_runs
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
-from browse.queries import window_cells, window_mean
 from nvmedb_client.plan import WSAT_CAPACITY_MULTIPLE, pts_profile, quick_profile
 from nvmedb_client.pts.wsat_workloads import WORKLOADS
 from nvmedb_client.steady_state import WINDOW_ROUNDS
+from reports import units
+from reports.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
+from reports.windows import window_cells, window_mean
 
 TESTS = tuple(WORKLOADS)  # ws-oltp, ws-vod, ws-meta, ws-comp, in the methodology's order
 MAX_POINTS = MAX_POINTS_PER_SEGMENT  # per workload trace, as recovery_series
@@ -329,3 +329,8 @@ def workload_chart(w: WorkloadRun) -> Chart:
         note=f"Dashed: the level ({w.level_label}). Dotted: {WSAT_CAPACITY_MULTIPLE}× the capacity, where the "
         f"test stops unless 24 h pass first.{averaged}{missing}",
     )
+
+
+def page_section(drive, submission_id=None, *, csv_link=None) -> Section | None:
+    """The drive page's WSAT optional workloads section; each chart (keyed by its workload) has a CSV."""
+    return load(drive, submission_id, csv_link=csv_link)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from analysis.models import DemandIntensityCurve, DemandIntensityPoint, HistogramBucket
 from analysis.selectors import public_test_runs
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
+from reports import units
+from reports.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
 
 TESTS = {"ecw": "Enterprise composite workload (ECW)", "dirth": "DIRTH (random 4 KiB writes)"}
 POINT_LABELS = {"max": "MaxIOPS", "mid": "MidIOPS", "min": "MinIOPS"}
@@ -215,3 +215,15 @@ def compare_chart(drives, test: str = "dirth") -> Chart | None:
         note=f"Each drive's newest public {test.upper()} run; the curve from its steady (or last) round."
         + (f" No run: {', '.join(missing)}." if (missing := [d.name for d in drives if d.pk not in newest]) else ""),
     )
+
+
+def page_section(drive, submission_id=None, *, csv_link=None) -> Section | None:
+    """The drive page's ECW and DIRTH section (its charts link no CSV: the demand_intensity and
+    response_time_histograms tables hold the numbers)."""
+    return load(drive, submission_id)
+
+
+def compare_charts(drives: list, data) -> list[Chart]:
+    """The compare page's ECW and DIRTH charts, each only when a compared drive has the test."""
+    found = [compare_chart(drives, test) for test in TESTS if data.has(test)]
+    return [chart for chart in found if chart is not None]

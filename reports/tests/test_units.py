@@ -1,6 +1,6 @@
 """Display units: decimal MB/s and GB/s, µs and ms from ns, °C from K, a missing value never shown as zero."""
 
-from browse import units
+from reports import units
 
 
 def test_bandwidth_is_decimal_and_labelled():

@@ -4,23 +4,11 @@ Self-contained: its own loader (three bounded queries: the run, its wait states,
 
 from __future__ import annotations
 
-from analysis.models import HirWaitState, RecoveryPoint, TestRun
-from analysis.selectors import NEWEST_RUN_FIRST, public_runs_q
-from browse.chart_kit import PALETTE, Chart, figure_layout, plot_text
+from analysis.models import HirWaitState, RecoveryPoint
+from reports.chart_kit import PALETTE, Chart, figure_layout, plot_text
+from reports.recovery_series import latest_run, points_of
 
 RECOVERY_THRESHOLD = 1.2  # nvmedb_client.pts.hir.RECOVERY_MARGIN + 1
-
-
-def latest_run(drive_id: int, test: str, submission_id=None) -> TestRun | None:
-    """The drive's most recent public run of `test` (of the chosen submission when one is chosen)."""
-    runs = TestRun.objects.filter(public_runs_q(), drive_model_id=drive_id, test=test)
-    if submission_id is not None:
-        runs = runs.filter(submission_id=submission_id)
-    return runs.order_by(*NEWEST_RUN_FIRST).first()
-
-
-def points_of(run: TestRun) -> list[RecoveryPoint]:
-    return list(RecoveryPoint.objects.filter(test_run=run).order_by("t_s", "pk"))
 
 
 def hir_section(drive_id: int, submission_id=None) -> dict | None:
@@ -178,3 +166,12 @@ def compare_chart(data) -> Chart | None:
 
 def _ratio(state: HirWaitState | None) -> float | None:
     return None if state is None or state.recovery_ratio is None else round(state.recovery_ratio, 3)
+
+
+def page_section(drive, submission_id=None, *, csv_link=None) -> dict | None:
+    """The drive page's HIR section (its charts link no CSV: the hir and recovery_series tables hold the numbers)."""
+    return hir_section(drive.pk, submission_id)
+
+
+def compare_charts(drives: list, data) -> list[Chart]:
+    return [chart] if (chart := compare_chart(data)) is not None else []

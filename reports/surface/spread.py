@@ -5,10 +5,10 @@ repetition's own. Works on the dicts `surface_data.load` reads (no query of its 
 
 from __future__ import annotations
 
-from browse import units
-from browse.chart_kit import rounded
 from nvmedb_client.pts.surface import MIN_REPEATABLE
 from nvmedb_client.pts.surface_repeats import CV_THRESHOLD
+from reports import units
+from reports.chart_kit import rounded
 
 NOISY_MARK = "*"
 NOISY_NOTE = (

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, rounded, scaled, with_hover
-from browse.queries import window_cells, window_mean
+from reports import units
+from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded, run_window, scaled, with_hover
+from reports.steady import steady_charts
+from reports.windows import window_cells, window_mean
 
 
 def latency(rows: list[dict], *, window: str) -> Chart:
@@ -39,3 +40,8 @@ def latency(rows: list[dict], *, window: str) -> Chart:
         rows=[[label, *[values[c][i] for c, _ in stats]] for i, label in enumerate(labels)],
         note=f"Total latency (submission + completion) of the worst direction ({window}); log scale.",
     )
+
+
+def drive_charts(data: ChartedRuns, run: dict) -> list[Chart]:
+    """The drive page's LAT charts of this run: latency by block size and mix, then its steady state."""
+    return [latency(data.measurements.get(run["id"], []), window=run_window(run)), *steady_charts(data, run)]

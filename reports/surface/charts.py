@@ -14,11 +14,10 @@ import math
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
-from browse import charts_surface_lines as lines
-from browse import charts_surface_spread as spread
-from browse import units
-from browse.chart_kit import Chart, figure_layout, plot_text, rounded, subplot_axis, subplot_grid
-from browse.surface_data import LABEL, PATTERN_TITLES, SurfaceData, pattern_order
+from reports import units
+from reports.chart_kit import Chart, figure_layout, plot_text, rounded, subplot_axis, subplot_grid
+from reports.surface import lines, spread
+from reports.surface.data import LABEL, PATTERN_TITLES, SurfaceData, load, pattern_order
 
 PATTERN_COLOURS = {"read": "#0b5cad", "randread": "#1a7f37", "write": "#c4461b", "randwrite": "#8250df"}
 HOW_TO_READ = (
@@ -371,3 +370,17 @@ def _knee_text(pattern: dict) -> str:
     if pattern["knee_iodepth"]:
         return f"{units.block_size(pattern['knee_block_size_bytes'])} × QD {pattern['knee_iodepth']}"
     return f"none: {pattern['knee_reason']}" if pattern["knee_reason"] else "none"
+
+
+def page_section(drive, submission_id=None, *, csv_link=None) -> dict | None:
+    """The drive page's short surface summary (the plots and their CSV are on the surface page)."""
+    return summary(load(drive, submission_id))
+
+
+def own_page(drive=None, submission_id=None, *, runs=None) -> dict | None:
+    """The surface page's context of a drive's newest public surface run, or of a submission's among `runs`."""
+    return section(load(drive, submission_id, runs=runs))
+
+
+def compare_charts(drives: list, data) -> list[Chart]:
+    return [chart] if (chart := compare_chart(data)) is not None else []

@@ -16,7 +16,7 @@ from analysis.tests import factories
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.wsat_workload_rows import workload_run
-from browse import charts_wsat_workloads as section
+from reports.wsat_workloads import charts as section
 
 TB = 1_000_204_886_016
 MIB = 1024 * 1024

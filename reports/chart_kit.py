@@ -3,7 +3,7 @@
 Figures are plain dicts ({"data": [...], "layout": {...}}) embedded with `json_script`. Plotly renders a few HTML
 tags and entities in trace names and tick labels, so every string that comes from a bundle (drive names, firmware
 revisions) goes through `plot_text`, which escapes it: it then shows literally and can never become markup.
-Every chart module (charts_iops, charts_tp, …, charts_hir, charts_surface) builds on these public names.
+Every test's charts (reports/<test>/charts.py) build on these public names.
 """
 
 from __future__ import annotations
@@ -11,15 +11,29 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from django.utils.html import escape, format_html, format_html_join, json_script
 from django.utils.safestring import mark_safe
 
 from analysis.headline import window_label
-from browse import units
+from reports import units
 
 PALETTE = ("#0b5cad", "#c4461b", "#1a7f37", "#8250df", "#b08800", "#cf222e", "#1b7c83", "#57606a")
 METRIC_UNITS = {"total_iops": "IOPS", "read_iops": "IOPS", "write_iops": "IOPS"}
+
+
+class ChartedRuns(Protocol):
+    """What the core tests' charts read of a drive page's data (browse's DriveData): the charted run of each test, and
+    the measurements and steady-state windows of those runs."""
+
+    selected: dict[str, dict]  # test -> run row
+
+    @property
+    def measurements(self) -> dict[int, list[dict]]: ...  # run id -> its charted measurement rows in round order
+
+    @property
+    def windows(self) -> list: ...  # the charted runs' SteadyStateWindow rows
 
 
 def plot_text(value: object) -> str:

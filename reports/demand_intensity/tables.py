@@ -1,5 +1,5 @@
 """The ECW and DIRTH export tables: the demand-intensity curve per TC x QD cell, and DIRTH's response-time
-histograms at its operating points (one row per bucket). Registered in datasets.tables."""
+histograms at its operating points (one row per bucket). Listed in reports.registry."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 
 from analysis.models import DemandIntensityPoint, HistogramBucket
 from analysis.selectors import public_runs_q
-from datasets.table_types import Column, Table
+from reports.table_types import Column, Table
 
 
 def _c(name, type_, description, source=None, unit=""):

@@ -5,6 +5,10 @@ A column's name carries its unit when it has one (`bw_bytes_per_s`, `lat_mean_ns
 the v1 promise: a documented column is never removed or renamed, only added to.
 
 Types are Frictionless Table Schema types: integer, number, boolean, string, datetime.
+
+TABLES, in publishing order: the tables every core test shares (declared here), each PTS test's own (HIR, XSR, ECW
+and DIRTH: reports.registry), the factor effects and run results (across tests), then the nvmedb extensions'
+(surface).
 """
 
 from __future__ import annotations

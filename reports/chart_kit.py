@@ -23,6 +23,22 @@ PALETTE = ("#0b5cad", "#c4461b", "#1a7f37", "#8250df", "#b08800", "#cf222e", "#1
 METRIC_UNITS = {"total_iops": "IOPS", "read_iops": "IOPS", "write_iops": "IOPS"}
 
 
+@dataclass(frozen=True)
+class PageSection:
+    """A core test's section of the drive page: its heading, how to read its charts (and how for a trial on a file
+    target, which measures the host's file system, not a drive), its name in the page's list of sections, and the
+    keys of the charts it holds besides its steady-state ones (steady-<test>)."""
+
+    title: str
+    how_to_read: str
+    short: str
+    chart_keys: tuple[str, ...]
+    file_target_how_to_read: str
+
+
+FILE_TARGET = "This run measured a file on the host's file system: its file system and page cache, not a drive."
+
+
 class ChartedRuns(Protocol):
     """What the core tests' charts read of a drive page's data (browse's DriveData): the charted run of each test, and
     the measurements and steady-state windows of those runs."""

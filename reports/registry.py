@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from reports import recovery_series
-from reports.chart_kit import Chart
+from reports.chart_kit import Chart, PageSection
 from reports.demand_intensity import charts as demand_intensity_charts
 from reports.demand_intensity import tables as demand_intensity_tables
 from reports.hir import charts as hir_charts
@@ -36,8 +36,10 @@ from reports.xsr import tables as xsr_tables
 @dataclass(frozen=True)
 class Report:
     label: str
-    # a core test: (the drive page's data, the run of this test it charts) -> its charts, in page order
+    # a core test: (the drive page's data, the run of this test it charts) -> its charts, in page order, shown in
+    # its section of the drive page
     drive_charts: Callable[..., list[Chart]] | None = None
+    section: PageSection | None = None
     # a test with its own section of the drive page: (drive, submission id, csv_link=) -> the section, or None
     page_section: Callable | None = None
     section_name: str = ""  # the drive page template's name for that section
@@ -53,10 +55,10 @@ class Report:
         return bool(self.extension_note)
 
 
-IOPS = Report("IOPS", drive_charts=iops_charts.drive_charts)
-TP = Report("Throughput", drive_charts=tp_charts.drive_charts)
-LAT = Report("Latency", drive_charts=lat_charts.drive_charts)
-WSAT = Report("Write saturation", drive_charts=wsat_charts.drive_charts)
+IOPS = Report("IOPS", drive_charts=iops_charts.drive_charts, section=iops_charts.SECTION)
+TP = Report("Throughput", drive_charts=tp_charts.drive_charts, section=tp_charts.SECTION)
+LAT = Report("Latency", drive_charts=lat_charts.drive_charts, section=lat_charts.SECTION)
+WSAT = Report("Write saturation", drive_charts=wsat_charts.drive_charts, section=wsat_charts.SECTION)
 HIR = Report(
     "Host idle recovery",
     page_section=hir_charts.page_section,
@@ -138,3 +140,8 @@ def pts_tables() -> tuple[Table, ...]:
 def extension_tables() -> tuple[Table, ...]:
     """The nvmedb extensions' export tables (published after every PTS table)."""
     return _tables_of(each for _, each in each_report() if each.extension)
+
+
+def core_sections() -> dict[str, PageSection]:
+    """test -> its section of the drive page, for the core tests (those whose charts the page draws), in PTS order."""
+    return {test: each.section for test, each in REPORTS.items() if each.section is not None}

@@ -1,6 +1,6 @@
 """What a published table is: its columns (name, Frictionless type, description, the row query's source, unit) and
-how its rows are selected and filtered. The tables themselves are declared in datasets.tables and the tables_*
-modules, which all import these two types from here."""
+how its rows are selected and filtered. The shared tables are declared in datasets.tables (and its tables_*
+modules), each test's own in its reports/<test>/tables.py; all import these two types from here."""
 
 from __future__ import annotations
 

@@ -5,9 +5,28 @@ from __future__ import annotations
 import math
 
 from reports import units
-from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded, run_window, with_hover
+from reports.chart_kit import (
+    FILE_TARGET,
+    PALETTE,
+    Chart,
+    ChartedRuns,
+    PageSection,
+    figure_layout,
+    rounded,
+    run_window,
+    with_hover,
+)
 from reports.steady import steady_charts
 from reports.windows import window_cells, window_mean
+
+SECTION = PageSection(
+    title="IOPS test: random I/O by block size and R/W mix",
+    how_to_read="Higher is better. Each line is one read/write mix; small blocks show the drive's I/O rate, large "
+    "blocks turn into throughput. The values are the measurement window's mean after preconditioning.",
+    short="IOPS",
+    chart_keys=("iops", "iops-matrix"),
+    file_target_how_to_read=f"Higher is better. Each line is one read/write mix. {FILE_TARGET}",
+)
 
 
 def iops_by_block_size(rows: list[dict], *, window: str) -> Chart:

@@ -3,9 +3,30 @@
 from __future__ import annotations
 
 from reports import units
-from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded, run_window, scaled, with_hover
+from reports.chart_kit import (
+    FILE_TARGET,
+    PALETTE,
+    Chart,
+    ChartedRuns,
+    PageSection,
+    figure_layout,
+    rounded,
+    run_window,
+    scaled,
+    with_hover,
+)
 from reports.steady import steady_charts
 from reports.windows import window_cells, window_mean
+
+SECTION = PageSection(
+    title="Latency test: response times at queue depth 1",
+    how_to_read="Lower is better. The mean is the typical wait; the 99.99th percentile and the maximum show the "
+    "stalls an application feels. Log scale: each gridline is ten times the one below.",
+    short="Latency",
+    chart_keys=("latency",),
+    file_target_how_to_read="Lower is better. The mean is the typical wait; the 99.99th percentile and the maximum "
+    f"show the stalls. Log scale: each gridline is ten times the one below. {FILE_TARGET}",
+)
 
 
 def latency(rows: list[dict], *, window: str) -> Chart:

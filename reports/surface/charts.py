@@ -1,9 +1,9 @@
 """The surface page (an nvmedb extension, not a PTS test; /drives/<slug>/surface/ and, for a run's owner,
-/submissions/<id>/surface/): one answer sentence per access pattern, the line plots (browse.
-charts_surface_lines), heatmaps of bandwidth and IOPS over block size x queue depth, the parallelism speedup, and the
+/submissions/<id>/surface/): one answer sentence per access pattern, the line plots (reports.
+surface.lines), heatmaps of bandwidth and IOPS over block size x queue depth, the parallelism speedup, and the
 smallest cell reaching 90% of each pattern's peak bandwidth. The drive page shows the sentences and links here.
 
-`load` (browse.surface_data) reads one surface run in three bounded queries and `section` builds the
+`load` (reports.surface.data) reads one surface run in three bounded queries and `section` builds the
 charts from it.
 """
 

@@ -2,7 +2,7 @@
 queue depth, bandwidth over queue depth with one line per block size, and latency (mean and 99th percentile) over
 block size at QD 1 and at the queue depth of each pattern's 90% point. One panel per access pattern, one legend.
 
-Built from `surface_data.SurfaceData` (no query of their own) with the shared chart toolkit (browse.chart_kit).
+Built from `data.SurfaceData` (no query of their own) with the shared chart toolkit (reports.chart_kit).
 """
 
 from __future__ import annotations

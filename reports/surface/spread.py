@@ -1,7 +1,7 @@
 """How repeatable a surface is (an nvmedb extension, not a PTS test): the words and plot parts the surface page uses
 for the repetitions of its cells. Every figure is the median of a cell's repetitions; the spread is their min-max and
 coefficient of variation (CV); a cell above CV_LIMIT is noisy; the 90% point of the medians is compared with each
-repetition's own. Works on the dicts `surface_data.load` reads (no query of its own)."""
+repetition's own. Works on the dicts `data.load` reads (no query of its own)."""
 
 from __future__ import annotations
 

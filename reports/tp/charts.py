@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 from reports import units
-from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded, run_window, scaled, with_hover
+from reports.chart_kit import (
+    FILE_TARGET,
+    PALETTE,
+    Chart,
+    ChartedRuns,
+    PageSection,
+    figure_layout,
+    rounded,
+    run_window,
+    scaled,
+    with_hover,
+)
 from reports.steady import steady_charts
 from reports.windows import window_cells, window_mean
+
+SECTION = PageSection(
+    title="Throughput test: sequential read and write",
+    how_to_read="Higher is better. The dashed line is what the PCIe link can carry: a bar that reaches it measured "
+    "the link, not the drive.",
+    short="Throughput",
+    chart_keys=("throughput",),
+    file_target_how_to_read=f"Higher is better. {FILE_TARGET}",
+)
 
 
 def throughput(rows: list[dict], usable_bandwidth: float | None, *, window: str) -> Chart:

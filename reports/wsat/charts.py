@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from reports.chart_kit import PALETTE, Chart, ChartedRuns, figure_layout, rounded
+from reports.chart_kit import FILE_TARGET, PALETTE, Chart, ChartedRuns, PageSection, figure_layout, rounded
+
+SECTION = PageSection(
+    title="Write saturation: IOPS as the drive fills",
+    how_to_read="A drive starts fast on fresh blocks and settles as garbage collection starts; the level it settles "
+    "at is what sustained writes get.",
+    short="Write saturation",
+    chart_keys=("wsat",),
+    file_target_how_to_read=f"IOPS as the file is written over and over. {FILE_TARGET}",
+)
 
 
 def write_saturation(rows: list[dict]) -> Chart:

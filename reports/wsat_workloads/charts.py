@@ -5,7 +5,7 @@ stopped it.
 Self-contained: `load` reads, in two bounded queries whatever the number of the drive's runs, the newest public run
 of each workload (with its sample count, last sample number and written bytes) and then those runs' samples already
 averaged by the database in equal groups of consecutive samples (at most MAX_POINTS a run), plus, one by one, the
-few samples its level is read from. The level is the page's measurement-window rule (queries.window_cells: the
+few samples its level is read from. The level is the page's measurement-window rule (reports.windows.window_cells: the
 steady-state window when the run has one, else the last WINDOW_ROUNDS samples), applied to those samples.
 """
 

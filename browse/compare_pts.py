@@ -3,42 +3,35 @@ optional workloads and, kept apart, the surface (an nvmedb extension, not a PTS 
 
 For each compared drive, its newest public run of each test (the latest `finished_at`, then the latest stored). The
 rows come in a fixed number of bounded queries whatever the number of drives (forms.MAX_COMPARED at most): the runs
-(one DISTINCT ON query), HIR wait states, XSR groups, XSR intervals (at most MAX_XSR_POINTS a run, picked in SQL), the
-WSAT workloads' last samples (WINDOW_ROUNDS a run, picked in SQL) and the surface patterns with their peak cell's
-speedup; ECW and DIRTH read their curves in reports.demand_intensity (two queries each, only when a compared drive has
-the test: a page comparing drives without any of these tests costs the one query for the runs). Each test's chart is
-its report's (reports.registry), in PTS order.
+(one DISTINCT ON query), then each report's compare_rows (reports.registry), only for the tests a compared drive has:
+HIR wait states; XSR groups and intervals (at most reports.xsr.charts.MAX_XSR_POINTS a run, picked in SQL); the WSAT
+workloads' last samples (WINDOW_ROUNDS a run); the surface patterns with their peak cell's speedup. ECW and DIRTH
+read their curves with their charts (two queries each, only when a compared drive has the test): a page comparing
+drives without any of these tests costs the one query for the runs. Each test's chart is its report's, in PTS order.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, OuterRef, Subquery, Window
-from django.db.models.functions import DenseRank, Mod, RowNumber
-
-from analysis.models import HirWaitState, Measurement, RecoveryPoint, SurfaceCell, SurfacePattern, TestRun, XsrGroup
+from analysis.models import TestRun
 from analysis.selectors import newest_run_per, public_runs_q
 from browse.forms import MAX_COMPARED
-from nvmedb_client.pts.wsat_workloads import WORKLOADS
-from nvmedb_client.steady_state import WINDOW_ROUNDS
 from reports import registry
 from reports.chart_kit import PALETTE, Chart
 
 TESTS = tuple(test for tests, report in registry.each_report() if report.compare_charts for test in tests)
-MAX_XSR_POINTS = 400  # per drive's trace: a full XSR run logs 15,840 intervals
 
 
 @dataclass
 class ComparePts:
     drives: list
     runs: dict[tuple[int, str], dict] = field(default_factory=dict)  # (drive id, test) -> its newest public run
-    hir: dict[int, list[HirWaitState]] = field(default_factory=dict)  # run id -> wait states
-    xsr_groups: dict[int, list[XsrGroup]] = field(default_factory=dict)  # run id -> access groups
-    xsr_points: dict[int, list[dict]] = field(default_factory=dict)  # run id -> picked intervals (stage, t_s, value)
-    xsr_logged: dict[int, int] = field(default_factory=dict)  # run id -> intervals stored
-    wsat: dict[int, list[dict]] = field(default_factory=dict)  # run id -> its last samples
-    surface: dict[int, list[dict]] = field(default_factory=dict)  # run id -> patterns (peak, knee, peak speedup)
+    rows: dict[str, dict] = field(default_factory=dict)  # what each report's compare_rows read, by the name it gives
+
+    def rows_of(self, name: str) -> dict:
+        """Rows a report's compare_rows read under `name` (run id -> rows); empty when no compared drive has a run."""
+        return self.rows.get(name, {})
 
     def run(self, drive, test: str) -> dict | None:
         return self.runs.get((drive.pk, test))
@@ -67,68 +60,11 @@ def load(drives: list) -> ComparePts:
     ).values("id", "drive_model_id", "test", "submission_id", "profile", "finished_at")
     for run in newest:
         data.runs[(run["drive_model_id"], run["test"])] = run
-    ids = {test: [r["id"] for (_, t), r in data.runs.items() if t == test] for test in TESTS}
-    if ids["hir"]:
-        for state in HirWaitState.objects.filter(test_run_id__in=ids["hir"]).order_by("test_run_id", "index"):
-            data.hir.setdefault(state.test_run_id, []).append(state)
-    if ids["xsr"]:
-        for group in XsrGroup.objects.filter(test_run_id__in=ids["xsr"]).order_by("test_run_id", "index"):
-            data.xsr_groups.setdefault(group.test_run_id, []).append(group)
-        for point in _xsr_points(ids["xsr"]):
-            data.xsr_logged[point["test_run_id"]] = point["logged"]
-            data.xsr_points.setdefault(point["test_run_id"], []).append(point)
-    wsat_ids = [run_id for test in WORKLOADS for run_id in ids[test]]
-    if wsat_ids:
-        for sample in _last_wsat_samples(wsat_ids):
-            data.wsat.setdefault(sample["test_run_id"], []).append(sample)
-    if ids["surface"]:
-        for pattern in _surface_patterns(ids["surface"]):
-            data.surface.setdefault(pattern["test_run_id"], []).append(pattern)
+    for tests, report in registry.each_report():
+        run_ids = [run["id"] for (_, test), run in data.runs.items() if test in tests]
+        if report.compare_rows is not None and run_ids:
+            data.rows.update(report.compare_rows(run_ids))
     return data
-
-
-def _xsr_points(run_ids: list[int]) -> list[dict]:
-    """Every k-th logged interval of each run (k = ceil(intervals / MAX_XSR_POINTS)), the first always: measured
-    values only, never averaged, so a dip that is picked is the drive's."""
-    ranked = (
-        RecoveryPoint.objects.filter(test_run_id__in=run_ids, kind="tp")
-        .annotate(
-            n=Window(RowNumber(), partition_by=[F("test_run_id")], order_by=[F("t_s"), F("id")]),
-            logged=Window(Count("id"), partition_by=[F("test_run_id")]),
-        )
-        .values("test_run_id", "stage", "t_s", "value", "n", "logged")
-    )
-    # Django filters on window annotations by wrapping the query in a subquery; the stride needs both windows
-    stride = (F("logged") + MAX_XSR_POINTS - 1) / MAX_XSR_POINTS
-    return list(ranked.alias(offset=Mod(F("n") - 1, stride)).filter(offset=0).order_by("test_run_id", "n"))
-
-
-def _last_wsat_samples(run_ids: list[int]) -> list[dict]:
-    """The samples of each run's last WINDOW_ROUNDS rounds, as the core WSAT's level (analysis.headline)."""
-    return list(
-        Measurement.objects.filter(test_run_id__in=run_ids, round__phase="wsat")
-        .annotate(
-            back=Window(DenseRank(), partition_by=[F("test_run_id")], order_by=F("round__number").desc()),
-        )
-        .filter(back__lte=WINDOW_ROUNDS)
-        .values("test_run_id", "round__number", "total_iops", "total_bw_bytes_per_s")
-    )
-
-
-def _surface_patterns(run_ids: list[int]) -> list[dict]:
-    peak_cell = SurfaceCell.objects.filter(
-        test_run_id=OuterRef("test_run_id"), pattern=OuterRef("pattern"),
-        block_size_bytes=OuterRef("peak_block_size_bytes"), iodepth=OuterRef("peak_iodepth"),
-    )  # fmt: skip
-    return list(
-        SurfacePattern.objects.filter(test_run_id__in=run_ids)
-        .annotate(peak_speedup=Subquery(peak_cell.values("speedup")[:1]))
-        .order_by("test_run_id", "pattern")
-        .values(
-            "test_run_id", "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth",
-            "knee_block_size_bytes", "knee_iodepth", "knee_bw_bytes_per_s", "knee_reason", "peak_speedup",
-        )
-    )  # fmt: skip
 
 
 def pts_charts(drives: list, data: ComparePts | None = None) -> list[Chart]:

@@ -22,8 +22,8 @@ from reports.hir import tables as hir_tables
 from reports.iops import charts as iops_charts
 from reports.lat import charts as lat_charts
 from reports.surface import charts as surface_charts
+from reports.surface import data as surface_data
 from reports.surface import tables as surface_tables
-from reports.surface.data import LABEL as SURFACE_NOTE
 from reports.table_types import Table
 from reports.tp import charts as tp_charts
 from reports.wsat import charts as wsat_charts
@@ -46,6 +46,8 @@ class Report:
     csv_by_test: bool = False  # the section's charts are keyed by their test and served as CSV (drive_chart_csv)
     # (compared drives, the compare page's loaded rows) -> its compare-page charts (each only when a drive has the test)
     compare_charts: Callable[..., list[Chart]] | None = None
+    # (run ids of its tests' newest compared runs) -> {name: rows by run id}, the rows its compare charts read
+    compare_rows: Callable[[list[int]], dict] | None = None
     tables: tuple[Table, ...] = ()  # its own export tables; one shared by several tests is listed by each
     own_page: Callable | None = None  # a test with a page of its own (the surface): (drive, submission id, runs=)
     extension_note: str = ""  # an nvmedb extension (not a PTS test): kept apart, under this note
@@ -64,6 +66,7 @@ HIR = Report(
     page_section=hir_charts.page_section,
     section_name="hir",
     compare_charts=hir_charts.compare_charts,
+    compare_rows=hir_charts.compare_rows,
     tables=(*hir_tables.tables(), *recovery_series.tables()),
 )
 XSR = Report(
@@ -71,6 +74,7 @@ XSR = Report(
     page_section=xsr_charts.page_section,
     section_name="xsr",
     compare_charts=xsr_charts.compare_charts,
+    compare_rows=xsr_charts.compare_rows,
     tables=(*xsr_tables.tables(), *recovery_series.tables()),
 )
 DEMAND_INTENSITY = Report(
@@ -86,10 +90,18 @@ WSAT_WORKLOADS = Report(
     section_name="wsat_workloads",
     csv_by_test=True,
     compare_charts=wsat_workloads_compare.compare_charts,
+    compare_rows=wsat_workloads_compare.compare_rows,
 )
-SURFACE = Report("Surface", page_section=surface_charts.page_section, section_name="surface",
-                 compare_charts=surface_charts.compare_charts, tables=surface_tables.tables(),
-                 own_page=surface_charts.own_page, extension_note=SURFACE_NOTE)  # fmt: skip
+SURFACE = Report(
+    "Surface",
+    page_section=surface_charts.page_section,
+    section_name="surface",
+    compare_charts=surface_charts.compare_charts,
+    compare_rows=surface_data.compare_rows,
+    tables=surface_tables.tables(),
+    own_page=surface_charts.own_page,
+    extension_note=surface_data.LABEL,
+)
 
 REPORTS: dict[str, Report] = {
     "iops": IOPS,

@@ -25,6 +25,7 @@ from analysis.tests.surface_factory import surface_run
 from browse import compare_pts
 from browse.forms import MAX_COMPARED
 from reports.wsat_workloads import compare as wsat_workloads_compare
+from reports.xsr import charts as xsr_charts
 
 pytestmark = pytest.mark.django_db
 
@@ -98,7 +99,7 @@ def test_wsat_workloads_are_grouped_per_workload_and_drive():
 
 
 def test_xsr_traces_are_capped_and_keep_measured_values(monkeypatch):
-    monkeypatch.setattr(compare_pts, "MAX_XSR_POINTS", 7)
+    monkeypatch.setattr(xsr_charts, "MAX_XSR_POINTS", 7)
     drive, other = factories.DriveModelFactory(name="Long"), factories.DriveModelFactory(name="Short")
     xsr_run(factories.SubmissionFactory(), drive, intervals=20)  # 60 intervals: every 9th kept
     xsr_run(factories.SubmissionFactory(), other, intervals=2)  # 6 intervals: all kept

@@ -116,11 +116,11 @@ def recovery_by_idle(states: list[HirWaitState]) -> Chart:
 
 def compare_chart(data) -> Chart | None:
     """The compare page's HIR chart: each drive's recovery ratio by idle length (its newest public HIR run), the
-    recovery threshold drawn; None when no compared drive has a HIR run. `data`: compare_pts.ComparePts."""
+    recovery threshold drawn; None when no compared drive has a HIR run. `data`: browse.compare_pts.ComparePts."""
     runs = {d.pk: data.run(d, "hir") for d in data.drives}
     if not any(runs.values()):
         return None
-    states = {pk: {s.idle_s: s for s in data.hir.get(run["id"], [])} for pk, run in runs.items() if run}
+    states = {pk: {s.idle_s: s for s in data.rows_of("hir").get(run["id"], [])} for pk, run in runs.items() if run}
     idles = sorted({idle for by_idle in states.values() for idle in by_idle})
     labels = [f"{idle:g} s" for idle in idles]
     traces, rows = [], []
@@ -175,3 +175,11 @@ def page_section(drive, submission_id=None, *, csv_link=None) -> dict | None:
 
 def compare_charts(drives: list, data) -> list[Chart]:
     return [chart] if (chart := compare_chart(data)) is not None else []
+
+
+def compare_rows(run_ids: list[int]) -> dict:
+    """The compare page's HIR rows, in one query: run id -> its wait states (read as data.rows_of("hir"))."""
+    states: dict[int, list[HirWaitState]] = {}
+    for state in HirWaitState.objects.filter(test_run_id__in=run_ids).order_by("test_run_id", "index"):
+        states.setdefault(state.test_run_id, []).append(state)
+    return {"hir": states}

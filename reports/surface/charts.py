@@ -308,11 +308,13 @@ def summary(data: SurfaceData | None) -> dict | None:
 def compare_chart(data) -> Chart | None:
     """The compare page's surface chart (nvmedb extension): per drive and access pattern of its newest public surface
     run, the peak bandwidth, the smallest (block size, QD) reaching 90% of it and the parallelism speedup of the peak
-    cell; None when no compared drive has a surface run. `data`: compare_pts.ComparePts."""
+    cell; None when no compared drive has a surface run. `data`: browse.compare_pts.ComparePts."""
     runs = {d.pk: data.run(d, "surface") for d in data.drives}
     if not any(runs.values()):
         return None
-    by_drive = {pk: {p["pattern"]: p for p in data.surface.get(run["id"], [])} for pk, run in runs.items() if run}
+    by_drive = {
+        pk: {p["pattern"]: p for p in data.rows_of("surface").get(run["id"], [])} for pk, run in runs.items() if run
+    }
     patterns = pattern_order({name for found in by_drive.values() for name in found})
     traces, rows = [], []
     for drive in data.drives:

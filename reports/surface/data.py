@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 
 from analysis.models import SurfaceCell, SurfacePattern
 from analysis.selectors import NEWEST_RUN_FIRST, public_test_runs
@@ -63,3 +63,28 @@ def load(drive=None, submission_id=None, *, runs=None) -> SurfaceData | None:
 
 def pattern_order(patterns) -> list[str]:
     return [p for p in PATTERN_TITLES if p in patterns]
+
+
+def compare_rows(run_ids: list[int]) -> dict:
+    """The compare page's surface rows, in one query: run id -> its patterns with the peak cell's speedup
+    (data.rows_of("surface"))."""
+    patterns: dict[int, list[dict]] = {}
+    for pattern in compare_patterns(run_ids):
+        patterns.setdefault(pattern["test_run_id"], []).append(pattern)
+    return {"surface": patterns}
+
+
+def compare_patterns(run_ids: list[int]) -> list[dict]:
+    peak_cell = SurfaceCell.objects.filter(
+        test_run_id=OuterRef("test_run_id"), pattern=OuterRef("pattern"),
+        block_size_bytes=OuterRef("peak_block_size_bytes"), iodepth=OuterRef("peak_iodepth"),
+    )  # fmt: skip
+    return list(
+        SurfacePattern.objects.filter(test_run_id__in=run_ids)
+        .annotate(peak_speedup=Subquery(peak_cell.values("speedup")[:1]))
+        .order_by("test_run_id", "pattern")
+        .values(
+            "test_run_id", "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth",
+            "knee_block_size_bytes", "knee_iodepth", "knee_bw_bytes_per_s", "knee_reason", "peak_speedup",
+        )
+    )  # fmt: skip

@@ -1,9 +1,13 @@
 """The compare page's chart of the WSAT optional workloads: each compared drive's level (the mean of the last samples
 of its newest public run of each workload). `data` is the compare page's loaded rows (browse.compare_pts.ComparePts:
-`runs`, `wsat` samples, `run`, `colour`, `note`)."""
+`runs`, the samples compare_rows read, `run`, `colour`, `note`)."""
 
 from __future__ import annotations
 
+from django.db.models import F, Window
+from django.db.models.functions import DenseRank
+
+from analysis.models import Measurement
 from nvmedb_client.steady_state import WINDOW_ROUNDS
 from reports.chart_kit import Chart, figure_layout, plot_text, rounded
 
@@ -18,7 +22,7 @@ def wsat_levels(data) -> dict[tuple[int, str], dict]:
     for (drive_id, test), run in data.runs.items():
         if test not in WORKLOAD_LABELS:
             continue
-        samples = data.wsat.get(run["id"], [])
+        samples = data.rows_of("wsat").get(run["id"], [])
         iops = [s["total_iops"] for s in samples if s["total_iops"] is not None]
         bw = [s["total_bw_bytes_per_s"] for s in samples if s["total_bw_bytes_per_s"] is not None]
         levels[(drive_id, test)] = {
@@ -62,3 +66,23 @@ def compare_chart(data) -> Chart | None:
 
 def compare_charts(drives: list, data) -> list[Chart]:
     return [chart] if (chart := compare_chart(data)) is not None else []
+
+
+def compare_rows(run_ids: list[int]) -> dict:
+    """The compare page's WSAT-workload rows, in one query: run id -> its last samples (data.rows_of("wsat"))."""
+    samples: dict[int, list[dict]] = {}
+    for sample in last_samples(run_ids):
+        samples.setdefault(sample["test_run_id"], []).append(sample)
+    return {"wsat": samples}
+
+
+def last_samples(run_ids: list[int]) -> list[dict]:
+    """The samples of each run's last WINDOW_ROUNDS rounds, as the core WSAT's level (analysis.headline)."""
+    return list(
+        Measurement.objects.filter(test_run_id__in=run_ids, round__phase="wsat")
+        .annotate(
+            back=Window(DenseRank(), partition_by=[F("test_run_id")], order_by=F("round__number").desc()),
+        )
+        .filter(back__lte=WINDOW_ROUNDS)
+        .values("test_run_id", "round__number", "total_iops", "total_bw_bytes_per_s")
+    )

@@ -3,10 +3,14 @@ time each group took to settle. Self-contained: its own loader (three bounded qu
 
 from __future__ import annotations
 
+from django.db.models import Count, F, Window
+from django.db.models.functions import Mod, RowNumber
+
 from analysis.models import RecoveryPoint, XsrGroup
 from reports.chart_kit import PALETTE, Chart, figure_layout, plot_text
 from reports.recovery_series import latest_run, points_of
 
+MAX_XSR_POINTS = 400  # per drive's trace on the compare page: a full XSR run logs 15,840 intervals
 GROUP_NAMES = {1: "SEQ 1024 KiB (before)", 2: "RND 8 KiB", 3: "SEQ 1024 KiB (after)"}
 
 
@@ -74,8 +78,8 @@ def throughput_over_time(groups: list[XsrGroup], points: list[RecoveryPoint]) ->
 
 def compare_chart(data) -> Chart | None:
     """The compare page's XSR chart: each drive's throughput over its newest public XSR run's timeline (at most
-    compare_pts.MAX_XSR_POINTS intervals a drive) and, per access group, its settled level and time to settle; None
-    when no compared drive has an XSR run. `data`: compare_pts.ComparePts."""
+    MAX_XSR_POINTS intervals a drive) and, per access group, its settled level and time to settle; None
+    when no compared drive has an XSR run. `data`: browse.compare_pts.ComparePts."""
     runs = {d.pk: data.run(d, "xsr") for d in data.drives}
     if not any(runs.values()):
         return None
@@ -86,7 +90,7 @@ def compare_chart(data) -> Chart | None:
             summary.append([drive.name, None, None, None, None, "no run"])
             continue
         colour = data.colour(drive)
-        points = data.xsr_points.get(run["id"], [])
+        points = data.rows_of("xsr_points").get(run["id"], [])
         x, y = [], []
         for number, point in enumerate(points):
             if number and point["stage"] != points[number - 1]["stage"]:
@@ -100,9 +104,10 @@ def compare_chart(data) -> Chart | None:
         if x:
             traces.append({"type": "scatter", "mode": "lines", "name": plot_text(drive.name), "x": x, "y": y,
                            "line": {"color": colour}})  # fmt: skip
-        if data.xsr_logged.get(run["id"], 0) > len(points):
-            thinned.append(f"{drive.name} ({len(points)} of {data.xsr_logged[run['id']]})")
-        groups = data.xsr_groups.get(run["id"], [])
+        logged = data.rows_of("xsr_logged").get(run["id"], 0)
+        if logged > len(points):
+            thinned.append(f"{drive.name} ({len(points)} of {logged})")
+        groups = data.rows_of("xsr_groups").get(run["id"], [])
         for g in groups:
             summary.append([drive.name, GROUP_NAMES.get(g.index, str(g.index)),
                             None if g.mean_bytes_per_s is None else round(g.mean_bytes_per_s / 1e6, 2),
@@ -140,3 +145,33 @@ def page_section(drive, submission_id=None, *, csv_link=None) -> dict | None:
 
 def compare_charts(drives: list, data) -> list[Chart]:
     return [chart] if (chart := compare_chart(data)) is not None else []
+
+
+def compare_rows(run_ids: list[int]) -> dict:
+    """The compare page's XSR rows, in two queries: each run's access groups, its picked intervals and how many it
+    logged (read as data.rows_of("xsr_groups"), "xsr_points", "xsr_logged")."""
+    groups: dict[int, list[XsrGroup]] = {}
+    for group in XsrGroup.objects.filter(test_run_id__in=run_ids).order_by("test_run_id", "index"):
+        groups.setdefault(group.test_run_id, []).append(group)
+    points: dict[int, list[dict]] = {}
+    logged: dict[int, int] = {}
+    for point in compare_points(run_ids):
+        logged[point["test_run_id"]] = point["logged"]
+        points.setdefault(point["test_run_id"], []).append(point)
+    return {"xsr_groups": groups, "xsr_points": points, "xsr_logged": logged}
+
+
+def compare_points(run_ids: list[int]) -> list[dict]:
+    """Every k-th logged interval of each run (k = ceil(intervals / MAX_XSR_POINTS)), the first always: measured
+    values only, never averaged, so a dip that is picked is the drive's."""
+    ranked = (
+        RecoveryPoint.objects.filter(test_run_id__in=run_ids, kind="tp")
+        .annotate(
+            n=Window(RowNumber(), partition_by=[F("test_run_id")], order_by=[F("t_s"), F("id")]),
+            logged=Window(Count("id"), partition_by=[F("test_run_id")]),
+        )
+        .values("test_run_id", "stage", "t_s", "value", "n", "logged")
+    )
+    # Django filters on window annotations by wrapping the query in a subquery; the stride needs both windows
+    stride = (F("logged") + MAX_XSR_POINTS - 1) / MAX_XSR_POINTS
+    return list(ranked.alias(offset=Mod(F("n") - 1, stride)).filter(offset=0).order_by("test_run_id", "n"))

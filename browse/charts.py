@@ -1,63 +1,20 @@
-"""The drive page's charts of the core tests in order (IOPS, TP, LAT, WSAT, their steady state, temperature, the
-breakdowns). Each test's charts live in their own module (charts_iops, charts_tp, charts_lat, charts_wsat,
-charts_steady); the shared toolkit is chart_kit. The names other modules use from here stay importable."""
+"""The drive page's charts in order: each core test's (IOPS, TP, LAT, WSAT and their steady state, from its report in
+reports.registry), then the temperature across the runs and the breakdowns."""
 
 from __future__ import annotations
 
-from browse.chart_kit import PALETTE, Chart, figure_layout, run_window
-from browse.charts_breakdowns import breakdowns, cached_breakdowns
-from browse.charts_compare import compare_charts
-from browse.charts_iops import iops_by_block_size, iops_heatmap
-from browse.charts_lat import latency
-from browse.charts_steady import (
-    convergence_windows,
-    humanize_variables,
-    steady_charts,
-    variable_label,
-    window_chart,
-)
-from browse.charts_tp import throughput
-from browse.charts_wsat import write_saturation
+from browse.charts_breakdowns import cached_breakdowns
 from browse.queries import DriveData
-
-__all__ = [
-    "Chart",
-    "breakdowns",
-    "compare_charts",
-    "convergence_windows",
-    "drive_charts",
-    "humanize_variables",
-    "temperature",
-    "variable_label",
-    "window_chart",
-]
+from reports import registry
+from reports.chart_kit import PALETTE, Chart, figure_layout
 
 
 def drive_charts(data: DriveData) -> list[Chart]:
     charts: list[Chart] = []
-    iops = data.selected.get("iops")
-    if iops:
-        rows = data.measurements.get(iops["id"], [])
-        charts.append(iops_by_block_size(rows, window=run_window(iops)))
-        charts.append(iops_heatmap(rows, window=run_window(iops)))
-        charts.extend(steady_charts(data, iops))
-    tp = data.selected.get("tp")
-    if tp:
-        charts.append(
-            throughput(
-                data.measurements.get(tp["id"], []),
-                tp["pcie_link__usable_bandwidth_bytes_per_s"],
-                window=run_window(tp),
-            )
-        )
-        charts.extend(steady_charts(data, tp))
-    lat = data.selected.get("lat")
-    if lat:
-        charts.append(latency(data.measurements.get(lat["id"], []), window=run_window(lat)))
-        charts.extend(steady_charts(data, lat))
-    wsat = data.selected.get("wsat")
-    if wsat:
-        charts.append(write_saturation(data.measurements.get(wsat["id"], [])))
+    for test, report in registry.REPORTS.items():
+        run = data.selected.get(test)
+        if run and report.drive_charts is not None:
+            charts.extend(report.drive_charts(data, run))
     if data.selected:
         charts.append(temperature(data))
     charts.extend(cached_breakdowns(data))

@@ -10,9 +10,9 @@ from django.core.cache import cache
 
 from analysis.headline import BY_KEY
 from analysis.models import DrivePageSummary
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, keep_digits, plot_text
 from browse.queries import STATISTICS_SECONDS, DriveData, metric_column
+from reports import units
+from reports.chart_kit import PALETTE, Chart, figure_layout, keep_digits, plot_text
 
 
 def cached_breakdowns(data: DriveData) -> list[Chart]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from browse import units
-from browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded, scaled, with_hover
 from browse.compare import CompareData
+from reports import units
+from reports.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded, scaled, with_hover
 
 
 def compare_charts(data: CompareData) -> list[Chart]:

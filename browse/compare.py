@@ -7,7 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary, Measurement
-from browse.queries import SUMMARY_FORMAT, cached_summaries, window_cells, window_mean
+from browse.queries import SUMMARY_FORMAT, cached_summaries
+from reports.windows import window_cells, window_mean
 
 COMPARED_TESTS = ("iops", "tp", "lat")
 COMPARE_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "block_size_bytes", "read_pct",

@@ -3,43 +3,35 @@ optional workloads and, kept apart, the surface (an nvmedb extension, not a PTS 
 
 For each compared drive, its newest public run of each test (the latest `finished_at`, then the latest stored). The
 rows come in a fixed number of bounded queries whatever the number of drives (forms.MAX_COMPARED at most): the runs
-(one DISTINCT ON query), HIR wait states, XSR groups, XSR intervals (at most MAX_XSR_POINTS a run, picked in SQL), the
-WSAT workloads' last samples (WINDOW_ROUNDS a run, picked in SQL) and the surface patterns with their peak cell's
-speedup; ECW and DIRTH read their curves in charts_dirth (two queries each, only when a compared drive has the test:
-a page comparing drives without any of these tests costs the one query for the runs).
+(one DISTINCT ON query), then each report's compare_rows (reports.registry), only for the tests a compared drive has:
+HIR wait states; XSR groups and intervals (at most reports.xsr.charts.MAX_XSR_POINTS a run, picked in SQL); the WSAT
+workloads' last samples (WINDOW_ROUNDS a run); the surface patterns with their peak cell's speedup. ECW and DIRTH
+read their curves with their charts (two queries each, only when a compared drive has the test): a page comparing
+drives without any of these tests costs the one query for the runs. Each test's chart is its report's, in PTS order.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, F, OuterRef, Subquery, Window
-from django.db.models.functions import DenseRank, Mod, RowNumber
-
-from analysis.models import HirWaitState, Measurement, RecoveryPoint, SurfaceCell, SurfacePattern, TestRun, XsrGroup
+from analysis.models import TestRun
 from analysis.selectors import newest_run_per, public_runs_q
-from browse import charts_dirth, charts_hir, charts_surface, charts_xsr
-from browse.chart_kit import PALETTE, Chart, figure_layout, plot_text, rounded
 from browse.forms import MAX_COMPARED
-from nvmedb_client.steady_state import WINDOW_ROUNDS
+from reports import registry
+from reports.chart_kit import PALETTE, Chart
 
-WSAT_WORKLOADS = {"ws-oltp": "OLTP (RND 8 KiB, 65/35)", "ws-vod": "Video on demand (SEQ 128 KiB, 90/10)",
-                  "ws-meta": "Metadata (SEQ 0.5 KiB, 50/50)", "ws-comp": "Composite block size (RND mix, 40/60)"}  # fmt: skip
-TESTS = ("hir", "xsr", "ecw", "dirth", *WSAT_WORKLOADS, "surface")
-MAX_XSR_POINTS = 400  # per drive's trace: a full XSR run logs 15,840 intervals
-NO_RUN = "no run"
+TESTS = tuple(test for tests, report in registry.each_report() if report.compare_charts for test in tests)
 
 
 @dataclass
 class ComparePts:
     drives: list
     runs: dict[tuple[int, str], dict] = field(default_factory=dict)  # (drive id, test) -> its newest public run
-    hir: dict[int, list[HirWaitState]] = field(default_factory=dict)  # run id -> wait states
-    xsr_groups: dict[int, list[XsrGroup]] = field(default_factory=dict)  # run id -> access groups
-    xsr_points: dict[int, list[dict]] = field(default_factory=dict)  # run id -> picked intervals (stage, t_s, value)
-    xsr_logged: dict[int, int] = field(default_factory=dict)  # run id -> intervals stored
-    wsat: dict[int, list[dict]] = field(default_factory=dict)  # run id -> its last samples
-    surface: dict[int, list[dict]] = field(default_factory=dict)  # run id -> patterns (peak, knee, peak speedup)
+    rows: dict[str, dict] = field(default_factory=dict)  # what each report's compare_rows read, by the name it gives
+
+    def rows_of(self, name: str) -> dict:
+        """Rows a report's compare_rows read under `name` (run id -> rows); empty when no compared drive has a run."""
+        return self.rows.get(name, {})
 
     def run(self, drive, test: str) -> dict | None:
         return self.runs.get((drive.pk, test))
@@ -68,140 +60,33 @@ def load(drives: list) -> ComparePts:
     ).values("id", "drive_model_id", "test", "submission_id", "profile", "finished_at")
     for run in newest:
         data.runs[(run["drive_model_id"], run["test"])] = run
-    ids = {test: [r["id"] for (_, t), r in data.runs.items() if t == test] for test in TESTS}
-    if ids["hir"]:
-        for state in HirWaitState.objects.filter(test_run_id__in=ids["hir"]).order_by("test_run_id", "index"):
-            data.hir.setdefault(state.test_run_id, []).append(state)
-    if ids["xsr"]:
-        for group in XsrGroup.objects.filter(test_run_id__in=ids["xsr"]).order_by("test_run_id", "index"):
-            data.xsr_groups.setdefault(group.test_run_id, []).append(group)
-        for point in _xsr_points(ids["xsr"]):
-            data.xsr_logged[point["test_run_id"]] = point["logged"]
-            data.xsr_points.setdefault(point["test_run_id"], []).append(point)
-    wsat_ids = [run_id for test in WSAT_WORKLOADS for run_id in ids[test]]
-    if wsat_ids:
-        for sample in _last_wsat_samples(wsat_ids):
-            data.wsat.setdefault(sample["test_run_id"], []).append(sample)
-    if ids["surface"]:
-        for pattern in _surface_patterns(ids["surface"]):
-            data.surface.setdefault(pattern["test_run_id"], []).append(pattern)
+    for tests, report in registry.each_report():
+        run_ids = [run["id"] for (_, test), run in data.runs.items() if test in tests]
+        if report.compare_rows is not None and run_ids:
+            data.rows.update(report.compare_rows(run_ids))
     return data
-
-
-def _xsr_points(run_ids: list[int]) -> list[dict]:
-    """Every k-th logged interval of each run (k = ceil(intervals / MAX_XSR_POINTS)), the first always: measured
-    values only, never averaged, so a dip that is picked is the drive's."""
-    ranked = (
-        RecoveryPoint.objects.filter(test_run_id__in=run_ids, kind="tp")
-        .annotate(
-            n=Window(RowNumber(), partition_by=[F("test_run_id")], order_by=[F("t_s"), F("id")]),
-            logged=Window(Count("id"), partition_by=[F("test_run_id")]),
-        )
-        .values("test_run_id", "stage", "t_s", "value", "n", "logged")
-    )
-    # Django filters on window annotations by wrapping the query in a subquery; the stride needs both windows
-    stride = (F("logged") + MAX_XSR_POINTS - 1) / MAX_XSR_POINTS
-    return list(ranked.alias(offset=Mod(F("n") - 1, stride)).filter(offset=0).order_by("test_run_id", "n"))
-
-
-def _last_wsat_samples(run_ids: list[int]) -> list[dict]:
-    """The samples of each run's last WINDOW_ROUNDS rounds, as the core WSAT's level (analysis.headline)."""
-    return list(
-        Measurement.objects.filter(test_run_id__in=run_ids, round__phase="wsat")
-        .annotate(
-            back=Window(DenseRank(), partition_by=[F("test_run_id")], order_by=F("round__number").desc()),
-        )
-        .filter(back__lte=WINDOW_ROUNDS)
-        .values("test_run_id", "round__number", "total_iops", "total_bw_bytes_per_s")
-    )
-
-
-def _surface_patterns(run_ids: list[int]) -> list[dict]:
-    peak_cell = SurfaceCell.objects.filter(
-        test_run_id=OuterRef("test_run_id"), pattern=OuterRef("pattern"),
-        block_size_bytes=OuterRef("peak_block_size_bytes"), iodepth=OuterRef("peak_iodepth"),
-    )  # fmt: skip
-    return list(
-        SurfacePattern.objects.filter(test_run_id__in=run_ids)
-        .annotate(peak_speedup=Subquery(peak_cell.values("speedup")[:1]))
-        .order_by("test_run_id", "pattern")
-        .values(
-            "test_run_id", "pattern", "peak_bw_bytes_per_s", "peak_block_size_bytes", "peak_iodepth",
-            "knee_block_size_bytes", "knee_iodepth", "knee_bw_bytes_per_s", "knee_reason", "peak_speedup",
-        )
-    )  # fmt: skip
-
-
-def wsat_levels(data: ComparePts) -> dict[tuple[int, str], dict]:
-    """(drive id, workload) -> the mean IOPS and bandwidth of the run's last samples and how many there are."""
-    levels = {}
-    for (drive_id, test), run in data.runs.items():
-        if test not in WSAT_WORKLOADS:
-            continue
-        samples = data.wsat.get(run["id"], [])
-        iops = [s["total_iops"] for s in samples if s["total_iops"] is not None]
-        bw = [s["total_bw_bytes_per_s"] for s in samples if s["total_bw_bytes_per_s"] is not None]
-        levels[(drive_id, test)] = {
-            "iops": sum(iops) / len(iops) if iops else None,
-            "bw": sum(bw) / len(bw) if bw else None,
-            "samples": len({s["round__number"] for s in samples}),
-        }
-    return levels
-
-
-def wsat_chart(data: ComparePts) -> Chart | None:
-    if not any(data.run(d, t) for d in data.drives for t in WSAT_WORKLOADS):
-        return None
-    levels = wsat_levels(data)
-    workloads = [t for t in WSAT_WORKLOADS if any(data.run(d, t) for d in data.drives)]
-    traces, rows = [], []
-    for drive in data.drives:
-        shown = [levels.get((drive.pk, t), {}) for t in workloads]
-        traces.append({"type": "bar", "name": plot_text(drive.name), "x": [plot_text(WSAT_WORKLOADS[t]) for t in workloads],
-                       "y": [rounded(level.get("iops"), 0) for level in shown],
-                       "hovertemplate": "%{x}: %{y:,.0f} IOPS<extra>%{fullData.name}</extra>",
-                       "marker": {"color": data.colour(drive)}})  # fmt: skip
-        for test, level in zip(workloads, shown, strict=True):
-            bw = level.get("bw")
-            rows.append([drive.name, WSAT_WORKLOADS[test], rounded(level.get("iops"), 0),
-                         None if bw is None else rounded(bw / 1e6, 2),
-                         level.get("samples") if level else NO_RUN])  # fmt: skip
-    return Chart(
-        key="compare-wsat-workloads",
-        title="WSAT optional workloads: level after the last samples",
-        figure={
-            "data": traces,
-            "layout": figure_layout("IOPS, mean of the last samples", "Workload", "IOPS", barmode="group"),
-        },
-        columns=["Drive", "Workload", "IOPS", "MB/s (10⁶ bytes/s)", "Samples averaged"],
-        rows=rows,
-        note=f"Each drive's newest public run of each workload; the mean of its last {WINDOW_ROUNDS} samples (as the "
-        "WSAT level: these series are never judged for steady state)." + data.note(*WSAT_WORKLOADS),
-    )
 
 
 def pts_charts(drives: list, data: ComparePts | None = None) -> list[Chart]:
     """The PTS charts of the compare page beyond IOPS/TP/LAT, each only when a compared drive has the test."""
     data = data if data is not None else load(drives)
-    found = [
-        charts_hir.compare_chart(data),
-        charts_xsr.compare_chart(data),
-        *[charts_dirth.compare_chart(drives, test) for test in ("ecw", "dirth") if data.has(test)],
-        wsat_chart(data),
-    ]
-    return [chart for chart in found if chart is not None]
+    return [chart for report in _compared(extension=False) for chart in report.compare_charts(drives, data)]
 
 
 def surface_charts(drives: list, data: ComparePts | None = None) -> list[Chart]:
-    """The surface's chart (nvmedb extension): shown apart from the PTS charts, under its own label."""
+    """The nvmedb extensions' charts (the surface): shown apart from the PTS charts, under their own label."""
     data = data if data is not None else load(drives)
-    chart = charts_surface.compare_chart(data)
-    return [chart] if chart is not None else []
+    return [chart for report in _compared(extension=True) for chart in report.compare_charts(drives, data)]
+
+
+def _compared(*, extension: bool) -> list:
+    return [r for _, r in registry.each_report() if r.compare_charts is not None and r.extension == extension]
 
 
 def sections(drives: list) -> dict:
     data = load(drives)
-    return {"pts": pts_charts(drives, data), "surface": surface_charts(drives, data), "label": charts_surface.LABEL}
+    label = "; ".join(r.extension_note for r in _compared(extension=True))
+    return {"pts": pts_charts(drives, data), "surface": surface_charts(drives, data), "label": label}
 
 
 def chart(drives: list, key: str) -> Chart | None:

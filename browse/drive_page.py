@@ -20,9 +20,12 @@ from django.utils.safestring import SafeString, mark_safe
 
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary
-from browse import factors, page_cache, queries, units
-from browse.charts import Chart, convergence_windows, drive_charts, variable_label, window_chart
+from browse import factors, page_cache, queries
+from browse.charts import drive_charts
 from browse.queries import STATISTICS_SECONDS, DriveData
+from reports import registry, units
+from reports.chart_kit import Chart
+from reports.steady import convergence_windows, variable_label, window_chart
 
 
 @dataclass(frozen=True)
@@ -34,24 +37,15 @@ class Section:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("iops", "IOPS test: random I/O by block size and R/W mix",
-            "Higher is better. Each line is one read/write mix; small blocks show the drive's I/O rate, large blocks "
-            "turn into throughput. The values are the measurement window's mean after preconditioning.", "IOPS"),
-    Section("tp", "Throughput test: sequential read and write",
-            "Higher is better. The dashed line is what the PCIe link can carry: a bar that reaches it measured the "
-            "link, not the drive.", "Throughput"),
-    Section("lat", "Latency test: response times at queue depth 1",
-            "Lower is better. The mean is the typical wait; the 99.99th percentile and the maximum show the stalls "
-            "an application feels. Log scale: each gridline is ten times the one below.", "Latency"),
-    Section("wsat", "Write saturation: IOPS as the drive fills",
-            "A drive starts fast on fresh blocks and settles as garbage collection starts; the level it settles at "
-            "is what sustained writes get.", "Write saturation"),
+    *(Section(test, s.title, s.how_to_read, s.short) for test, s in registry.core_sections().items()),
     Section("conditions", "Test conditions: temperature",
             "A line that reaches the warning threshold means the drive may have slowed itself down.", "Temperature"),
     Section("spread", "Every unit of this drive, by firmware and PCIe generation",
             "Each point is one unit (the median of its runs); points far apart at one level are unit-to-unit spread.",
             "Units by firmware and PCIe"),
 )  # fmt: skip
+# chart key -> the core test whose section shows it (each test's steady-state charts are keyed steady-<test>)
+SECTION_OF_CHART = {key: test for test, s in registry.core_sections().items() for key in s.chart_keys}
 
 
 def section_of(chart: Chart) -> str:
@@ -64,7 +58,7 @@ def section_of(chart: Chart) -> str:
         return "conditions"
     if key.startswith("steady-"):
         return key.removeprefix("steady-")
-    return {"iops": "iops", "iops-matrix": "iops", "throughput": "tp", "latency": "lat", "wsat": "wsat"}.get(key, "")
+    return SECTION_OF_CHART.get(key, "")
 
 
 def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:

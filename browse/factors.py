@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from analysis.headline import BY_KEY
 from analysis.overprovisioning import spare_vs_user
-from browse import units
+from reports import units
 
 # Namespace sizes are whole LBAs: a namespace within 0.1% of tnvmcap is the full drive.
 FULL_NAMESPACE_TOLERANCE = 0.001

@@ -20,8 +20,8 @@ from analysis.selectors import (
     public_submissions,
     public_test_runs,
 )
-from browse import units
 from browse.drive_summary import cached_summaries, stored_summaries
+from reports import units
 
 HOME_COUNTS_KEY = "browse:home-counts:v1"
 # the home page's totals may lag a minute behind; counting a million rows on every hit does not

@@ -12,8 +12,8 @@ from django.utils.text import slugify
 
 from analysis import aggregates, consistency, crosscheck, pcie, plausibility, unwritten
 from analysis.headline import HEADLINES
-from browse import units
 from nvmedb_client import plan, steady_state, tracking
+from reports import units
 
 
 def methodology_context() -> dict:

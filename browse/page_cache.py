@@ -26,7 +26,7 @@ WAIT_SECONDS = 2.0  # then a waiting reader renders the page itself rather than 
 POLL_SECONDS = 0.02
 PAGE_SECONDS = 24 * 3600
 # what a page is rendered by: code, templates and the static files' names (a deployment changes some of them)
-RENDERED_BY = ("analysis", "browse", "datasets", "nvmedb", "submissions", "templates")
+RENDERED_BY = ("analysis", "browse", "datasets", "nvmedb", "reports", "submissions", "templates")
 RENDERED_BY_SUFFIXES = (".py", ".html", ".txt")
 
 

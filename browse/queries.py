@@ -63,8 +63,6 @@ from browse.run_rows import (
     metric_column,
     public_runs_of,
     representative_run,
-    window_cells,
-    window_mean,
 )
 from browse.submission_rows import (
     RoundRows,
@@ -118,6 +116,4 @@ __all__ = [
     "stored_summaries",
     "submission_dataset",
     "summary_of",
-    "window_cells",
-    "window_mean",
 ]

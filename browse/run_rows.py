@@ -1,9 +1,8 @@
 """The rows the browse pages read of public runs and their measurements: which columns, the light run rows with
-their charted metrics extracted by the database, the representative run of a test and the measurement window."""
+their charted metrics extracted by the database and the representative run of a test (the measurement window the
+charts read of its rows is reports.windows)."""
 
 from __future__ import annotations
-
-from collections import defaultdict
 
 from django.db.models import F, FloatField, QuerySet
 from django.db.models.fields.json import KT
@@ -17,7 +16,6 @@ from analysis.selectors import (
 )
 from browse.counts import pts_runs
 from browse.factors import FACTOR_METRICS
-from nvmedb_client.steady_state import WINDOW_ROUNDS
 
 TEST_ORDER = ("iops", "tp", "lat", "wsat")
 STATISTICS_SECONDS = 24 * 3600
@@ -119,23 +117,6 @@ def representative_run(runs: list[dict], test: str, overall: dict[str, DriveMode
     if not with_value:
         return candidates[0]
     return min(with_value, key=lambda r: abs(r[column] - aggregate.median))
-
-
-def window_cells(rows: list[dict]) -> dict[tuple[str, int, int], list[dict]]:
-    """(phase, block size, read %) -> the rows of the measurement window (the steady window, else the last rounds)."""
-    cells: dict[tuple[str, int, int], list[dict]] = defaultdict(list)
-    for row in rows:
-        cells[(row["round__phase"], row["block_size_bytes"], row["read_pct"])].append(row)
-    chosen = {}
-    for key, cell in cells.items():
-        cell.sort(key=lambda r: r["round__number"])
-        chosen[key] = [r for r in cell if r["in_steady_window"]] or cell[-WINDOW_ROUNDS:]
-    return chosen
-
-
-def window_mean(rows: list[dict], column: str) -> float | None:
-    values = [r[column] for r in rows if r[column] is not None]
-    return sum(values) / len(values) if values else None
 
 
 FACTOR_RUN_FIELDS = ("id", "unit_id", "overprovisioning")

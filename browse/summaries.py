@@ -28,7 +28,8 @@ from django.urls import reverse
 from analysis.filters import COMPLIANCE_RUNS
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
 from analysis.selectors import pts_q, public_flags, public_test_runs
-from browse import charts, compare, drive_page, queries
+from browse import compare, drive_page, queries
+from browse.charts_breakdowns import breakdowns
 
 CURRENT, WRITTEN, DELETED, NEWER, GONE = "current", "written", "deleted", "newer", "gone"
 
@@ -128,7 +129,7 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
             "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),
             "level_table": drive_page.level_table_html(aggregates),
         },
-        "breakdowns": [asdict(chart) for chart in charts.breakdowns(data)],
+        "breakdowns": [asdict(chart) for chart in breakdowns(data)],
     }
 
 

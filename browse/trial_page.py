@@ -10,18 +10,12 @@ from django.utils.safestring import mark_safe
 from analysis.models import DriveModel, Flag, TestRun
 from analysis.selectors import TRIAL_TARGET_KIND, pts_q, public_test_runs, shows_own_trial
 from browse import drive_page, queries
+from reports import registry
 
 # Not the drive page's "spread" section: one trial is no population of units, and a file target is no unit at all.
-TRIAL_SECTIONS = ("iops", "tp", "lat", "wsat", "conditions")
+TRIAL_SECTIONS = (*registry.core_sections(), "conditions")
 # How to read a section that speaks of a drive, for a file target: what was measured is the host's, not a drive's.
-FILE_TARGET = "This run measured a file on the host's file system: its file system and page cache, not a drive."
-FILE_TARGET_HOW_TO_READ = {
-    "iops": f"Higher is better. Each line is one read/write mix. {FILE_TARGET}",
-    "tp": f"Higher is better. {FILE_TARGET}",
-    "lat": f"Lower is better. The mean is the typical wait; the 99.99th percentile and the maximum show the stalls. "
-    f"Log scale: each gridline is ten times the one below. {FILE_TARGET}",
-    "wsat": f"IOPS as the file is written over and over. {FILE_TARGET}",
-}
+FILE_TARGET_HOW_TO_READ = {test: s.file_target_how_to_read for test, s in registry.core_sections().items()}
 
 
 def trial_sections(submission) -> list[dict]:

@@ -22,11 +22,6 @@ from analysis.models.metadata import SPEC_FIELDS
 from analysis.selectors import TRIAL_TARGET_KIND, public_test_runs, trial_q
 from browse import (
     charts,
-    charts_dirth,
-    charts_hir,
-    charts_surface,
-    charts_wsat_workloads,
-    charts_xsr,
     client_wheel,
     compare_pts,
     drive_page,
@@ -35,16 +30,18 @@ from browse import (
     page_cache,
     queries,
     raw_files,
-    surface_data,
-    units,
 )
 from browse import compare as compare_page
 from browse import metadata as metadata_services
+from browse.charts_compare import compare_charts
 from browse.filters import DriveListFilter
 from browse.forms import CompareForm, MetadataProposalForm, PageForm, RunChoiceForm
 from browse.methodology import methodology_context, methodology_document
 from datasets.spreadsheet import spreadsheet_safe
 from nvmedb.storage import StorageUnavailable
+from reports import registry, units
+from reports.chart_kit import Chart
+from reports.steady import humanize_variables
 from submissions.selectors import submission_for_viewer
 
 PER_PAGE = 25
@@ -120,21 +117,9 @@ def _render_drive(
             cacheable=set(request.GET) <= {"variable"},
         ),
         "steady": steady,
-        "surface": charts_surface.summary(surface_data.load(data.drive, data.chosen_submission))
-        if "surface" in data.summary.tests
-        else None,
         "surface_url": reverse("drive-surface", args=[data.drive.slug])
         + (f"?submission={data.chosen_submission}" if data.chosen_submission else ""),
-        "hir": charts_hir.hir_section(data.drive.pk, data.chosen_submission) if "hir" in data.summary.tests else None,
-        "xsr": charts_xsr.xsr_section(data.drive.pk, data.chosen_submission) if "xsr" in data.summary.tests else None,
-        "dirth_section": charts_dirth.load(data.drive, data.chosen_submission)
-        if {"ecw", "dirth"} & set(data.summary.tests)
-        else None,
-        "wsat_workloads": charts_wsat_workloads.load(
-            data.drive, data.chosen_submission, csv_link=lambda key: _chart_csv_link(data, key)
-        )
-        if set(charts_wsat_workloads.TESTS) & set(data.summary.tests)
-        else None,
+        **_test_sections(data),
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": _grouped_flags(data.flags),
@@ -152,6 +137,21 @@ def _render_drive(
     }
     context["open_section"] = _first_section(context)
     return render(request, "browse/drive_detail.html", context, status=status)
+
+
+def _test_sections(data) -> dict:
+    """The drive page's section of each test that has its own (HIR, XSR, ECW and DIRTH, the WSAT workloads, the
+    surface), by its context name: None when the drive has no public run of its tests."""
+    shown = set(data.summary.tests)
+    return {
+        report.section_name: report.page_section(
+            data.drive, data.chosen_submission, csv_link=lambda key: _chart_csv_link(data, key)
+        )
+        if shown & set(tests)
+        else None
+        for tests, report in registry.each_report()
+        if report.page_section is not None
+    }
 
 
 # the extra tests' sections in page order, each with the context key that holds it
@@ -172,7 +172,7 @@ def _grouped_flags(flags) -> list[dict]:
     grouped: dict[str, dict] = {}
     for flag in flags:
         entry = grouped.setdefault(flag.kind, {"kind": flag.kind, "label": flag.get_kind_display(), "reasons": {}})
-        reason = charts.humanize_variables(flag.reason)
+        reason = humanize_variables(flag.reason)
         entry["reasons"][reason] = entry["reasons"].get(reason, 0) + 1
     for entry in grouped.values():
         entry["n"] = sum(entry["reasons"].values())
@@ -259,13 +259,13 @@ def _csv_link(request: HttpRequest, url_name: str, *args) -> str:
     return reverse(url_name, args=args) + (f"?{query}" if query else "")
 
 
-def _with_csv_links(found: list[charts.Chart], request: HttpRequest, url_name: str, *args) -> list[charts.Chart]:
+def _with_csv_links(found: list[Chart], request: HttpRequest, url_name: str, *args) -> list[Chart]:
     for chart in found:
         chart.csv_url = _csv_link(request, url_name, *args, chart.key)
     return found
 
 
-def _csv_response(chart: charts.Chart, filename: str) -> HttpResponse:
+def _csv_response(chart: Chart, filename: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
@@ -279,8 +279,9 @@ def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse
     data, error = _drive_and_data(request, slug)
     if data is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    if chart in charts_wsat_workloads.TESTS:
-        section = charts_wsat_workloads.load(data.drive, data.chosen_submission)
+    report = registry.REPORTS.get(chart)
+    if report is not None and report.csv_by_test:
+        section = report.page_section(data.drive, data.chosen_submission)
         found = next((c for c in section.charts if c.key == chart), None) if section else None
     else:
         found = next((c for c in charts.drive_charts(data) if c.key == chart), None)
@@ -297,7 +298,7 @@ def drive_surface(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse("The submission parameter must be a submission id (a UUID).", status=400,
                             content_type="text/plain")  # fmt: skip
-    surface = charts_surface.section(surface_data.load(drive, form.cleaned_data["submission"]))
+    surface = registry.report("surface").own_page(drive, form.cleaned_data["submission"])
     if surface is None:
         raise Http404("This drive has no public surface run.")
     return render(request, "browse/surface.html", {
@@ -311,7 +312,7 @@ def submission_surface(request: HttpRequest, submission_id: uuid.UUID) -> HttpRe
     its owner alone (analysis.selectors.own_trials_q); 404 for everyone else."""
     viewer = request.user.pk if request.user.is_authenticated else None
     runs = public_test_runs(trials_of=viewer)
-    surface = charts_surface.section(surface_data.load(submission_id=submission_id, runs=runs))
+    surface = registry.report("surface").own_page(submission_id=submission_id, runs=runs)
     if surface is None:
         raise Http404("No surface run of this submission is visible to you.")
     run = surface["run"]
@@ -377,7 +378,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "form": form,
         "data": data,
         "headline_rows": headline_rows,
-        "charts": _with_csv_links(charts.compare_charts(data), request, "compare-chart-csv"),
+        "charts": _with_csv_links(compare_charts(data), request, "compare-chart-csv"),
         "pts_sections": pts_sections,
         "query": request.GET.urlencode(),
     }
@@ -392,9 +393,7 @@ def compare_chart_csv(request: HttpRequest, chart: str) -> HttpResponse:
             status=400,
             content_type="text/plain; charset=utf-8",
         )
-    found = next((c for c in charts.compare_charts(data) if c.key == chart), None) or compare_pts.chart(
-        data.drives, chart
-    )
+    found = next((c for c in compare_charts(data) if c.key == chart), None) or compare_pts.chart(data.drives, chart)
     if found is None:
         raise Http404("The compare page has no chart by that name.")
     return _csv_response(found, f"compare-{found.key}.csv")

@@ -5,6 +5,10 @@ A column's name carries its unit when it has one (`bw_bytes_per_s`, `lat_mean_ns
 the v1 promise: a documented column is never removed or renamed, only added to.
 
 Types are Frictionless Table Schema types: integer, number, boolean, string, datetime.
+
+TABLES, in publishing order: the tables every core test shares (declared here), each PTS test's own (HIR, XSR, ECW
+and DIRTH: reports.registry), the factor effects and run results (across tests), then the nvmedb extensions'
+(surface).
 """
 
 from __future__ import annotations
@@ -12,8 +16,6 @@ from __future__ import annotations
 from django.db.models import (
     BooleanField,
     ExpressionWrapper,
-    F,
-    FloatField,
     Q,
     QuerySet,
 )
@@ -26,94 +28,23 @@ from analysis.selectors import (
     public_test_runs,
     public_windows,
 )
-from datasets import tables_demand_intensity, tables_factor_effects, tables_recovery, tables_run_results
-from datasets.table_types import Column, Table
+from datasets import tables_factor_effects, tables_run_results
+from reports import registry
+from reports.table_kit import RUN_COLUMNS, drive_columns, run_columns
+from reports.table_types import Column, Table
 from submissions.models import Submission
-
-
-def spare_vs_user_expression() -> ExpressionWrapper:
-    """p / (1 − p) in SQL (null when p is); p < 1 always, since a namespace has a size (analysis.overprovisioning)."""
-    return ExpressionWrapper(F("overprovisioning") / (1.0 - F("overprovisioning")), output_field=FloatField())
 
 
 def _c(name, type_, description, source=None, unit=""):
     return Column(name=name, type=type_, description=description, source=source or name, unit=unit)
 
 
-def _drive_columns(prefix: str) -> tuple[Column, ...]:
-    return (
-        _c("drive_slug", "string", "The drive model's stable identifier (used in URLs).", f"{prefix}slug"),
-        _c("drive_name", "string", "Canonical model name, e.g. 'Samsung SSD 970 EVO Plus 500GB'.", f"{prefix}name"),
-        _c("vendor", "string", "Vendor name.", f"{prefix}vendor__name"),
-    )
-
-
-def _run_columns(run: str) -> tuple[Column, ...]:
-    """Facts about the run, the unit, the host and the PCIe link, as seen from a table whose rows reach the run at
-    lookup prefix `run` ('' for the runs table itself)."""
-    return (
-        _c(
-            "unit_serial_hash",
-            "string",
-            "Keyed hash of the unit's serial number (the serial is never published).",
-            f"{run}unit__serial_hash",
-        ),
-        _c("firmware", "string", "Firmware revision during the run.", f"{run}firmware__revision"),
-        _c(
-            "test",
-            "string",
-            "PTS test: iops, tp (throughput), lat (latency), wsat (write saturation), hir (host idle recovery), "
-            "xsr (cross stimulus recovery), ecw (enterprise composite workload), dirth (demand intensity / response "
-            "time histogram) or a WSAT optional workload: ws-oltp, ws-vod, ws-meta, ws-comp; in the surface tables "
-            "only: surface, the nvmedb queue-depth × block-size extension (not a PTS test, never compliant).",
-            f"{run}test",
-        ),
-        _c("edition", "string", "PTS edition: enterprise (PTS-E) or client (PTS-C).", f"{run}edition"),
-        _c("profile", "string", "pts (full PTS), quick (shortened, not compliant) or imported.", f"{run}profile"),
-        _c(
-            "compliant",
-            "boolean",
-            "The run followed the PTS exactly (see the run's compliance reasons).",
-            f"{run}compliant",
-        ),
-        _c(
-            "source",
-            "string",
-            "Where the results came from: client (nvmedb client), ssspt or py-sss-pts (imported).",
-            f"{run}source",
-        ),
-        _c("host_cpu_model", "string", "Host CPU model.", f"{run}host__cpu_model"),
-        _c("host_cpu_count", "integer", "Host logical CPU count.", f"{run}host__cpu_count"),
-        _c("host_memory_bytes", "integer", "Host memory.", f"{run}host__memory_bytes", "bytes"),
-        _c("host_os", "string", "Host operating system.", f"{run}host__os_name"),
-        _c("host_kernel", "string", "Host kernel release.", f"{run}host__kernel"),
-        _c(
-            "pcie_generation", "integer", "PCIe generation of the negotiated link speed.", f"{run}pcie_link__generation"
-        ),
-        _c("pcie_width", "integer", "Negotiated PCIe link width (lanes).", f"{run}pcie_link__width"),
-        _c(
-            "pcie_speed_gt_per_s",
-            "number",
-            "Negotiated PCIe link speed per lane.",
-            f"{run}pcie_link__speed_gts",
-            "GT/s",
-        ),
-        _c(
-            "pcie_usable_bw_bytes_per_s",
-            "number",
-            "Link bandwidth left after line encoding and TLP overhead at the negotiated MaxPayload.",
-            f"{run}pcie_link__usable_bandwidth_bytes_per_s",
-            "bytes/s",
-        ),
-    )
-
-
 MEASUREMENT_COLUMNS: tuple[Column, ...] = (
     _c("measurement_id", "integer", "This row's stable id.", "pk"),
     _c("submission_id", "string", "The submission (bundle) the row came from (UUID).", "test_run__submission_id"),
     _c("run_id", "integer", "The test run (see the runs table).", "test_run_id"),
-    *_drive_columns("drive_model__"),
-    *_run_columns("test_run__"),
+    *drive_columns("drive_model__"),
+    *run_columns("test_run__"),
     _c("phase", "string", "Test phase: wipc, wdpc (a test's rounds), tp-write, tp-read, wsat; hir-pc, hir-wait, "
        "hir-base (HIR); xsr-g1, xsr-g2, xsr-g3 (XSR); prewrite and capture (DIRTH's pre-writes and histogram "
        "captures, not cells of its curve).", "round__phase"),
@@ -162,7 +93,7 @@ MEASUREMENT_COLUMNS: tuple[Column, ...] = (
 STEADY_STATE_COLUMNS: tuple[Column, ...] = (
     _c("run_id", "integer", "The test run (see the runs table).", "test_run_id"),
     _c("submission_id", "string", "The submission (bundle) the run came from (UUID).", "test_run__submission_id"),
-    *_drive_columns("test_run__drive_model__"),
+    *drive_columns("test_run__drive_model__"),
     _c("test", "string", "PTS test: iops, tp, lat, wsat, ecw or dirth.", "test_run__test"),
     _c("variable", "string", "The tracking variable, e.g. iops.total_iops.rw000.bs4096."),
     _c("phase", "string", "Test phase of the tracked rounds."),
@@ -184,42 +115,8 @@ STEADY_STATE_COLUMNS: tuple[Column, ...] = (
     _c("note", "string", "Why the verdict is what it is, or how it differs from the claim."),
 )  # fmt: skip
 
-RUN_COLUMNS: tuple[Column, ...] = (
-    _c("run_id", "integer", "This run's stable id.", "pk"),
-    _c("submission_id", "string", "The submission (bundle) the run came from (UUID)."),
-    *_drive_columns("drive_model__"),
-    *_run_columns(""),
-    _c("threads", "integer", "Thread count (TC)."),
-    _c("iodepth", "integer", "Outstanding I/O per thread (QD)."),
-    _c("target_kind", "string", "device or file."),
-    _c("active_range_bytes", "integer", "Active range of the test.", unit="bytes"),
-    _c("overprovisioning", "number", "Share of raw capacity not exposed to the host, 0..1."),
-    _c("namespace_size_bytes", "integer", "Size of the tested namespace (what the host can address).", unit="bytes"),
-    _c("spare_vs_user", "number", "Over-provisioning as vendors state it: hidden capacity ÷ user (namespace) "
-       "capacity, from overprovisioning p as p / (1 − p); 0.28 for a 1.28 TB drive sold as 1 TB.",
-       spare_vs_user_expression()),
-    _c("write_cache", "string", "Volatile write cache during the run: enabled, disabled, or empty if unknown."),
-    _c("purge_method", "string", "How the drive was purged before the test."),
-    _c("fio_version", "string", "fio version."),
-    _c("ioengine", "string", "fio I/O engine."),
-    _c("signed", "boolean", "The bundle was signed with the contributor's key."),
-    _c("steady", "boolean", "Every tracking variable reached steady state (nvmedb's verdict)."),
-    _c("steady_round", "integer", "Round at which steady state was reached."),
-    _c("percentage_used", "integer", "Drive wear before the test (smart-log percentage used).", unit="%"),
-    _c("power_on_hours", "integer", "Drive power-on hours before the test.", unit="h"),
-    _c("data_written_before_bytes", "integer", "Data written to the drive before the test.", unit="bytes"),
-    _c("started_at", "datetime", "When the run started (UTC)."),
-    _c("finished_at", "datetime", "When the run finished (UTC)."),
-    _c("flag_kinds", "string", "Kinds of flags on the whole run or its submission (not those on single "
-       "measurements, see measurements.flag_kinds), ';'-separated and sorted. Formerly named flags (renamed: pandas' "
-       "DataFrame.flags shadowed it).",
-       "flag_kinds__kinds"),
-    _c("source_license", "string", "License of imported results."),
-    _c("source_reference", "string", "Where imported results came from."),
-)  # fmt: skip
-
 DRIVE_COLUMNS: tuple[Column, ...] = (
-    *_drive_columns(""),
+    *drive_columns(""),
     _c("model_number", "string", "Model number as the drive reports it (id-ctrl mn)."),
     _c("capacity_bytes", "integer", "Raw capacity (id-ctrl tnvmcap).", unit="bytes"),
     _c("interface", "string", "nvme, sata, sas or unknown."),
@@ -246,7 +143,7 @@ SUBMISSION_COLUMNS: tuple[Column, ...] = (
 
 
 AGGREGATE_COLUMNS: tuple[Column, ...] = (
-    *_drive_columns("drive_model__"),
+    *drive_columns("drive_model__"),
     _c("metric", "string", "Headline metric key, e.g. iops_4k_read (see the read API's label for its meaning)."),
     _c("factor", "string", "all (every public run of the drive), or the factor the level splits by: firmware, "
        "pcie_generation, pcie_width, edition."),
@@ -332,13 +229,9 @@ TABLES: dict[str, Table] = {
             ordering=("drive_model_id", "metric", "factor", "level"),
             runs_key=("drive_model_id", "drive_model_id"),  # the aggregates of the drives with a matching run
         ),
-        *tables_recovery.tables(Table),
-        *tables_demand_intensity.tables(),
+        *registry.pts_tables(),
         tables_factor_effects.table(Table),
         tables_run_results.table(Table),
+        *registry.extension_tables(),
     )
 }
-# registered last: they import the helpers above
-from datasets.surface_tables import SURFACE_TABLES  # noqa: E402
-
-TABLES.update({table.name: table for table in SURFACE_TABLES})

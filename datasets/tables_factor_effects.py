@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from analysis.models import FactorEffect
-from datasets.table_types import Column
+from reports.table_types import Column
 
 
 def _c(name, type_, description, source=None, unit=""):

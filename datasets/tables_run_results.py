@@ -31,7 +31,7 @@ from django.db.models.functions import Cast, Coalesce
 from analysis.headline import HEADLINES, LAST_ROUNDS_MEAN, STEADY_WINDOW_MEAN, Headline
 from analysis.models import FactorUnitFigures, Flag, FlagKind
 from analysis.selectors import public_pts_runs
-from datasets.table_types import Column
+from reports.table_types import Column
 
 # analysis.factor_rows.LATENCY_THROUGHPUT_METRIC (not imported: factor_rows loads the model, and numpy with it)
 LATENCY_THROUGHPUT_METRIC = "lat_4k_mean"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_LINES = 500
-SITE_APPS = ("nvmedb", "submissions", "analysis", "browse", "datasets", "importers")
+SITE_APPS = ("nvmedb", "submissions", "analysis", "reports", "browse", "datasets", "importers")
 CLIENT_SOURCE = Path("client/src")
 CLIENT_PACKAGE = "nvmedb_client"
 PLAN_MODULE = "nvmedb_client.plan"

@@ -13,7 +13,7 @@ from nvmedb_client.pts import dirth_capture
 def capture_of(run: Mapping, blocks: list[Mapping]) -> tuple[Mapping, Mapping] | None:
     """(the planned capture, its block) whose run id is the run's, or None when the run is no capture."""
     for block in blocks:
-        for capture in _list(block.get("captures")):
+        for capture in as_list(block.get("captures")):
             if isinstance(capture, Mapping) and capture.get("run_id") == run.get("id"):
                 return capture, block
     return None
@@ -26,9 +26,9 @@ def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str
     keys = ("pattern", "block_size_bytes", "read_pct", "threads", "iodepth")
     cells = [
         tuple(cell.get(key) for key in keys)
-        for series in _list(block.get("series"))
+        for series in as_list(block.get("series"))
         if isinstance(series, Mapping)
-        for cell in _list(series.get("cells"))
+        for cell in as_list(series.get("cells"))
         if isinstance(cell, Mapping)
     ]
     if tuple(run.get(key) for key in keys) not in cells:
@@ -38,6 +38,6 @@ def capture_problems(run: Mapping, capture: Mapping, block: Mapping) -> list[str
     return problems
 
 
-def _list(value) -> list:
+def as_list(value) -> list:
     """A list from the bundle's plan, or nothing: the plan is the client's word and may have any shape."""
     return value if isinstance(value, list) else []

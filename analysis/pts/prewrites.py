@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from analysis.pts.captures import _list
+from analysis.pts.captures import as_list
 from analysis.pts.segments import runtime_problems
 from nvmedb_client.pts import dirth_prewrite
 
@@ -15,7 +15,7 @@ from nvmedb_client.pts import dirth_prewrite
 def prewrite_of(run: Mapping, blocks: list[Mapping]) -> tuple[Mapping, Mapping] | None:
     """(the planned pre-write, its block) whose run id is the run's, or None when the run is no planned pre-write."""
     for block in blocks:
-        for prewrite in _list(block.get("prewrites")):
+        for prewrite in as_list(block.get("prewrites")):
             if isinstance(prewrite, Mapping) and prewrite.get("run_id") == run.get("id"):
                 return prewrite, block
     return None
@@ -33,9 +33,9 @@ def prewrite_problems(run: Mapping, prewrite: Mapping, block: Mapping) -> list[s
     if prewrite.get("point") is not None:  # TC/QD decided after the sweep: one of its cells
         cells = [
             (cell.get("threads"), cell.get("iodepth"))
-            for series in _list(block.get("series"))
+            for series in as_list(block.get("series"))
             if isinstance(series, Mapping)
-            for cell in _list(series.get("cells"))
+            for cell in as_list(series.get("cells"))
             if isinstance(cell, Mapping)
         ]
         if at not in cells:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from django import template
 
-from browse import units
-from browse.charts import humanize_variables, variable_label
+from reports import units
+from reports.steady import humanize_variables, variable_label
 
 register = template.Library()
 

@@ -113,7 +113,7 @@ def dataset_runs(db):
     from analysis.tests.factories_dirth import add_results
 
     for run in [public, other, *hidden_from_view]:
-        add_recovery_rows(run)  # the HIR/XSR tables (datasets.tables_recovery)
+        add_recovery_rows(run)  # the HIR/XSR tables (reports.hir, reports.xsr, reports.recovery_series)
     for run in (public, other, hidden_from_view[0]):  # rows of the demand_intensity and histogram tables
         add_results(run)
     from analysis.tests.factories import DriveModelAggregateFactory

@@ -10,7 +10,7 @@ import pytest
 from analysis.tests.after_commit import refresh_and_summarise
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.test_browse_pages import embedded_figures
-from browse import units
+from reports import units
 
 pytestmark = pytest.mark.django_db
 

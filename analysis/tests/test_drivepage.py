@@ -221,7 +221,7 @@ def test_a_spec_figure_must_be_positive(client, drive, django_user_model):
 
 
 def test_variable_ids_inside_sentences_read_as_labels():
-    from browse.charts import humanize_variables
+    from reports.steady import humanize_variables
 
     text = "The client claimed a verdict on iops.total_iops.rw065.bs4096, which no measured run holds."
     assert (

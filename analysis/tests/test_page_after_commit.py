@@ -42,7 +42,7 @@ def test_a_rebuild_runs_once_per_change_and_a_failed_one_leaves_the_previous_sum
     def killed(*args, **kwargs):
         raise RuntimeError("worker killed mid-rebuild")
 
-    monkeypatch.setattr(summaries.charts, "breakdowns", killed)
+    monkeypatch.setattr(summaries, "breakdowns", killed)
     with pytest.raises(RuntimeError):
         summaries.rebuild_summary(drive.pk)
     kept = DrivePageSummary.objects.get(drive_model=drive)

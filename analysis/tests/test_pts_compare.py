@@ -24,6 +24,8 @@ from analysis.tests.compare_pts_rows import (
 from analysis.tests.surface_factory import surface_run
 from browse import compare_pts
 from browse.forms import MAX_COMPARED
+from reports.wsat_workloads import compare as wsat_workloads_compare
+from reports.xsr import charts as xsr_charts
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +85,7 @@ def test_the_newest_public_run_is_the_one_compared():
         run.save(update_fields=["finished_at"])
     data = compare_pts.load([drive, other])
     assert data.run(drive, "ws-oltp")["id"] == new.id
-    level = compare_pts.wsat_levels(data)[(drive.pk, "ws-oltp")]
+    level = wsat_workloads_compare.wsat_levels(data)[(drive.pk, "ws-oltp")]
     assert level == {"iops": 7000.0, "bw": 7000.0 * 8192, "samples": 5}  # the last five: 5000 .. 9000
 
 
@@ -97,7 +99,7 @@ def test_wsat_workloads_are_grouped_per_workload_and_drive():
 
 
 def test_xsr_traces_are_capped_and_keep_measured_values(monkeypatch):
-    monkeypatch.setattr(compare_pts, "MAX_XSR_POINTS", 7)
+    monkeypatch.setattr(xsr_charts, "MAX_XSR_POINTS", 7)
     drive, other = factories.DriveModelFactory(name="Long"), factories.DriveModelFactory(name="Short")
     xsr_run(factories.SubmissionFactory(), drive, intervals=20)  # 60 intervals: every 9th kept
     xsr_run(factories.SubmissionFactory(), other, intervals=2)  # 6 intervals: all kept

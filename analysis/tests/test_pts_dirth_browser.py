@@ -11,7 +11,7 @@ from analysis.tests import factories
 from analysis.tests.conftest import make_browse_submission
 from analysis.tests.factories_dirth import IOPS, add_results, dirth_run
 from analysis.tests.test_browse_browser import ARTIFACTS, browser  # noqa: F401 -- the module's shared browser
-from browse import units
+from reports import units
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

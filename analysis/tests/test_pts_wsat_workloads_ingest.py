@@ -20,8 +20,8 @@ from django.utils import timezone
 from analysis.ingest import ingest_submission
 from analysis.models import Measurement, TestRun
 from analysis.selectors import public_test_runs
-from browse import charts_wsat_workloads as section
 from nvmedb_client.bundle import verify_bundle, write_bundle
+from reports.wsat_workloads import charts as section
 from throttled_run import throttled_quick_run
 
 pytestmark = pytest.mark.fio

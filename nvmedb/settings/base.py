@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "submissions",
     "analysis",
     "importers",
+    "reports",
     "browse",
     "datasets",
 ]

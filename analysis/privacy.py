@@ -124,7 +124,9 @@ TEXT_PATTERNS = (
     re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
     re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
     re.compile(
-        r"^([ \t]*+(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|(?:static |transient |pretty )?hostname"
+        # the lookahead on the labels' first letters lets the engine leave a line (fio's `"key" : value`) at once
+        r"^([ \t]*+(?=[abcehilmnpst])"
+        r"(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|(?:static |transient |pretty )?hostname"
         r"|nodename|machine[ _-]?id|boot[ _-]?id|LU WWN Device Id|(?:IEEE )?EUI-?64|NGUID|asset[ _-]?tag"
         r"|(?:product|board|chassis)[ _-]?serial|logname|sudo_user)[ \t]*[:=][ \t]*)(\S.*)$",
         re.IGNORECASE | re.MULTILINE,

@@ -290,3 +290,17 @@ def test_thousands_of_identifiers_are_matched_in_one_pass():
     identifiers = {f"SER{i:07d}X" for i in range(5000)}
     text = " ".join(f"SER{i:07d}X" for i in range(0, 5000, 7))
     assert set(Scrubber(identifiers).text(text).split()) == {privacy.SCRUBBED}
+
+
+LABELLED_LINES = [
+    "Serial Number", "Serial No.", "serial", "SN", "subnqn", "hostnqn", "static hostname", "Transient hostname",
+    "pretty hostname", "hostname", "nodename", "machine-id", "Boot ID", "LU WWN Device Id", "IEEE EUI-64", "EUI64",
+    "NGUID", "Asset Tag", "product_serial", "Board Serial", "chassis-serial", "LOGNAME", "sudo_user",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("label", LABELLED_LINES)
+def test_every_labelled_line_names_its_value_in_any_case_and_indent(label):
+    text = f'{{\n  "jobs" : [1, 2],\n  "x" : 3\n}}\n\t {label} : QX9-{len(label)}-7781\n{label.upper()}=QY9-7782\n'
+    found = privacy.identifiers_in_text(text)
+    assert {f"QX9-{len(label)}-7781", "QY9-7782"} <= found

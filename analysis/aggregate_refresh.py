@@ -62,20 +62,20 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     # (value, unit id, the unit key the median counts by, contributor) per run and metric
     groups: dict[tuple[str, str, str], list[tuple[float, int | None, tuple[str, int], int]]] = defaultdict(list)
     for pk, headline, unit_id, contributor, edition, firmware, generation, width in rows:
-        levels = {
-            Factor.ALL: "",
-            Factor.FIRMWARE: firmware or "unknown",
-            Factor.PCIE_GENERATION: f"Gen{generation}" if generation else "unknown",
-            Factor.PCIE_WIDTH: f"x{width}" if width else "unknown",
-            Factor.EDITION: edition or "unknown",
-        }
+        levels = (
+            (Factor.ALL, ""),
+            (Factor.FIRMWARE, firmware or "unknown"),
+            (Factor.PCIE_GENERATION, f"Gen{generation}" if generation else "unknown"),
+            (Factor.PCIE_WIDTH, f"x{width}" if width else "unknown"),
+            (Factor.EDITION, edition or "unknown"),
+        )
+        unit = aggregates.unit_key(unit_id, pk)
         for key, value in (headline or {}).items():
             if value is None:
                 continue
-            for factor, level in levels.items():
-                groups[(key, factor, level)].append(
-                    (float(value), unit_id, aggregates.unit_key(unit_id, pk), contributor)
-                )
+            sample = (float(value), unit_id, unit, contributor)
+            for factor, level in levels:
+                groups[(key, factor, level)].append(sample)
     DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
     created = DriveModelAggregate.objects.bulk_create(
         [

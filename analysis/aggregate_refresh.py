@@ -55,7 +55,7 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
     runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
     runs = runs.filter(pts_q())  # nor is an nvmedb extension (the surface) a PTS result, whatever its row holds
-    rows = runs.values_list(
+    rows = runs.order_by().values_list(  # no order: every statistic below sorts its own values
         "pk", "headline", "unit_id", "submission__uploader_id", "edition", "firmware__revision",
         "pcie_link__generation", "pcie_link__width",
     )  # fmt: skip

@@ -12,10 +12,10 @@ default, each time. Workers use GUNICORN_SWITCH_INTERVAL_MS (1 ms) instead: a dr
 CSV exports was 135-329 ms (mean 230) with 1 ms against 189-620 ms (mean 418) with 5 ms, in 8 alternating runs of
 bench/export_benchmark.py on a loaded 2-core machine.
 
-A worker that has written a Parquet export keeps pyarrow loaded (its libraries cannot be unloaded) and its memory
-pools warm: about 35 MB more than a worker that served pages, CSV and JSON only (those never import it). So a worker
-whose resident memory has grown past GUNICORN_MAX_RSS_MB after a request is recycled: it stops accepting, finishes
-the requests it holds (up to graceful_timeout) and the arbiter starts a fresh one. max_requests (with jitter, so the
+On PostgreSQL a Parquet export is written by a process of its own (datasets.parquet_pipe), so a worker never loads
+pyarrow; on other databases a worker that wrote one keeps it (about 35 MB more). Any worker whose resident memory
+has grown past GUNICORN_MAX_RSS_MB after a request is recycled: it stops accepting, finishes the requests it holds
+(up to graceful_timeout) and the arbiter starts a fresh one. max_requests (with jitter, so the
 workers do not all restart at once) recycles any worker now and then, whatever else may grow slowly. A worker that
 served the home page, the drive list, both launch drives' pages, compare, the methodology and a CSV and a JSON export
 held 129 MB (SQLite, local settings), below the limit, so pages alone never make a worker recycle after each request.

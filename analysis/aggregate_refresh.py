@@ -55,45 +55,54 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
     runs = public | runs.filter(submission=also_submission) if also_submission is not None else public
     runs = runs.exclude(trial_q())  # a trial is its contributor's own: never in a model's statistics
     runs = runs.filter(pts_q())  # nor is an nvmedb extension (the surface) a PTS result, whatever its row holds
-    rows = runs.values_list(
+    rows = runs.order_by().values_list(  # no order: every statistic below sorts its own values
         "pk", "headline", "unit_id", "submission__uploader_id", "edition", "firmware__revision",
         "pcie_link__generation", "pcie_link__width",
     )  # fmt: skip
     # (value, unit id, the unit key the median counts by, contributor) per run and metric
     groups: dict[tuple[str, str, str], list[tuple[float, int | None, tuple[str, int], int]]] = defaultdict(list)
     for pk, headline, unit_id, contributor, edition, firmware, generation, width in rows:
-        levels = {
-            Factor.ALL: "",
-            Factor.FIRMWARE: firmware or "unknown",
-            Factor.PCIE_GENERATION: f"Gen{generation}" if generation else "unknown",
-            Factor.PCIE_WIDTH: f"x{width}" if width else "unknown",
-            Factor.EDITION: edition or "unknown",
-        }
+        levels = (
+            (Factor.ALL, ""),
+            (Factor.FIRMWARE, firmware or "unknown"),
+            (Factor.PCIE_GENERATION, f"Gen{generation}" if generation else "unknown"),
+            (Factor.PCIE_WIDTH, f"x{width}" if width else "unknown"),
+            (Factor.EDITION, edition or "unknown"),
+        )
+        unit = aggregates.unit_key(unit_id, pk)
         for key, value in (headline or {}).items():
             if value is None:
                 continue
-            for factor, level in levels.items():
-                groups[(key, factor, level)].append(
-                    (float(value), unit_id, aggregates.unit_key(unit_id, pk), contributor)
-                )
+            sample = (float(value), unit_id, unit, contributor)
+            for factor, level in levels:
+                groups[(key, factor, level)].append(sample)
     DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
     created = DriveModelAggregate.objects.bulk_create(
-        [
-            DriveModelAggregate(
-                drive_model=drive_model,
-                metric=key,
-                factor=factor,
-                level=level,
-                # one value per physical unit (the median of its runs): repeating a unit's upload moves nothing
-                median=(spread := aggregates.spread(aggregates.unit_values((v, k) for v, _, k, _ in values))).median,
-                q1=spread.q1,
-                q3=spread.q3,
-                iqr=spread.iqr,
-                n_runs=len(values),
-                n_units=len({u for _, u, _, _ in values if u is not None}),
-                n_contributors=len({c for _, _, _, c in values if c is not None}),
-            )
-            for (key, factor, level), values in groups.items()
-        ]
+        [_aggregate(drive_model, key, factor, level, samples) for (key, factor, level), samples in groups.items()]
     )
     return len(created)
+
+
+def _aggregate(drive_model, key: str, factor: str, level: str, samples: list[tuple]) -> DriveModelAggregate:
+    """One row from a group's (value, unit id, unit key, contributor) samples; the columns taken apart in C, as a
+    big drive's thousands of runs are recounted inside each publish or withdrawal."""
+    values, unit_ids, units, contributors = zip(*samples, strict=True)
+    # one value per physical unit (the median of its runs): repeating a unit's upload moves nothing. When every
+    # sample is its own unit, the per-unit medians are the values themselves.
+    per_unit = (
+        list(values) if len(set(units)) == len(units) else aggregates.unit_values(zip(values, units, strict=True))
+    )
+    spread = aggregates.spread(per_unit)
+    return DriveModelAggregate(
+        drive_model=drive_model,
+        metric=key,
+        factor=factor,
+        level=level,
+        median=spread.median,
+        q1=spread.q1,
+        q3=spread.q3,
+        iqr=spread.iqr,
+        n_runs=len(samples),
+        n_units=len(set(unit_ids) - {None}),
+        n_contributors=len(set(contributors) - {None}),
+    )

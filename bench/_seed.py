@@ -18,7 +18,8 @@ and WSAT samples; every measurement has IOPS, bandwidth, bytes, latency mean / p
 temperatures, timestamps, link utilisation and steady-window membership; steady-state windows for every tracking
 variable; flags (bus-bound cells, non-compliant quick runs, imported runs, thermal throttling); a few percent of the
 submissions withdrawn, hidden or held; and what the site derives after a commit: the aggregates with their
-contributor counts and the drive page summaries (analysis.services.refresh_aggregates), and the factor effects.
+contributor counts and the drive page summaries (analysis.services.refresh_aggregates), the factor effects and
+the export rows (datasets.export_rows).
 The first drive model is the big one (`bench-big-drive`); the others share what is left of `measurements_total`.
 Values follow a plausible drive curve with seeded noise, so runs are reproducible.
 """
@@ -164,6 +165,7 @@ def seed(
 
     from analysis.bulk import insert_rows
     from analysis.models import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Round, TestRun, Vendor
+    from datasets import export_rows
     from submissions.models import Submission
 
     started = time.perf_counter()
@@ -217,6 +219,7 @@ def seed(
             )  # fmt: skip
         log(f"  {start + len(batch)} submissions, {written:,} measurements, {time.perf_counter() - started:.0f} s")
     refresh_drive_models(models)
+    export_rows.rebuild_all()  # the measurements CSV's rows, as ingest writes them (a publish rewrites its own)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     return SeedSummary(

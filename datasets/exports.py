@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from django.db import connection
 
-from datasets import export_rows, pg_copy, writers
+from datasets import export_rows, parquet_pipe, pg_copy, writers
 from datasets.filters import Filters, rows_queryset
 from datasets.tables import Table
 
@@ -19,10 +19,7 @@ def export_stream(table: Table, filters: Filters, fmt: str) -> Iterator[bytes]:
         return export_rows.stream_csv(filters)
     if connection.vendor == "postgresql" and fmt == "csv":
         return pg_copy.stream_csv(table, filters)
-    if connection.vendor == "postgresql" and fmt == "parquet":
-        # why: pyarrow costs a web worker ~35 MB of memory (arrow_export); only Parquet loads it
-        from datasets import arrow_export
-
-        return arrow_export.stream_copy_parquet(table, filters)
+    if connection.vendor == "postgresql" and fmt == "parquet":  # pyarrow in a process of its own, not the worker
+        return parquet_pipe.stream_parquet(table.columns, pg_copy.copy_csv_records(table, filters))
     rows = rows_queryset(table, filters).iterator(chunk_size=CHUNK_ROWS)
     return writers.stream(fmt, table.columns, rows)

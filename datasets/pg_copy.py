@@ -2,8 +2,9 @@
 
 Turning ~50 columns of a million rows into Python objects costs more than PostgreSQL spends writing them as CSV, so
 on PostgreSQL the CSV export is PostgreSQL's own CSV of the ORM-built query, passed on chunk by chunk, and Parquet is
-that CSV parsed by Arrow in blocks of whole records (datasets.arrow_export). The query is the same `values_list` SQL the other formats use,
-with booleans spelled true/false and datetimes as ISO 8601 UTC, exactly as `writers.write_csv` spells them.
+that CSV parsed by Arrow in blocks of whole records, in a process of its own (datasets.parquet_pipe). The query is
+the same `values_list` SQL the other formats use, with booleans spelled true/false and datetimes as ISO 8601 UTC,
+exactly as `writers.write_csv` spells them.
 
 PostgreSQL writes NULL as an empty cell and an empty string as `""`, so CSV keeps the difference here. Leaving the
 `COPY` early (the client went away) makes psycopg cancel it on the server.
@@ -21,7 +22,6 @@ from datasets.spreadsheet import SpreadsheetSafeText
 from datasets.tables import Column, Table
 from nvmedb.env import env_int
 
-BLOCK_BYTES = 128 << 10  # CSV parsed by Arrow at a time (Parquet, arrow_export); larger blocks cost memory, not speed
 # PostgreSQL sends one COPY message per row; passed on one by one, each became its own HTTP chunk and write call
 # (41 % of the server's time at 1 M rows). Records are gathered into writes of at least this size.
 CHUNK_BYTES = 128 << 10
@@ -108,22 +108,3 @@ def _with_header(columns: Sequence[Column], records: Iterator[bytes]) -> Iterato
         yield from records
     finally:
         records.close()
-
-
-def whole_records(chunks: Iterator[bytes], block_bytes: int | None = None) -> Iterator[bytes]:
-    """Regroup CSV chunks into blocks of about `block_bytes` that end on a record boundary: a newline with an even
-    number of quote characters before it (quotes inside a quoted field come in pairs, so a newline within one has an
-    odd count before it)."""
-    pending, block_bytes = bytearray(), block_bytes or BLOCK_BYTES
-    for chunk in chunks:
-        pending += chunk
-        if len(pending) < block_bytes:
-            continue
-        end = pending.rfind(b"\n")
-        while end >= 0 and pending.count(b'"', 0, end) % 2:
-            end = pending.rfind(b"\n", 0, end)
-        if end >= 0:
-            yield bytes(pending[: end + 1])
-            del pending[: end + 1]
-    if pending:
-        yield bytes(pending)

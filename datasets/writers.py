@@ -7,7 +7,6 @@ before the database has finished the query.
 
 from __future__ import annotations
 
-import io
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC
@@ -112,37 +111,12 @@ def write_ndjson(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[b
         yield b"".join(orjson.dumps(dict(zip(names, row, strict=True))) + b"\n" for row in batch)
 
 
-class Drain(io.RawIOBase):
-    """A write-only file that keeps what was written until `take()` hands it out."""
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self._position = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data) -> int:
-        data = bytes(data)
-        self._parts.append(data)
-        self._position += len(data)
-        return len(data)
-
-    def tell(self) -> int:
-        return self._position
-
-    def take(self) -> bytes:
-        data = b"".join(self._parts)
-        self._parts.clear()
-        return data
-
-
 def write_parquet(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
     """Apache Parquet (datasets.arrow_export.write_parquet)."""
     # why: pyarrow (and the numpy it loads) cost a web worker ~35 MB of memory; only Parquet needs them
     from datasets import arrow_export
 
-    return arrow_export.write_parquet(columns, rows)
+    return arrow_export.write_parquet(columns, batches(rows))
 
 
 WRITERS = {"csv": write_csv, "json": write_json, "ndjson": write_ndjson, "parquet": write_parquet}

@@ -19,6 +19,7 @@ def test_browse_seed_fills_every_table_it_promises():
         DriveModel,
         DriveModelAggregate,
         DrivePageSummary,
+        ExportMeasurementRow,
         FactorFitSummary,
         Flag,
         Measurement,
@@ -35,6 +36,7 @@ def test_browse_seed_fills_every_table_it_promises():
 
     assert summary.drive_models == 2 and summary.submissions == 3 and summary.big_model_submissions == 2
     assert DriveModel.objects.filter(slug="bench-big-drive").exists()
+    assert ExportMeasurementRow.objects.count() == Measurement.objects.count()  # all PTS runs: every one exported
     assert Submission.objects.count() == 3
     assert TestRun.objects.count() == 3 * 4
     assert set(TestRun.objects.values_list("test", flat=True)) == {"iops", "tp", "lat", "wsat"}

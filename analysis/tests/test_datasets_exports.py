@@ -258,9 +258,9 @@ def test_datasets_page_explains_every_table_and_column(client, db):
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
 def test_awkward_text_survives_every_format(client, db, monkeypatch, fmt):
-    from datasets import pg_copy
+    from datasets import parquet_pipe
 
-    monkeypatch.setattr(pg_copy, "BLOCK_BYTES", 64)  # split PostgreSQL's CSV into many blocks
+    monkeypatch.setattr(parquet_pipe, "BLOCK_BYTES", 64)  # split PostgreSQL's CSV into many blocks
     name = 'Evil, "Drive"\nline two <b>é</b>'
     run = iops_run(rounds=2, mixes=(0,), block_sizes=(4096,), drive_model__name=name, firmware__revision="")
     export_rows.rebuild_for_submission(run.submission_id)  # as ingest does
@@ -274,7 +274,7 @@ def test_awkward_text_survives_every_format(client, db, monkeypatch, fmt):
 
 
 def test_record_blocks_end_only_between_records():
-    from datasets.pg_copy import whole_records
+    from datasets.arrow_export import whole_records
 
     text = b'1,"a\nb",x\n2,"c ""q"" \nd",y\n3,plain,z\n'
     chunks = [text[i : i + 3] for i in range(0, len(text), 3)]

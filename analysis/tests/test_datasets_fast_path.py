@@ -14,7 +14,7 @@ from analysis.tests.factories import FlagFactory, HostFactory, SteadyStateWindow
 from analysis.tests.factories_dirth import add_results
 from analysis.tests.recovery_rows import add_recovery_rows
 from analysis.tests.surface_factory import surface_run
-from datasets import export_rows, parquet, pg_copy, writers
+from datasets import export_rows, parquet, parquet_pipe, writers
 from datasets.exports import export_stream
 from datasets.filters import Filters, rows_queryset
 from datasets.tables import TABLES
@@ -141,7 +141,7 @@ def test_the_fast_csv_keeps_awkward_text_byte_for_byte_and_shows_no_hidden_or_tr
 
 @pytest.mark.parametrize("table", ["measurements", "runs", "steady_state"])
 def test_the_fast_parquet_holds_the_same_table_as_the_orm_rendering(crafted, monkeypatch, table):
-    monkeypatch.setattr(pg_copy, "BLOCK_BYTES", 200)  # many Arrow blocks, records split across COPY chunks
+    monkeypatch.setattr(parquet_pipe, "BLOCK_BYTES", 200)  # many Arrow blocks, records split across COPY chunks
     spec = TABLES[table]
     fast = parquet.read_table(b"".join(export_stream(spec, Filters(), "parquet")))
     orm = parquet.read_table(b"".join(writers.write_parquet(spec.columns, rows_queryset(spec, Filters()))))

@@ -75,6 +75,12 @@ def test_browse_and_datasets_reach_a_test_only_through_the_registry():
                 assert parts[1] not in TEST_PACKAGES, f"{path.relative_to(ROOT)} imports {module}"
 
 
+def test_analysis_imports_nothing_of_reports():
+    """reports builds on analysis (its models and derivations), never the other way round."""
+    for path, module in imported_modules("analysis"):
+        assert module.split(".")[0] != "reports", f"{path.relative_to(ROOT)} imports {module}"
+
+
 def test_reports_imports_neither_browse_nor_datasets():
     for path, module in imported_modules("reports"):
         assert module.split(".")[0] not in {"browse", "datasets"}, f"{path.relative_to(ROOT)} imports {module}"

@@ -76,6 +76,24 @@ def sections_html(data: DriveData, *, csv_link, cacheable: bool) -> list[dict]:
     return [{**s, "html": mark_safe(s["html"])} for s in found]  # noqa: S308
 
 
+def own_sections(data: DriveData, *, csv_link) -> dict:
+    """The sections of the tests that have their own (reports.registry.own_sections), for the drive page's context:
+    each one's data under its name (None when the page does not show it: the drive has no public run of its tests
+    or nothing to show of them) and, under "test_sections", the OwnSection of each shown, in page order."""
+    on_drive = set(data.summary.tests)
+    found: dict = {"test_sections": []}
+    for tests, report in registry.own_sections():
+        section = report.own_section
+        loaded = None
+        if on_drive & set(tests):
+            loaded = section.load(data.drive, data.chosen_submission, csv_link=csv_link)
+        shown = loaded is not None and section.shows(loaded)
+        found[section.name] = loaded if shown else None
+        if shown:
+            found["test_sections"].append(section)
+    return found
+
+
 def build_sections(data: DriveData, *, csv_link) -> list[dict]:
     """The sections' HTML as plain strings (JSON- and cache-safe), every value escaped by the charts."""
     built = drive_charts(data)

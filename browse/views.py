@@ -119,7 +119,7 @@ def _render_drive(
         "steady": steady,
         "surface_url": reverse("drive-surface", args=[data.drive.slug])
         + (f"?submission={data.chosen_submission}" if data.chosen_submission else ""),
-        **_test_sections(data),
+        **drive_page.own_sections(data, csv_link=lambda key: _chart_csv_link(data, key)),
         "spread": _spread_context(data),
         "spec_rows": spec_rows,
         "flags": _grouped_flags(data.flags),
@@ -139,31 +139,11 @@ def _render_drive(
     return render(request, "browse/drive_detail.html", context, status=status)
 
 
-def _test_sections(data) -> dict:
-    """The drive page's section of each test that has its own (HIR, XSR, ECW and DIRTH, the WSAT workloads, the
-    surface), by its context name: None when the drive has no public run of its tests."""
-    shown = set(data.summary.tests)
-    return {
-        report.section_name: report.page_section(
-            data.drive, data.chosen_submission, csv_link=lambda key: _chart_csv_link(data, key)
-        )
-        if shown & set(tests)
-        else None
-        for tests, report in registry.each_report()
-        if report.page_section is not None
-    }
-
-
-# the extra tests' sections in page order, each with the context key that holds it
-EXTRA_SECTIONS = (("surface", "surface"), ("hir", "hir"), ("xsr", "xsr"), ("demand-intensity", "dirth_section"),
-                  ("wsat-workloads", "wsat_workloads"))  # fmt: skip
-
-
 def _first_section(context: dict) -> str:
     """The key of the test section the page opens (the first it shows): every other one is collapsed."""
     if context["sections"]:
         return context["sections"][0]["key"]
-    return next((key for key, name in EXTRA_SECTIONS if context[name]), "")
+    return context["test_sections"][0].anchor if context["test_sections"] else ""
 
 
 def _grouped_flags(flags) -> list[dict]:
@@ -281,7 +261,7 @@ def drive_chart_csv(request: HttpRequest, slug: str, chart: str) -> HttpResponse
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
     report = registry.REPORTS.get(chart)
     if report is not None and report.csv_by_test:
-        section = report.page_section(data.drive, data.chosen_submission)
+        section = report.own_section.load(data.drive, data.chosen_submission)
         found = next((c for c in section.charts if c.key == chart), None) if section else None
     else:
         found = next((c for c in charts.drive_charts(data) if c.key == chart), None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from reports import recovery_series
 from reports.chart_kit import Chart, PageSection
@@ -34,15 +35,26 @@ from reports.xsr import tables as xsr_tables
 
 
 @dataclass(frozen=True)
+class OwnSection:
+    """A test's own section of the drive page (the tests beyond the core four): its data, where the page links to it,
+    the template that draws it and when the page shows it. The drive page loops over these; it names no test."""
+
+    load: Callable  # (drive, submission id, csv_link=) -> the section's data, or None
+    name: str  # the drive page's context name for that data (its template, and the page's first screen, read it)
+    anchor: str  # its id on the page is test-<anchor>; its template opens it when it is the page's open_section
+    link: str  # its name in the page's list of sections
+    template: str  # reports/<test>/section.html
+    shows: Callable[[Any], bool] = bool  # (its loaded data) -> whether the page shows the section
+
+
+@dataclass(frozen=True)
 class Report:
     label: str
     # a core test: (the drive page's data, the run of this test it charts) -> its charts, in page order, shown in
     # its section of the drive page
     drive_charts: Callable[..., list[Chart]] | None = None
     section: PageSection | None = None
-    # a test with its own section of the drive page: (drive, submission id, csv_link=) -> the section, or None
-    page_section: Callable | None = None
-    section_name: str = ""  # the drive page template's name for that section
+    own_section: OwnSection | None = None  # a test with a section of its own on the drive page
     csv_by_test: bool = False  # the section's charts are keyed by their test and served as CSV (drive_chart_csv)
     # (compared drives, the compare page's loaded rows) -> its compare-page charts (each only when a drive has the test)
     compare_charts: Callable[..., list[Chart]] | None = None
@@ -63,39 +75,64 @@ LAT = Report("Latency", drive_charts=lat_charts.drive_charts, section=lat_charts
 WSAT = Report("Write saturation", drive_charts=wsat_charts.drive_charts, section=wsat_charts.SECTION)
 HIR = Report(
     "Host idle recovery",
-    page_section=hir_charts.page_section,
-    section_name="hir",
+    own_section=OwnSection(
+        load=hir_charts.page_section,
+        name="hir",
+        anchor="hir",
+        link="HIR",
+        template="reports/hir/section.html",
+    ),
     compare_charts=hir_charts.compare_charts,
     compare_rows=hir_charts.compare_rows,
     tables=(*hir_tables.tables(), *recovery_series.tables()),
 )
 XSR = Report(
     "Cross stimulus recovery",
-    page_section=xsr_charts.page_section,
-    section_name="xsr",
+    own_section=OwnSection(
+        load=xsr_charts.page_section,
+        name="xsr",
+        anchor="xsr",
+        link="XSR",
+        template="reports/xsr/section.html",
+    ),
     compare_charts=xsr_charts.compare_charts,
     compare_rows=xsr_charts.compare_rows,
     tables=(*xsr_tables.tables(), *recovery_series.tables()),
 )
 DEMAND_INTENSITY = Report(
     "ECW and DIRTH (demand intensity)",
-    page_section=demand_intensity_charts.page_section,
-    section_name="dirth_section",
+    own_section=OwnSection(
+        load=demand_intensity_charts.page_section,
+        name="dirth_section",
+        anchor="demand-intensity",
+        link="ECW, DIRTH",
+        template="reports/demand_intensity/section.html",
+    ),
     compare_charts=demand_intensity_charts.compare_charts,
     tables=demand_intensity_tables.tables(),
 )
 WSAT_WORKLOADS = Report(
     "WSAT optional workloads",
-    page_section=wsat_workloads_charts.page_section,
-    section_name="wsat_workloads",
+    own_section=OwnSection(
+        load=wsat_workloads_charts.page_section,
+        name="wsat_workloads",
+        anchor="wsat-workloads",
+        link="WSAT workloads",
+        template="reports/wsat_workloads/section.html",
+    ),
     csv_by_test=True,
     compare_charts=wsat_workloads_compare.compare_charts,
     compare_rows=wsat_workloads_compare.compare_rows,
 )
 SURFACE = Report(
     "Surface",
-    page_section=surface_charts.page_section,
-    section_name="surface",
+    own_section=OwnSection(
+        load=surface_charts.page_section,
+        name="surface",
+        anchor="surface",
+        link="Surface",
+        template="reports/surface/section.html",
+    ),
     compare_charts=surface_charts.compare_charts,
     compare_rows=surface_data.compare_rows,
     tables=surface_tables.tables(),
@@ -157,3 +194,10 @@ def extension_tables() -> tuple[Table, ...]:
 def core_sections() -> dict[str, PageSection]:
     """test -> its section of the drive page, for the core tests (those whose charts the page draws), in PTS order."""
     return {test: each.section for test, each in REPORTS.items() if each.section is not None}
+
+
+def own_sections() -> list[tuple[tuple[str, ...], Report]]:
+    """The reports with a section of their own on the drive page, with their tests, in page order: the extensions'
+    first (the page's first screen already points to the surface), then the PTS tests' in PTS order."""
+    found = [(tests, each) for tests, each in each_report() if each.own_section is not None]
+    return sorted(found, key=lambda pair: not pair[1].extension)  # stable: PTS order within each group

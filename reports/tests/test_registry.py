@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from django.template.loader import get_template
 
 from datasets.tables import TABLES
 from nvmedb_client.pts import registry as client_registry
@@ -53,8 +54,29 @@ def test_the_core_tests_draw_charts_and_the_others_have_a_section_of_their_own()
         core = set(tests) <= {"iops", "tp", "lat", "wsat"}
         assert (each.drive_charts is not None) == core, tests
         assert (each.section is not None) == core, tests
-        assert (each.page_section is not None) == (not core), tests
-        assert bool(each.section_name) == (not core), tests
+        assert (each.own_section is not None) == (not core), tests
+
+
+def test_the_drive_page_shows_the_surface_then_the_other_tests_sections_in_pts_order():
+    anchors = [each.own_section.anchor for _, each in registry.own_sections()]
+    assert anchors == ["surface", "hir", "xsr", "demand-intensity", "wsat-workloads"]
+
+
+def test_each_test_section_template_draws_the_section_its_report_describes():
+    for tests, each in registry.own_sections():
+        section = each.own_section
+        source = get_template(section.template).template.source
+        assert f'id="test-{section.anchor}"' in source, tests
+        assert f'open_section == "{section.anchor}"' in source, tests  # the page opens it when it comes first
+        assert f"{section.name}." in source, tests  # it reads its data under the name the page gives it
+
+
+def test_the_drive_page_template_loops_over_the_registry_and_names_no_test_section():
+    page = (ROOT / "templates" / "browse" / "drive_detail.html").read_text()
+    assert "{% include test_section.template %}" in page
+    for _, each in registry.own_sections():
+        assert each.own_section.template not in page
+        assert f"#test-{each.own_section.anchor}" not in page
 
 
 def test_a_table_two_tests_share_is_published_once_after_both_and_extensions_come_last():
@@ -73,6 +95,12 @@ def test_browse_and_datasets_reach_a_test_only_through_the_registry():
             parts = module.split(".")
             if parts[0] == "reports" and len(parts) > 1:
                 assert parts[1] not in TEST_PACKAGES, f"{path.relative_to(ROOT)} imports {module}"
+
+
+def test_analysis_imports_nothing_of_reports():
+    """reports builds on analysis (its models and derivations), never the other way round."""
+    for path, module in imported_modules("analysis"):
+        assert module.split(".")[0] != "reports", f"{path.relative_to(ROOT)} imports {module}"
 
 
 def test_reports_imports_neither_browse_nor_datasets():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from nvmedb_client import fio_jobs, steady_state
 from nvmedb_client.plan_types import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series
 from nvmedb_client.progress import TrackingLine
-from nvmedb_client.pts import registry, wsat
+from nvmedb_client.pts import registry
 from nvmedb_client.run_state import RunError
 from nvmedb_client.tracking import series_tracking
 
@@ -84,6 +84,9 @@ def sequential_starts(runner, series: Series, cell: Cell, round_number: int) -> 
 
 
 def run_samples(runner, series: Series, block: Block) -> None:
+    record_stop = registry.hook(series.test, "record_stop")
+    if record_stop is None:
+        raise RunError(f"{series.test}: its samples stop by the bytes written, but its module keeps no record_stop")
     target = runner.plan.wsat_target_bytes
     written = 0
     cell = series.cells[0]
@@ -113,7 +116,7 @@ def run_samples(runner, series: Series, block: Block) -> None:
     else:
         reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
     record = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
-    wsat.record_stop(runner.state, series.test, record)
+    record_stop(runner.state, series.test, record)
     runner._save()
 
 

@@ -5,6 +5,8 @@ Every module here has `plan_blocks(test, ctx: PlanContext) -> Planned`. What els
   variables judged; nvmedb_client.tracking) and `TRACKED_PHASES` (the phases of the runs they are judged on);
 - a test with timed runs of its own before each round of its series: `before_round(runner, block, round_number)`
   (DIRTH's pre-writes; nvmedb_client.rounds);
+- a test whose series stop by the bytes written (WSAT, its workloads): `record_stop(state, test, record)` and
+  `forget_stop(state, test)` (where it stopped, kept in the run state; nvmedb_client.rounds, nvmedb_client.resume);
 - a test whose cells carry a named stimulus (Cell.workload, the test's name): `workload_job_lines(workload)` (its fio
   job lines in place of bs= or None, and after the R/W mix; nvmedb_client.fio_jobs);
 - a test derived from per-interval logs (LOG_DERIVED_TESTS): `derive(plan=, runs=, read=, summaries=)` and
@@ -19,7 +21,7 @@ Every module here has `plan_blocks(test, ctx: PlanContext) -> Planned`. What els
   extension `describe_extension(extension)` (its entry of the plan's `extensions`).
 How each of its series stops (Series.stop: steady-state rounds, a WSAT time series, repetitions) is set by its
 `plan_blocks`. Adding a test is adding its module under pts/ and one line here; `nvmedb_client.plan`, `tracking`,
-`rounds`, `fio_jobs`, `run_manifest` and the CLI ask this registry and know no test by name.
+`rounds`, `resume`, `fio_jobs`, `run_manifest` and the CLI ask this registry and know no test by name.
 
 The surface's `--surface-*` flags stay in nvmedb_client.cli.surface_options: they are click options (click's parsing
 and errors, which no pts module depends on) that decorate `plan` and `run` when the CLI is imported, so `--help`

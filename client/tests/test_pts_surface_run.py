@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from nvmedb_client import signing
-from nvmedb_client.bundle import rederive_surface, verify_bundle, write_bundle
+from nvmedb_client.bundle import verify_bundle, write_bundle
 from nvmedb_client.cli import main
+from nvmedb_client.pts import surface_figures
 
 pytestmark = pytest.mark.fio
 
@@ -88,7 +89,7 @@ def test_the_client_s_figures_name_the_engine_the_file_path_and_a_knee_per_patte
 
 def test_verify_re_derives_the_same_figures_and_passes(surface_run):
     _, env, bundle, verified = surface_run
-    assert rederive_surface(verified)["patterns"] == verified.manifest["surface"]["patterns"]
+    assert surface_figures.rederive(verified)["patterns"] == verified.manifest["surface"]["patterns"]
     result = CliRunner(env=env).invoke(main, ["verify", str(bundle), "--json"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.output)

@@ -35,6 +35,6 @@ from nvmedb_client.bundle_format import (  # noqa: F401
     manifest_errors,
     manifest_schema,
 )
-from nvmedb_client.bundle_rederive import rederive_steady_state, rederive_surface  # noqa: F401
+from nvmedb_client.bundle_rederive import rederive_steady_state  # noqa: F401
 from nvmedb_client.bundle_verify import verify_bundle, verify_bundle_stream  # noqa: F401
 from nvmedb_client.bundle_write import write_bundle  # noqa: F401

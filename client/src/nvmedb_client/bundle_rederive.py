@@ -1,11 +1,11 @@
-"""Re-deriving the verdicts of a verified bundle from its raw fio outputs, never from the client's claim: steady
-state and the surface's figures (the server's ingest and `nvmedb-client verify` call these)."""
+"""Re-deriving the steady-state verdicts of a verified bundle from its raw fio outputs, never from the client's claim
+(the server's ingest and `nvmedb-client verify` call this; the figures a test adds to the manifest are re-derived by
+its module, see nvmedb_client.pts.figures)."""
 
 from __future__ import annotations
 
 from nvmedb_client.bundle_files import VerifiedBundle
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
-from nvmedb_client.pts import surface_figures
 from nvmedb_client.tracking import evaluate_runs, is_tracked_run
 
 
@@ -21,14 +21,3 @@ def rederive_steady_state(bundle: VerifiedBundle) -> list[dict]:
         except (FioOutputError, KeyError):
             continue  # evaluate_runs records the run as having no value, with the reason
     return evaluate_runs(runs, summaries)
-
-
-def rederive_surface(bundle: VerifiedBundle) -> dict | None:
-    """The surface's figures afresh from the raw fio outputs (None when the bundle has no surface)."""
-    summaries = {}
-    for run in surface_figures.surface_runs(bundle.manifest["runs"]):
-        try:
-            summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))
-        except (FioOutputError, KeyError):
-            continue  # the cell is then listed as missing, with the reason
-    return surface_figures.derive_from_manifest(bundle.manifest, summaries)

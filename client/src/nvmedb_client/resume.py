@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from nvmedb_client.plan_types import Block
-from nvmedb_client.pts import wsat
+from nvmedb_client.pts import registry
 
 # One PTS measurement cell lasts a minute; a pause between rounds longer than that is no longer "back to back".
 ALLOWED_GAP_S = 60.0
@@ -126,7 +126,8 @@ def supersede_block(state: dict, block: Block, files: Path) -> list[str]:
     for purge in state["purges"]:
         if purge.get("block") == block.label and not purge.get("superseded"):
             purge["superseded"] = True
-    wsat.forget_stop(state, block.test)
+    if forget_stop := registry.hook(block.test, "forget_stop"):  # the block is run again: where it stopped goes
+        forget_stop(state, block.test)
     state.setdefault("blocks_done", [])
     state["blocks_done"] = [label for label in state["blocks_done"] if label != block.label]
     return [run["id"] for run in moved]

@@ -7,17 +7,19 @@ from __future__ import annotations
 from nvmedb_client import fio_jobs, steady_state
 from nvmedb_client.plan_types import WSAT_CAPACITY_MULTIPLE, Block, Cell, Series
 from nvmedb_client.progress import TrackingLine
-from nvmedb_client.pts import dirth_run, wsat
+from nvmedb_client.pts import registry
 from nvmedb_client.run_state import RunError
 from nvmedb_client.tracking import series_tracking
 
 
 def run_rounds(runner, series: Series, block: Block) -> None:
     variables = series_tracking(series)
+    before_round = registry.hook(block.test, "before_round")  # DIRTH: the port's writes before a round
     for round_number in range(1, series.max_rounds + 1):
         runner.context.round = round_number
         where = {"block": block.label, "stage": "rounds", "phase": series.phase, "round": round_number}
-        dirth_run.run_round_prewrite(runner, block, round_number)  # DIRTH: the port's writes before a round
+        if before_round is not None:
+            before_round(runner, block, round_number)
         runner._position(**where, round_complete=False)
         for index, cell in enumerate(series.cells, start=1):
             runner.context.cell_index = index
@@ -39,9 +41,12 @@ def run_interleaved_rounds(runner, block: Block) -> None:
     where every tracking variable of both is steady over the same window."""
     variables = {series.phase: series_tracking(series) for series in block.series}
     max_rounds = max(series.max_rounds for series in block.series)
+    before_round = registry.hook(block.test, "before_round")
     for round_number in range(1, max_rounds + 1):
         runner.context.round = round_number
         where = {"block": block.label, "stage": "rounds", "phase": "tp", "round": round_number}
+        if before_round is not None:
+            before_round(runner, block, round_number)
         runner._position(**where, round_complete=False)
         for series_index, series in enumerate(block.series):
             runner.context.series_index, runner.context.cell_index = series_index, 1
@@ -79,6 +84,9 @@ def sequential_starts(runner, series: Series, cell: Cell, round_number: int) -> 
 
 
 def run_samples(runner, series: Series, block: Block) -> None:
+    record_stop = registry.hook(series.test, "record_stop")
+    if record_stop is None:
+        raise RunError(f"{series.test}: its samples stop by the bytes written, but its module keeps no record_stop")
     target = runner.plan.wsat_target_bytes
     written = 0
     cell = series.cells[0]
@@ -108,7 +116,7 @@ def run_samples(runner, series: Series, block: Block) -> None:
     else:
         reason = f"time limit reached ({series.max_rounds} samples of {series.runtime_s:g} s) with {written} of {target} bytes written"
     record = {"bytes_written": written, "target_bytes": target, "stop_reason": reason}
-    wsat.record_stop(runner.state, series.test, record)
+    record_stop(runner.state, series.test, record)
     runner._save()
 
 

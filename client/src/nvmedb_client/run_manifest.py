@@ -1,5 +1,6 @@
 """The bundle's manifest of a finished run: what ran (the runs and the plan), the client's claims derived from the fio
-outputs (steady state, demand intensity, the surface, HIR/XSR), the run's facts and compliance."""
+outputs (steady state, the figures each test adds: demand intensity, the surface, HIR/XSR), the run's facts and
+compliance."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 from nvmedb_client import __version__, tracking
 from nvmedb_client.bundle import FORMAT_VERSION
 from nvmedb_client.plan import plan_to_dict
-from nvmedb_client.pts import demand_intensity, surface_figures
+from nvmedb_client.pts import registry
 from nvmedb_client.pts.derive import derive_all
 from nvmedb_client.run_state import utc_now, write_json_atomic
 from nvmedb_client.system import collect, commands, nvme
@@ -93,15 +94,18 @@ def build_manifest(runner, system_files: list[str]) -> tuple[dict, list[str]]:
         "tools": tools,
         "runs": runs,
         "steady_state": tracking.evaluate_runs(runs, summaries),
-        **demand_intensity_claim(runner, runs),
         "system": collect.system_declaration(runner.files / "system"),
     }
-    surface = surface_figures.derive_from_manifest(
-        manifest, summaries, ioengine=(runner.state.get("ioengine") or {}).get("engine")
-    )
-    if surface is not None:
-        manifest["surface"] = surface
-    derived = derive_all(manifest, read=lambda rel: (runner.files / rel).read_bytes(), summaries=summaries)
+
+    def read(rel: str) -> bytes:
+        return (runner.files / rel).read_bytes()
+
+    engine = (runner.state.get("ioengine") or {}).get("engine")
+    for figures in registry.manifest_figures():
+        value = figures.derive(manifest, read=read, summaries=summaries, ioengine=engine)
+        if value is not None:
+            manifest[figures.key] = value
+    derived = derive_all(manifest, read=read, summaries=summaries)
     if derived:
         manifest["derived"] = derived
     if runner.state.get("interruptions"):
@@ -109,12 +113,6 @@ def build_manifest(runner, system_files: list[str]) -> tuple[dict, list[str]]:
     if runner.state.get("write_cache_checks"):
         manifest["write_cache_checks"] = runner.state["write_cache_checks"]
     return manifest, sorted(set(files))
-
-
-def demand_intensity_claim(runner, runs: list[dict]) -> dict:
-    """ECW and DIRTH: the client's derivation (curve, operating points, histograms), kept as its claim."""
-    derived = demand_intensity.derive_all(runs, demand_intensity.parsing(lambda rel: (runner.files / rel).read_bytes()))
-    return {"demand_intensity": derived} if derived else {}
 
 
 def nvme_version(runner) -> str | None:

@@ -10,10 +10,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from nvmedb_client.bundle import BundleError, rederive_steady_state, rederive_surface, verify_bundle
+from nvmedb_client.bundle import BundleError, rederive_steady_state, verify_bundle
 from nvmedb_client.cli.exit_codes import VERIFY_FAILED
-from nvmedb_client.pts import demand_intensity, registry, surface_figures
+from nvmedb_client.pts import registry
 from nvmedb_client.pts.derive import claim
+from nvmedb_client.pts.figures import ManifestFigures
 from nvmedb_client.pts.verify import rederive as rederive_recovery
 from nvmedb_client.system_files import undeclared_system_files
 from nvmedb_client.units import by_unit
@@ -66,21 +67,20 @@ def verify(bundle: Path, as_json: bool) -> None:
                 _print_json({"ok": False, "error": {"code": exc.code, "message": exc.message}})
             raise VerifyFailed(f"{bundle.name} is not a valid bundle: {exc.message} [{exc.code}]") from exc
         derived = rederive_steady_state(verified)
-        surface = rederive_surface(verified)
         recovery, recovery_differences = rederive_recovery(verified)
-        demand = demand_intensity.rederive(verified)
+        figures = {kind.key: kind.rederive(verified) for kind in registry.manifest_figures()}
     steady_differences = claim_differences(verified.manifest.get("steady_state", []), derived)
-    demand_differences = demand_intensity.claim_differences(verified.manifest.get("demand_intensity", []), demand)
-    surface_differences = surface_figures.differences(verified.manifest.get("surface"), surface)
-    differences = steady_differences + recovery_differences + demand_differences + surface_differences
+    figure_differences = [
+        (kind.mismatch, kind.differences(verified.manifest.get(kind.key), figures[kind.key]))
+        for kind in registry.manifest_figures()
+    ]
+    differences = steady_differences + recovery_differences + [d for _, found in figure_differences for d in found]
     if steady_differences:
         what = "steady-state claim differs"
     elif recovery_differences:
         what = "HIR/XSR claim differs"
-    elif demand_differences:
-        what = "ECW/DIRTH claim differs"
     else:
-        what = "surface figures differ"
+        what = next((mismatch for mismatch, found in figure_differences if found), "")
     ok = not differences
     # the server holds such a bundle for review; it is still valid, so this warns and does not fail
     undeclared = undeclared_system_files(verified.manifest) if verified.manifest["format_version"] >= 2 else []
@@ -95,20 +95,21 @@ def verify(bundle: Path, as_json: bool) -> None:
                 "compliance": verified.manifest["compliance"],
                 "files": len(verified.manifest["files"]),
                 "steady_state": derived,
-                "surface": surface,
+                **figures,
                 "recovery": {test: claim(result) for test, result in recovery.items()},
-                "demand_intensity": demand,
                 "differences": differences,
                 "undeclared_system_files": undeclared,
             }
         )
     else:
         _print_report(bundle, verified.manifest, verified.fingerprint, derived, differences)
-        _print_surface(surface)
+        # the extensions' figures follow the steady-state table, the PTS tests' come in run order
+        for kind in registry.manifest_figures(extensions=True):
+            _print_figures(kind, figures[kind.key])
         for line in recovery_lines(recovery):
             Console().print(line)
-        for line in demand_intensity.summary_lines(demand):
-            click.echo(line)
+        for kind in registry.manifest_figures(extensions=False):
+            _print_figures(kind, figures[kind.key])
         for path in undeclared:
             Console().print(
                 f"[yellow]Undeclared system file:[/yellow] {path} is not in the manifest's system.files; "
@@ -149,26 +150,15 @@ def _print_report(bundle: Path, manifest: dict, fingerprint: str, derived: list[
         console.print(f"[red]Claim differs:[/red] {difference}")
 
 
-def _print_surface(surface: dict | None) -> None:
-    if surface is None:
+def _print_figures(kind: ManifestFigures, derived) -> None:
+    lines = kind.verify_lines(derived)
+    if not kind.rich_lines:
+        for line in lines:
+            click.echo(line)
         return
     console = Console() if Console().is_terminal else Console(width=160)
-    console.print(f"Surface ({surface['label']}), re-derived from the raw fio output; knee: {surface['knee_rule']}")
-    for pattern in surface["patterns"]:
-        knee = pattern["knee"]
-        where = (
-            f"{knee['block_size_bytes'] / 1024:g} KiB x QD {knee['iodepth']}"
-            if knee
-            else f"none ({pattern['knee_reason']})"
-        )
-        console.print(
-            f"  {pattern['pattern']}: peak {by_unit('bytes/s', pattern['peak_bw_bytes_per_s'])}, "
-            f"90% of the peak first reached at {where}"
-        )
-    for cell in surface["missing"]:
-        console.print(
-            f"  missing: {cell['pattern']} {cell['block_size_bytes']} B QD {cell['iodepth']}: {cell['reason']}"
-        )
+    for line in lines:
+        console.print(line)
 
 
 def _verdict_table(derived: list[dict]) -> Table:

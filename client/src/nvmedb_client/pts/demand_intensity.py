@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output, percentiles_from_bins, summarize
 from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Series, TrackingVariable
 from nvmedb_client.pts import dirth, dirth_capture, dirth_prewrite, ecw
+from nvmedb_client.pts.figures import ManifestFigures
 from nvmedb_client.tracking_verdicts import evaluate_test
 
 TESTS = ("ecw", "dirth")
@@ -116,6 +117,11 @@ def describe_series(test: str, series: Mapping) -> list[str]:
     else:
         lines.append("    then: the demand-intensity curve from the steady (or last) round")
     return lines
+
+
+def before_round(runner, block, round_number: int) -> None:
+    """The runner's step before each round of a sweep: DIRTH's pre-write (ECW plans none)."""
+    dirth_prewrite.run_before_round(runner, block, round_number)
 
 
 def workload_options(name: str) -> list[str]:
@@ -304,6 +310,21 @@ def summary_lines(derived: Iterable[dict]) -> list[str]:
 def rederive(bundle) -> list[dict]:
     """derive_all from a verified bundle's raw files (nvmedb_client.bundle.VerifiedBundle)."""
     return derive_all(bundle.manifest["runs"], lambda path: bundle.parsed(path, parse_fio_output))
+
+
+def manifest_claim(manifest: Mapping, *, read: Callable[[str], bytes], summaries=None, ioengine=None) -> list | None:
+    """The manifest's `demand_intensity[]` of a finished run, read from its files (None: no ECW or DIRTH runs)."""
+    return derive_all(manifest["runs"], parsing(read)) or None
+
+
+MANIFEST_FIGURES = ManifestFigures(
+    key="demand_intensity",
+    mismatch="ECW/DIRTH claim differs",
+    derive=manifest_claim,
+    rederive=rederive,
+    differences=claim_differences,
+    verify_lines=summary_lines,
+)
 
 
 def describe_block(block: Mapping) -> list[str]:

@@ -1,13 +1,15 @@
 """DIRTH's pre-writes, as the ADATA PTS 2.0 port runs them: random writes (R/W 0/100) at the DIRTH block size, 5
 minutes at TC 32/QD 32 before each round of the TC x QD sweep, and 60 minutes at each operating point's TC/QD before
 that point's capture. They are plain fio runs recorded like any run, under their own phase, and are no cells of the
-sweep: the demand-intensity curve, the tracking variable and the operating points never read them."""
+sweep: the demand-intensity curve, the tracking variable and the operating points never read them. Running one takes
+the Runner, whose checkpointed fio runs it orders (nvmedb_client.pts.dirth_run runs the captures)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+from nvmedb_client.plan_types import Cell
 from nvmedb_client.pts import dirth, dirth_capture
 
 PHASE = "prewrite"
@@ -85,3 +87,21 @@ def describe(prewrites: Sequence[Mapping]) -> list[str]:
             f"{points[0]['block_size_bytes'] / 1024:g} KiB) at the point's TC/QD: {names}"
         )
     return lines
+
+
+def run_before_round(runner, block, round_number: int) -> None:
+    """Before each round of a sweep: the round's pre-write, unless done (or none is planned)."""
+    prewrite = next((p for p in block.prewrites if p.round == round_number), None)
+    if prewrite is None or prewrite.run_id in runner.completed:
+        return
+    # an interruption here re-runs this pre-write: the round after it follows writes, not the idle time
+    runner._position(block=block.label, stage="prewrite", phase=PHASE, round=round_number, round_complete=False)
+    run(runner, prewrite, prewrite.threads, prewrite.iodepth, number=round_number, of=len(block.prewrites))
+
+
+def run(runner, prewrite: Prewrite, threads: int, iodepth: int, *, number: int, of: int) -> None:
+    cell = Cell(prewrite.pattern, prewrite.block_size_bytes, prewrite.read_pct)
+    runner._update(test=prewrite.test, phase=PHASE, round=number, max_rounds=of, cell=prewrite.run_id,
+                   cell_index=1, cells=1)  # fmt: skip
+    runner.run_cell(run_id=prewrite.run_id, test=prewrite.test, phase=PHASE, round_number=prewrite.round or 1,
+                    cell=cell, threads=threads, iodepth=iodepth, runtime_s=prewrite.runtime_s)  # fmt: skip

@@ -1,41 +1,19 @@
-"""Running DIRTH's timed runs with the runner's checkpointed fio runs: the pre-write before each round of the sweep,
-then per operating point its pre-write and its capture (the plans are in dirth_prewrite and dirth_capture)."""
+"""Running DIRTH's captures with the runner's checkpointed fio runs: per operating point its pre-write and its capture
+(the plans are in dirth_prewrite and dirth_capture; the pre-write before each round of the sweep is in
+dirth_prewrite)."""
 
 from __future__ import annotations
 
-from nvmedb_client.plan_types import Cell
-from nvmedb_client.pts import demand_intensity
+from nvmedb_client.pts import demand_intensity, dirth_prewrite
 from nvmedb_client.pts.dirth_capture import PHASE as CAPTURE_PHASE
-from nvmedb_client.pts.dirth_prewrite import PHASE as PREWRITE_PHASE
-from nvmedb_client.pts.dirth_prewrite import Prewrite
 from nvmedb_client.resume import ALLOWED_GAP_S
-
-
-def run_round_prewrite(runner, block, round_number: int) -> None:
-    """The runner's hook before each round of a sweep: the round's pre-write, unless done (or none is planned)."""
-    prewrite = next((p for p in block.prewrites if p.round == round_number), None)
-    if prewrite is None or prewrite.run_id in runner.completed:
-        return
-    # an interruption here re-runs this pre-write: the round after it follows writes, not the idle time
-    runner._position(
-        block=block.label, stage="prewrite", phase=PREWRITE_PHASE, round=round_number, round_complete=False
-    )
-    run(runner, prewrite, prewrite.threads, prewrite.iodepth, number=round_number, of=len(block.prewrites))
 
 
 def run_point_prewrite(runner, block, point: str, threads: int, iodepth: int, number: int) -> None:
     """Before a capture: its point's pre-write at the point's TC/QD, unless done (or none is planned)."""
     prewrite = next((p for p in block.prewrites if p.point == point), None)
     if prewrite is not None and prewrite.run_id not in runner.completed:
-        run(runner, prewrite, threads, iodepth, number=number, of=len(block.captures))
-
-
-def run(runner, prewrite: Prewrite, threads: int, iodepth: int, *, number: int, of: int) -> None:
-    cell = Cell(prewrite.pattern, prewrite.block_size_bytes, prewrite.read_pct)
-    runner._update(test=prewrite.test, phase=PREWRITE_PHASE, round=number, max_rounds=of, cell=prewrite.run_id,
-                   cell_index=1, cells=1)  # fmt: skip
-    runner.run_cell(run_id=prewrite.run_id, test=prewrite.test, phase=PREWRITE_PHASE, round_number=prewrite.round or 1,
-                    cell=cell, threads=threads, iodepth=iodepth, runtime_s=prewrite.runtime_s)  # fmt: skip
+        dirth_prewrite.run(runner, prewrite, threads, iodepth, number=number, of=len(block.captures))
 
 
 def run_captures(runner, block) -> None:

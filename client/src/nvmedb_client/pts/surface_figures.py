@@ -11,7 +11,7 @@
   compared with each repetition's own (nvmedb_client.pts.surface_repeats). A run's repetition is its `round`.
 
 The client writes these figures into the manifest (`surface`), `nvmedb-client verify` and the server derive them
-again from the raw fio outputs and compare (`differences`).
+again from the raw fio outputs and compare (`differences`); MANIFEST_FIGURES offers them to the registry.
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from nvmedb_client.fio_output import FioOutputError, parse_fio_output, summarize
 from nvmedb_client.pts import surface_repeats
+from nvmedb_client.pts.figures import ManifestFigures
 from nvmedb_client.pts.surface import ACCESS, DIRECTION, LABEL, LIMIT_REPETITIONS, MIN_REPEATABLE, PATTERNS, PHASE, TEST
 from nvmedb_client.pts.surface_repeats import THRESHOLD, knee_of
+from nvmedb_client.units import by_unit
 
 KNEE_RULE = (
     "the cell with the fewest bytes in flight (block size x QD) whose bandwidth is at least 90% of the pattern's "
@@ -313,3 +316,53 @@ def _close(claimed, derived) -> bool:
     if isinstance(claimed, bool) or not isinstance(claimed, int | float):
         return False
     return abs(claimed - derived) <= RELATIVE_TOLERANCE * max(abs(claimed), abs(derived))
+
+
+def manifest_claim(manifest: Mapping, *, read=None, summaries: Mapping, ioengine: str | None = None) -> dict | None:
+    """The manifest's `surface` of a finished run, from its runs' FioSummary (None: no surface in it)."""
+    return derive_from_manifest(manifest, summaries, ioengine=ioengine)
+
+
+def rederive(bundle) -> dict | None:
+    """The figures afresh from a verified bundle's raw fio outputs (None when the bundle has no surface)."""
+    summaries = {}
+    for run in surface_runs(bundle.manifest["runs"]):
+        try:
+            summaries[run["id"]] = summarize(parse_fio_output(bundle.read_bytes(run["output_file"])))
+        except (FioOutputError, KeyError):
+            continue  # the cell is then listed as missing, with the reason
+    return derive_from_manifest(bundle.manifest, summaries)
+
+
+def verify_lines(surface: Mapping | None) -> list[str]:
+    """What `nvmedb-client verify` prints of the re-derived figures: each pattern's peak and knee, the missing cells."""
+    if surface is None:
+        return []
+    lines = [f"Surface ({surface['label']}), re-derived from the raw fio output; knee: {surface['knee_rule']}"]
+    for pattern in surface["patterns"]:
+        knee = pattern["knee"]
+        where = (
+            f"{knee['block_size_bytes'] / 1024:g} KiB x QD {knee['iodepth']}"
+            if knee
+            else f"none ({pattern['knee_reason']})"
+        )
+        lines.append(
+            f"  {pattern['pattern']}: peak {by_unit('bytes/s', pattern['peak_bw_bytes_per_s'])}, "
+            f"90% of the peak first reached at {where}"
+        )
+    for cell in surface["missing"]:
+        lines.append(
+            f"  missing: {cell['pattern']} {cell['block_size_bytes']} B QD {cell['iodepth']}: {cell['reason']}"
+        )
+    return lines
+
+
+MANIFEST_FIGURES = ManifestFigures(
+    key="surface",
+    mismatch="surface figures differ",
+    derive=manifest_claim,
+    rederive=rederive,
+    differences=differences,
+    verify_lines=verify_lines,
+    rich_lines=True,
+)

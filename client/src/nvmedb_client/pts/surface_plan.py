@@ -1,15 +1,17 @@
 """The surface (an nvmedb extension) as the plan registry sees it: its grid from the options, its block with the
-surface's own run ids. The grid, its cells and its figures live in nvmedb_client.pts.surface and surface_figures."""
+surface's own run ids, its figures in the manifest. The grid, its cells and its figures live in
+nvmedb_client.pts.surface and surface_figures."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from nvmedb_client.plan_types import Block, Cell, PlanContext, Planned, Profile, Series, format_seconds
-from nvmedb_client.pts import surface
+from nvmedb_client.pts import surface, surface_figures
 from nvmedb_client.units import size_both
 
 TEST = surface.TEST
+MANIFEST_FIGURES = surface_figures.MANIFEST_FIGURES
 
 
 def run_id(series: Series, round_number: int, cell: Cell) -> str:

@@ -101,3 +101,7 @@ def plan_blocks(test: str, ctx: PlanContext) -> Planned:
     series = Series(test, "wsat", cells, ctx.threads, ctx.iodepth, ctx.profile.wsat_sample_s, max_samples,
                     split_range=workload.sequential, stop=STOP_WRITTEN)  # fmt: skip
     return Planned((Block(test, test, purge=True, wipc=False, series=(series,) if cells else ()),))
+
+
+# where a workload's samples stopped is kept beside WSAT's, under the run state's `wsat_workloads[test]`
+record_stop, forget_stop = wsat.record_stop, wsat.forget_stop

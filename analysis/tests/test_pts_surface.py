@@ -198,7 +198,7 @@ def test_the_owner_sees_the_trial_surface_with_every_plot_and_nobody_else_does(
 
     from django.utils import timezone
 
-    from analysis.tests.test_pts_surface_pages import CHART_KEYS, figure
+    from reports.tests.test_surface_pages import CHART_KEYS, figure
 
     assert ingest_submission(submission=submission, bundle=surface_bundle).status == "published"
     submission.status, submission.published_at = "published", timezone.now()  # as the intake service does

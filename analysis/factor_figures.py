@@ -6,7 +6,8 @@ each held submission of the drive, fitted with the public units (nothing of a he
 row keeps the digest of the rows fitted (analysis.factor_rows.rows_digest): a page that would read other rows now
 says the figures are being refreshed instead of showing old ones or fitting inline.
 
-Called by analysis.factor_effects.refresh_factor_effects, inside its transaction and under the drive's row lock.
+Called by analysis.factor_effects.refresh_factor_effects while it fits from its snapshot of the data, before it
+takes the drive's row lock to write the rows.
 """
 
 from __future__ import annotations

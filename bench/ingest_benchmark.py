@@ -666,10 +666,10 @@ def celery_runs(goals, url: str, new_submission, work: Path, base: list, burst: 
             print(f"  celery worker, {label}, with its queued tasks: {seconds * 1000:8.1f} ms, {status}")
         if burst < 2:
             return
-        fitted_before = fitted_refits(log)
+        fitted_before = tasks_done(log, "refresh_factor_effects", fitted=True)
         seconds, statuses = send_and_drain(queue, log, [new_submission(storage=storage) for _ in range(burst)])
         per_bundle, floor = seconds / burst, statistics.median(b[0] for b in base)
-        refits = fitted_refits(log) - fitted_before
+        refits = tasks_done(log, "refresh_factor_effects", fitted=True) - fitted_before
         goals.check(
             f"celery burst of {burst} bundles of one drive: {per_bundle * 1000:.0f} ms per bundle with every queued "
             f"task ({refits} of its {burst} refits fitted, the rest found their change fitted); per bundle / "
@@ -679,15 +679,12 @@ def celery_runs(goals, url: str, new_submission, work: Path, base: list, burst: 
         )
 
 
-def tasks_done(log: Path, task: str) -> int:
-    lines = log.read_text(errors="replace").splitlines()
-    return sum(1 for line in lines if f"{task}[" in line and "succeeded" in line)
-
-
-def fitted_refits(log: Path) -> int:
+def tasks_done(log: Path, task: str, *, fitted: bool = False) -> int:
+    """How many `task` runs the worker logged as succeeded; with `fitted`, only those that returned something (a
+    refit that found its change already fitted returns None)."""
     lines = log.read_text(errors="replace").splitlines()
     return sum(
-        1 for line in lines if "refresh_factor_effects[" in line and "succeeded" in line and not line.endswith("None")
+        1 for line in lines if f"{task}[" in line and "succeeded" in line and not (fitted and line.endswith("None"))
     )
 
 

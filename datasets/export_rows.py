@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, OuterRef, Q, QuerySet, Subquery, TextField
+from django.db.models import BooleanField, ExpressionWrapper, F, Min, OuterRef, Q, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 
 from analysis.models import ExportMeasurementRow, Measurement, MeasurementFlagKinds
@@ -55,7 +55,7 @@ def _stored(value, column_type: str):
 def _rows(measurements: QuerySet) -> Iterator[ExportMeasurementRow]:
     sources = [c.source for c in MEASUREMENT_COLUMNS] + list(FILTER_SOURCES.values())
     n = len(MEASUREMENT_COLUMNS)
-    for values in measurements.order_by().values_list(*sources).iterator(chunk_size=BATCH_ROWS):
+    for values in measurements.order_by("pk").values_list(*sources).iterator(chunk_size=BATCH_ROWS):
         fields = {
             name: _stored(value, column.type)
             for name, value, column in zip(FIELDS, values[:n], MEASUREMENT_COLUMNS, strict=True)
@@ -98,7 +98,9 @@ def _insert_select(measurements: QuerySet) -> int:
     seconds, where the Python path takes minutes)."""
     trial = ExpressionWrapper(trial_q("test_run__"), output_field=BooleanField())
     expressions = [_stored_sql(c) for c in MEASUREMENT_COLUMNS] + list(FILTER_SOURCES.values())[:3] + [trial]
-    sql, params = measurements.order_by().values_list(*expressions).query.sql_with_params()
+    # in measurement order: the export reads the rows by measurement id, and rows written in the join's order (strided
+    # by run) made it visit each table page once per row, ~1 M buffer visits for 1 M rows instead of ~90 k
+    sql, params = measurements.order_by("pk").values_list(*expressions).query.sql_with_params()
     model = ExportMeasurementRow._meta
     names = [model.get_field(n).column for n in FIELDS] + ["drive_model_id", "firmware_ref_id", "target_kind", "trial"]
     names = [connection.ops.quote_name(name) for name in names]
@@ -141,8 +143,8 @@ def rebuild_all(submissions: QuerySet | None = None) -> tuple[int, int]:
     """Rebuild every submission with runs (or those of `submissions`), one transaction each. Returns (submissions,
     rows written)."""
     if submissions is None:
-        submissions = Submission.objects.filter(test_runs__isnull=False).distinct().order_by("pk")
-    keys = list(submissions.values_list("pk", flat=True))
+        submissions = Submission.objects.filter(test_runs__isnull=False)
+    keys = list(in_measurement_order(submissions).values_list("pk", flat=True))
     return len(keys), sum(rebuild_for_submission(pk) for pk in keys)
 
 
@@ -150,6 +152,13 @@ def missing_submissions() -> QuerySet:
     """Submissions with a PTS measurement that has no export row (never built, or built by older code)."""
     unbuilt = _pts_measurements().filter(export_row__isnull=True)
     return Submission.objects.filter(pk__in=unbuilt.values("test_run__submission_id")).order_by("pk")
+
+
+def in_measurement_order(submissions: QuerySet) -> QuerySet:
+    """`submissions` ordered by their first measurement (submission keys are random UUIDs): rebuilt in this order,
+    the table's rows lie in the export's own order, measurement id."""
+    first = Min("test_runs__measurements__id")
+    return submissions.annotate(first_measurement=first).order_by(F("first_measurement").asc(nulls_last=True), "pk")
 
 
 # --- reading ---------------------------------------------------------------------------------------------------------

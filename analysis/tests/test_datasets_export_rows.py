@@ -199,6 +199,21 @@ def test_postgresqls_insert_select_writes_the_rows_the_python_path_writes(crafte
     assert list(ExportMeasurementRow.objects.order_by("pk").values_list(*fields)) == by_sql
 
 
+def test_a_full_rebuild_writes_the_submissions_in_measurement_order(crafted, monkeypatch):
+    """The CSV reads the rows by measurement id; submission keys are random UUIDs. Rebuilt in key order, the rows lay
+    in the table in random order, and PostgreSQL's read by measurement id visited a table page per row (3.4 s against
+    0.9 s for a million rows)."""
+    visited = []
+    monkeypatch.setattr(export_rows, "rebuild_for_submission", lambda pk: visited.append(pk) or 0)
+    export_rows.rebuild_all()
+    first_measurement = {}
+    for submission_id, measurement_id in Measurement.objects.order_by("pk").values_list("test_run__submission", "pk"):
+        first_measurement.setdefault(submission_id, measurement_id)
+    assert len(visited) == len(first_measurement) >= 8
+    assert visited == sorted(first_measurement, key=first_measurement.get)
+    assert visited != sorted(visited)  # the keys' own order is another: the check above could fail
+
+
 def test_renaming_a_drive_in_the_admin_rewrites_its_rows(crafted, admin_client):
     drive = crafted["plain"].drive_model
     form = {"name": "=Renamed drive", "interface": drive.interface, "form_factor": "", "controller": "",

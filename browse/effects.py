@@ -1,5 +1,5 @@
 """What explains a drive's spread, as its page shows it: the stored effects of the factor model (FactorEffect, fitted
-by analysis.factor_effects when the drive's public data changes), read in two small queries.
+by analysis.factor_effects when the drive's public data changes), read in a few small queries.
 
 The table lists the effects the data measures, each a ratio with its 95 % interval and the units and contributors
 behind it, largest share of the explained variance first, at most MAX_ROWS (the rest are in the factor_effects
@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import FactorEffect
+from analysis.models import FactorEffect, FactorFitSummary
 
 MAX_ROWS = 6
 SHOWN = ("estimated", "indicative", "not_separable")
+FIT_FIELDS = ("pk", "metric", "status", "reason", "n_units", "n_contributors")
 
 
 @dataclass
@@ -84,13 +86,31 @@ def _order(effect: FactorEffect) -> tuple:
     return (effect.ratio is None, -share, -size)
 
 
+class _Effect(NamedTuple):
+    """What the spread reads of every effect; the table's few rows are read whole (a drive has hundreds of effects,
+    and building a model instance and its fit for each was a third of a first drive page's CPU)."""
+
+    pk: int
+    fit_id: int
+    metric: str
+    factor: str
+    level: str
+    label: str
+    status: str
+    ratio: float | None
+    variance_share: float | None
+
+
 def spread_of(drive_id: int) -> Spread:
-    """The drive's spread from its stored effects and their fits, in one query (every fit has a row per factor)."""
-    effects = list(FactorEffect.objects.filter(drive_model_id=drive_id).select_related("fit"))
-    fits = list({e.fit_id: e.fit for e in effects}.values())
+    """The drive's spread from its stored effects and their fits (every fit has a row per factor)."""
+    effects = [
+        _Effect(*row) for row in FactorEffect.objects.filter(drive_model_id=drive_id).values_list(*_Effect._fields)
+    ]
     spread = Spread()
-    if not fits:
+    if not effects:
         return spread
+    fit_ids = {e.fit_id for e in effects}
+    fits = list(FactorFitSummary.objects.filter(pk__in=fit_ids).only(*FIT_FIELDS))
     order = {h.key: i for i, h in enumerate(HEADLINES)}
     fits.sort(key=lambda f: (-f.n_units, order.get(f.metric, 99)))
     spread.n_units, spread.n_contributors = fits[0].n_units, fits[0].n_contributors
@@ -117,7 +137,8 @@ def spread_of(drive_id: int) -> Spread:
         )
         return spread
     shown = sorted((e for e in effects if e.metric in fitted and e.status in SHOWN), key=_order)
-    spread.rows = [row_of(e) for e in shown[:MAX_ROWS]]
+    whole = FactorEffect.objects.in_bulk([e.pk for e in shown[:MAX_ROWS]])
+    spread.rows = [row_of(whole[e.pk]) for e in shown[:MAX_ROWS]]
     spread.more = max(len(shown) - MAX_ROWS, 0)
     if not spread.rows:
         spread.sentence = (

@@ -4,7 +4,7 @@ goal: every format <= 150 MB, flat from 100 k to 1 M rows), for bench/export_ben
 For each format and size, gunicorn from gunicorn.conf.py with production settings and the Redis cache
 (browse_benchmark.Server) runs one worker of GUNICORN_THREADS threads. The worker serves the pages a visitor reads
 (home, the drive list, the busiest drive's page, a comparison, the methodology, the datasets page), then the export
-over HTTP, read to the end; its VmRSS after the pages and its VmHWM (peak) after the export are read from /proc. The
+over HTTP, read to the end, timed; its VmRSS after the pages and its VmHWM (peak) after the export are read from /proc. The
 worker is not recycled by size here (GUNICORN_MAX_RSS_MB=0) so that it can be read after its peak; in production
 gunicorn.conf.py recycles one whose resident memory has passed the limit after a request.
 """
@@ -23,6 +23,7 @@ from browse_benchmark import Server
 
 READ_BYTES = 64 * 1024
 GOAL_PEAK_RSS_MB = 150
+GOAL_COPY_RATIO = 1.5
 GOAL_FLAT_MB = 10
 
 
@@ -121,7 +122,9 @@ def export_peak(database_url: str, redis_url: str, fmt: str, size: int, drive_sl
             get(server.port, page)
         after_pages = status_mb(pid)
         with ChildPeaks(pid) as child:
+            started = time.perf_counter()
             written = get(server.port, f"/datasets/measurements.{fmt}?_size={size}")
+            seconds = time.perf_counter() - started
         after_export = status_mb(pid)
     return {
         "rss_after_pages_mb": after_pages["VmRSS"],
@@ -130,6 +133,7 @@ def export_peak(database_url: str, redis_url: str, fmt: str, size: int, drive_sl
         "child_processes": len(child.seen),
         "child_peak_mb": child.peak_mb,
         "bytes": written,
+        "seconds": seconds,
     }
 
 
@@ -147,8 +151,11 @@ def busiest_drive_slugs(count: int = 4) -> list[str]:
     return [row["drive_model__slug"] for row in busiest[:count]]
 
 
-def memory_goals(database_url: str, formats: list[str], sizes: list[int], public_rows: int) -> list[tuple]:
-    """Every format at every size in a worker that served pages first; the goals summary (figure, verdict, goal)."""
+def memory_goals(
+    database_url: str, formats: list[str], sizes: list[int], public_rows: int, plain_copy_seconds
+) -> list[tuple]:
+    """Every format at every size in a worker that served pages first; the goals summary (figure, verdict, goal).
+    The CSV's time over HTTP is judged too, against `plain_copy_seconds(size)`: COPY of the plain public rows."""
     if not os.environ.get("REDIS_URL"):
         return [("worker memory not measured: gunicorn with production settings needs REDIS_URL", None, "")]
     logging.getLogger("httpx").setLevel(logging.WARNING)  # browse_benchmark.Server's readiness requests
@@ -156,7 +163,10 @@ def memory_goals(database_url: str, formats: list[str], sizes: list[int], public
     peaks: dict[str, dict[int, float]] = {fmt: {} for fmt in formats}
     summary = []
     print(f"\nproduction worker (gunicorn.conf.py, 1 worker), after pages {', '.join(pages(slugs))}, then one export:")
-    print(f"{'format':<8} {'rows':>9} {'after pages':>11} {'peak':>8} {'after':>8} {'child peak':>10} {'MB out':>7}")
+    print(
+        f"{'format':<8} {'rows':>9} {'after pages':>11} {'peak':>8} {'after':>8} {'child peak':>10} {'MB out':>7} "
+        f"{'seconds':>8}"
+    )
     for size in sizes:
         rows = min(size, public_rows)
         for fmt in formats:
@@ -165,8 +175,15 @@ def memory_goals(database_url: str, formats: list[str], sizes: list[int], public
             child = f"{figures['child_peak_mb']:.0f} MB" if figures["child_processes"] else "-"
             print(
                 f"{fmt:<8} {rows:>9,} {figures['rss_after_pages_mb']:>8.0f} MB {figures['peak_mb']:>5.0f} MB "
-                f"{figures['rss_after_mb']:>5.0f} MB {child:>10} {figures['bytes'] / 1e6:>7.1f}"
+                f"{figures['rss_after_mb']:>5.0f} MB {child:>10} {figures['bytes'] / 1e6:>7.1f} {figures['seconds']:>8.2f}"
             )
+            if fmt == "csv":
+                copy_s = plain_copy_seconds(size)
+                ratio = figures["seconds"] / copy_s
+                summary.append(
+                    (f"csv {rows:,} rows over HTTP from this worker: {figures['seconds']:.2f} s = {ratio:.2f} x COPY of "
+                     f"the plain public rows ({copy_s:.2f} s)", ratio <= GOAL_COPY_RATIO, f"<= {GOAL_COPY_RATIO}")
+                )  # fmt: skip
             text = f"{fmt} {rows:,} rows: worker peak RSS {figures['peak_mb']:.0f} MB after pages"
             summary.append((text, figures["peak_mb"] <= GOAL_PEAK_RSS_MB, f"<= {GOAL_PEAK_RSS_MB} MB"))
             if figures["child_processes"]:

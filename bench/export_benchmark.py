@@ -21,12 +21,17 @@ production settings and the Redis cache (REDIS_URL; without it this part is skip
 site's pages and then one export, for every format at each size; its VmHWM is read from /proc, and the peak of the
 process a Parquet export runs in (datasets.parquet_pipe) is printed beside it.
 
-Then (unless --no-pages) the production web server beside exports: gunicorn started from gunicorn.conf.py on
-127.0.0.1 (a free port), three concurrent CSV downloads of the largest size, and one client requesting the busiest
-drive's page one request at a time while they stream; it prints the page's p95 idle and beside the exports.
+The same worker's CSV download is timed over HTTP and judged against the same COPY (the in-process time above has no
+web server in it).
+
+Then (unless --no-pages, and with REDIS_URL) the production web server beside exports: gunicorn started from
+gunicorn.conf.py with production settings and the Redis cache on 127.0.0.1 (a free port), three concurrent CSV
+downloads of the largest size, and one client requesting the busiest drive's page one request at a time while they
+stream; it prints the page's p95 idle and beside the exports.
 `--worker-class sync` runs the same scenario with the old sync workers for comparison.
 
-Goals (issues 12 and 24), each printed with its verdict: CSV time ≤ 1.5 × COPY of the plain rows; server CPU (web
+Goals (issues 12 and 24), each printed with its verdict: CSV time ≤ 1.5 × COPY of the plain rows (in-process and over
+HTTP); server CPU (web
 worker + its database backend) ≤ 2 × psql's plus its COPY's backend for the same bytes (CSV); the production worker's
 peak RSS ≤ 150 MB for every format, flat (≤ 10 MB more) from the smallest to the largest size; drive page p95
 ≤ 200 ms while three exports stream. It exits 1 when one is missed (bench/_report.py), and prints the load average at
@@ -46,11 +51,9 @@ import http.client
 import json
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -61,6 +64,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import _seed  # noqa: E402  (bench/_seed.py: benchmark databases, shared with browse_benchmark.py)
 import _worker_memory  # noqa: E402
 from _report import SMOKE, Report  # noqa: E402
+from browse_benchmark import Server  # noqa: E402
 
 BENCH_DB = "nvmedb_bench_datasets"
 RUNS = 800
@@ -82,7 +86,7 @@ def seed(runs: int = RUNS, rounds: int = ROUNDS) -> None:
 
 SIZES = (100_000, 1_000_000)
 FORMATS = ("csv", "parquet", "json", "ndjson")
-GOAL_COPY_RATIO = 1.5
+GOAL_COPY_RATIO = _worker_memory.GOAL_COPY_RATIO
 GOAL_CPU_RATIO = 2.0
 GOAL_PAGE_P95_MS = 200
 CONCURRENT_EXPORTS = 3
@@ -306,12 +310,6 @@ def formats_table(sizes: list[int], formats: list[str], url: str, env: dict, pub
     return summary
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _get(port: int, path: str, timeout: float = 300) -> tuple[int, int]:
     """GET `path`, read the body to the end in READ_BYTES reads; (status, bytes)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
@@ -347,27 +345,17 @@ def busiest_drive_slug() -> str:
     return public_test_runs().values("drive_model__slug").annotate(n=Count("id")).order_by("-n")[0]["drive_model__slug"]
 
 
-def pages_beside_exports(size: int, env: dict, worker_class: str | None, public_rows: int) -> list[tuple]:
-    """gunicorn from gunicorn.conf.py on loopback; a drive page's p95 alone, then beside three CSV downloads."""
-    port = _free_port()
+def pages_beside_exports(size: int, database_url: str, worker_class: str | None, public_rows: int) -> list[tuple]:
+    """gunicorn from gunicorn.conf.py with production settings and the Redis cache (browse_benchmark.Server) on
+    loopback; a drive page's p95 alone, then beside three CSV downloads."""
+    if not os.environ.get("REDIS_URL"):
+        return [("drive page beside exports not measured: gunicorn with production settings needs REDIS_URL", None, "")]
     page = f"/drives/{busiest_drive_slug()}/"
-    server_env = {**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "ALLOWED_HOSTS": "127.0.0.1,localhost"}
-    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"]
-    command += ["-k", worker_class] if worker_class else []
-    command += ["--threads", "1"] if worker_class == "sync" else []  # gunicorn runs gthread for sync with threads > 1
-    log_path = Path(tempfile.gettempdir()) / "nvmedb-export-benchmark-gunicorn.log"
-    log = log_path.open("w")  # noqa: SIM115 — closed below
-    server = subprocess.Popen([*command, "nvmedb.wsgi"], cwd=REPO, env=server_env, stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                _timed_get(port, page)
-                break
-            except (OSError, RuntimeError):
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError(f"gunicorn did not answer; see {log_path}") from None
-                time.sleep(0.5)
+    server = Server(database_url, _worker_memory.redis_url())
+    if worker_class:  # gunicorn runs gthread for sync with threads > 1
+        server.env["GUNICORN_CMD_ARGS"] = f"-k {worker_class}" + (" --threads 1" if worker_class == "sync" else "")
+    with server:
+        port = server.port
         for _ in range(12):  # every worker process warm, its cache filled
             _timed_get(port, page)
         idle = [_timed_get(port, page) for _ in range(10 if SMOKE else 40)]
@@ -388,10 +376,6 @@ def pages_beside_exports(size: int, env: dict, worker_class: str | None, public_
             time.sleep(0.05)
         for thread in threads:
             thread.join()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
     name = worker_class or "gunicorn.conf.py (gthread)"
     rows = min(size, public_rows)
     print(
@@ -457,9 +441,12 @@ def main() -> int:
     if not args.no_formats:
         summary += formats_table(sorted(args.sizes), args.formats, database_url, env, public_rows)
     if not args.no_memory:
-        summary += _worker_memory.memory_goals(database_url, args.formats, sorted(args.sizes), public_rows)
+        summary += _worker_memory.memory_goals(
+            database_url, args.formats, sorted(args.sizes), public_rows,
+            lambda size: copy_seconds(*plain_rows_query(size))[0],
+        )  # fmt: skip
     if not args.no_pages:
-        summary += pages_beside_exports(max(args.sizes), env, args.worker_class, public_rows)
+        summary += pages_beside_exports(max(args.sizes), database_url, args.worker_class, public_rows)
     print("\ngoals:")
     for text, ok, goal in summary:
         if ok is None:

@@ -104,7 +104,8 @@ class _Effect(NamedTuple):
 def spread_of(drive_id: int) -> Spread:
     """The drive's spread from its stored effects and their fits (every fit has a row per factor)."""
     effects = [
-        _Effect(*row) for row in FactorEffect.objects.filter(drive_model_id=drive_id).values_list(*_Effect._fields)
+        _Effect(*row)
+        for row in FactorEffect.objects.filter(drive_model_id=drive_id).order_by("pk").values_list(*_Effect._fields)
     ]
     spread = Spread()
     if not effects:

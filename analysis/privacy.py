@@ -120,22 +120,29 @@ ADDRESS_RUN = re.compile(r"[0-9A-Fa-f:.\-]*")
 ADDRESS_RUN_BEFORE = re.compile(r"[0-9A-Fa-f:.\-]*\Z")
 VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"\Z', re.IGNORECASE)
 # Text lines "<label> <separator> <value>" where the label names a serial number or a host.
+_LABELLED_LINE = (
+    # the lookahead on the labels' first letters lets the engine leave a line (fio's `"key" : value`) at once
+    r"([ \t]*+(?=[abcehilmnpst])"
+    r"(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|(?:static |transient |pretty )?hostname"
+    r"|nodename|machine[ _-]?id|boot[ _-]?id|LU WWN Device Id|(?:IEEE )?EUI-?64|NGUID|asset[ _-]?tag"
+    r"|(?:product|board|chassis)[ _-]?serial|logname|sudo_user)[ \t]*[:=][ \t]*)(\S.*)$"
+)
+_UNAME_LINE = r"((?:Linux|GNU/Linux|FreeBSD|Darwin)[ \t]+)(?!version\b)([A-Za-z0-9][A-Za-z0-9.-]*)(?=[ \t]+\d)"
 TEXT_PATTERNS = (
     re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
     re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
-    re.compile(
-        # the lookahead on the labels' first letters lets the engine leave a line (fio's `"key" : value`) at once
-        r"^([ \t]*+(?=[abcehilmnpst])"
-        r"(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|(?:static |transient |pretty )?hostname"
-        r"|nodename|machine[ _-]?id|boot[ _-]?id|LU WWN Device Id|(?:IEEE )?EUI-?64|NGUID|asset[ _-]?tag"
-        r"|(?:product|board|chassis)[ _-]?serial|logname|sudo_user)[ \t]*[:=][ \t]*)(\S.*)$",
-        re.IGNORECASE | re.MULTILINE,
-    ),
+    re.compile("^" + _LABELLED_LINE, re.IGNORECASE | re.MULTILINE),
     # `uname -a`: the host name follows the kernel's name
-    re.compile(
-        r"^((?:Linux|GNU/Linux|FreeBSD|Darwin)[ \t]+)(?!version\b)([A-Za-z0-9][A-Za-z0-9.-]*)(?=[ \t]+\d)", re.MULTILINE
-    ),
+    re.compile("^" + _UNAME_LINE, re.MULTILINE),
 )
+# The same two line patterns found from the newline before each line: a literal first character lets the engine jump
+# from line to line instead of trying `^` at every character (a fio output is mostly long lines of numbers). A match
+# in the first line is looked for with the pattern above; a line can only name a kernel when its text holds one.
+LINE_PATTERNS_AFTER_NEWLINE = {
+    TEXT_PATTERNS[2]: re.compile("\n" + _LABELLED_LINE, re.IGNORECASE | re.MULTILINE),
+    TEXT_PATTERNS[3]: re.compile("\n" + _UNAME_LINE, re.MULTILINE),
+}
+KERNEL_NAMES = ("Linux", "FreeBSD", "Darwin")  # every spelling _UNAME_LINE accepts holds one of them
 # "key": value pairs whose key is identifying ("Serial_Number", "serial-number" and "SerialNumber" alike), found in
 # the text whether or not it is one JSON document
 _KEY = (
@@ -215,7 +222,7 @@ def identifiers_in_text(text: str) -> set[str]:
             found.add(match.group(2))
     found.update(match.group(2) for match in JSON_NUMBER_PAIR.finditer(text))
     for pattern in TEXT_PATTERNS:
-        found.update(match.group(2).strip() for match in pattern.finditer(text))
+        found.update(match.group(2).strip() for match in text_pattern_matches(pattern, text))
     for match in BY_ID_PATH.finditer(text):
         found |= _by_id_identifiers(match.group(2))
     found.update(match.group(2) for match in HOME_PATH.finditer(text))
@@ -225,6 +232,20 @@ def identifiers_in_text(text: str) -> set[str]:
             found.add(match.group(2)[8:])  # the serial after the vendor and subsystem vendor ids
     found.update(text[start:end] for start, end in address_spans(text))
     return found
+
+
+def text_pattern_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
+    """`pattern.finditer(text)` for one of TEXT_PATTERNS, the same matches with the same groups, found faster."""
+    after_newline = LINE_PATTERNS_AFTER_NEWLINE.get(pattern)
+    if after_newline is None:
+        yield from pattern.finditer(text)
+        return
+    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in KERNEL_NAMES):
+        return
+    first = pattern.match(text)  # `^` at the very start; every later line starts after a newline
+    if first is not None:
+        yield first
+    yield from after_newline.finditer(text)
 
 
 def identifiers_in_json(document) -> set[str]:
@@ -238,16 +259,39 @@ def identifiers_in_json(document) -> set[str]:
             if node.get("class") == "system" and isinstance(node.get("id"), str):
                 found.add(node["id"])
             if "".join(node).isdigit():  # a histogram's bins (fio json+): no key names anything, few values nest
-                stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+                stack.extend(_containers(node.values()))
                 continue
             for key, value in node.items():
                 if isinstance(value, (dict, list)):
                     stack.append(value)
-                elif isinstance(value, (str, int)) and not isinstance(value, bool) and _identifying_key(str(key)):
+                elif _identifying_key_seen(key) and isinstance(value, (str, int)) and not isinstance(value, bool):
                     found.add(str(value).strip())
         elif isinstance(node, list):
-            stack.extend(item for item in node if isinstance(item, (dict, list)))
+            stack.extend(_containers(node))
     return found
+
+
+def _containers(values) -> list:
+    """The dicts and lists among `values`; the types are looked at once each (a json+ histogram holds thousands of
+    numbers and no container)."""
+    values = list(values)
+    if not any(issubclass(kind, (dict, list)) for kind in set(map(type, values))):
+        return []
+    return [value for value in values if isinstance(value, (dict, list))]
+
+
+_KEY_VERDICTS: dict[str, bool] = {}  # the same few hundred keys recur in every fio output and smart-log of a bundle
+_MAX_KEY_VERDICTS = 10_000
+
+
+def _identifying_key_seen(key) -> bool:
+    """_identifying_key(str(key)), remembered for the keys seen so far (up to _MAX_KEY_VERDICTS of them)."""
+    verdict = _KEY_VERDICTS.get(key) if type(key) is str else None
+    if verdict is None:
+        verdict = _identifying_key(str(key))
+        if type(key) is str and len(_KEY_VERDICTS) < _MAX_KEY_VERDICTS:
+            _KEY_VERDICTS[key] = verdict
+    return verdict
 
 
 def identifiers_in_file(name: str, data: bytes) -> set[str]:
@@ -260,14 +304,22 @@ def identifiers_in_file(name: str, data: bytes) -> set[str]:
     return found
 
 
-_LONG_INTEGER = re.compile(rb"\d{20}")
+LONG_INTEGER_DIGITS = 20
+# every ASCII digit as "0": a run of 20 "0"s in the result is a run of 20 digits in the bytes, found at memchr speed
+# (a regular expression tries each of a fio output's many digits)
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
+
+
+def has_long_integer(data: bytes) -> bool:
+    """Whether `data` holds a run of LONG_INTEGER_DIGITS ASCII digits (as re.search(rb"\\d{20}", data) would say)."""
+    return b"0" * LONG_INTEGER_DIGITS in data.translate(_DIGITS_AS_ZERO)
 
 
 def _loads(data: bytes, text: str):
     """orjson when it reads the document (strict, fast), else the standard library, which also reads NaN and the
     like, so a file only it can read is still walked for identifiers. orjson reads an integer beyond 64 bits as a
     double, which would spell a long numeric serial wrongly: such documents go to the standard library too."""
-    if orjson is not None and not _LONG_INTEGER.search(data):
+    if orjson is not None and not has_long_integer(data):
         with contextlib.suppress(orjson.JSONDecodeError):
             return orjson.loads(data)
     return json.loads(text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -137,14 +138,12 @@ TEXT_PATTERNS = (
     # `uname -a`: the host name follows the kernel's name
     re.compile("^" + _UNAME_LINE, re.MULTILINE),
 )
-# The same two line patterns found from the newline before each line: a literal first character lets the engine jump
-# from line to line instead of trying `^` at every character (a fio output is mostly long lines of numbers). A match
-# in the first line is looked for with the pattern above; a line can only name a kernel when its text holds one.
+# The two line patterns from the newline before each line: a literal first character lets the engine jump from line
+# to line instead of trying `^` at every character (text_pattern_matches)
 LINE_PATTERNS_AFTER_NEWLINE = {
     TEXT_PATTERNS[2]: re.compile("\n" + _LABELLED_LINE, re.IGNORECASE | re.MULTILINE),
     TEXT_PATTERNS[3]: re.compile("\n" + _UNAME_LINE, re.MULTILINE),
 }
-KERNEL_NAMES = ("Linux", "FreeBSD", "Darwin")  # every spelling _UNAME_LINE accepts holds one of them
 # "key": value pairs whose key is identifying ("Serial_Number", "serial-number" and "SerialNumber" alike), found in
 # the text whether or not it is one JSON document
 _KEY = (
@@ -156,6 +155,7 @@ _KEY = (
 )
 JSON_STRING_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)"((?:[^"\\\n]|\\.){0,512})"')
 JSON_NUMBER_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)(\d{4,40})(?![\d.eE])')
+JSON_PAIR_START = re.compile(r'"' + _KEY + r'"\s*:\s*')  # where either pair can start (json_pair_matches)
 
 
 _SEPARATORS = re.compile(r"[\s_\-]")
@@ -217,12 +217,13 @@ def _is_ipv6(text: str) -> bool:
 def identifiers_in_text(text: str) -> set[str]:
     """Literal identifiers a text names by context: key/value pairs, labelled lines, by-id and /home paths."""
     found: set[str] = set()
-    for match in JSON_STRING_PAIR.finditer(text):
+    string_pairs, number_pairs = json_pair_matches(text)
+    for match in string_pairs:
         try:
             found.add(json.loads(f'"{match.group(2)}"'))
         except ValueError:
             found.add(match.group(2))
-    found.update(match.group(2) for match in JSON_NUMBER_PAIR.finditer(text))
+    found.update(match.group(2) for match in number_pairs)
     for pattern in TEXT_PATTERNS:
         found.update(match.group(2).strip() for match in text_pattern_matches(pattern, text))
     for match in BY_ID_PATH.finditer(text):
@@ -236,18 +237,30 @@ def identifiers_in_text(text: str) -> set[str]:
     return found
 
 
+def json_pair_matches(text: str) -> tuple[list[re.Match], list[re.Match]]:
+    """`JSON_STRING_PAIR.finditer(text)` and `JSON_NUMBER_PAIR.finditer(text)`, the same matches, in one pass: both
+    start with a JSON_PAIR_START, and no pair starts inside one (its only quotes are its own two)."""
+    strings, numbers = [], []
+    strings_end = numbers_end = 0
+    for start in (candidate.start() for candidate in JSON_PAIR_START.finditer(text)):
+        if start >= strings_end and (pair := JSON_STRING_PAIR.match(text, start)):
+            strings.append(pair)
+            strings_end = pair.end()
+        if start >= numbers_end and (pair := JSON_NUMBER_PAIR.match(text, start)):
+            numbers.append(pair)
+            numbers_end = pair.end()
+    return strings, numbers
+
+
 def text_pattern_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
     """`pattern.finditer(text)` for one of TEXT_PATTERNS, the same matches with the same groups, found faster."""
     after_newline = LINE_PATTERNS_AFTER_NEWLINE.get(pattern)
     if after_newline is None:
-        yield from pattern.finditer(text)
-        return
-    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in KERNEL_NAMES):
-        return
+        return pattern.finditer(text)
+    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in ("Linux", "FreeBSD", "Darwin")):
+        return iter(())  # every kernel name _UNAME_LINE accepts holds one of these
     first = pattern.match(text)  # `^` at the very start; every later line starts after a newline
-    if first is not None:
-        yield first
-    yield from after_newline.finditer(text)
+    return itertools.chain([first] if first else [], after_newline.finditer(text))
 
 
 def identifiers_in_json(document) -> set[str]:
@@ -274,8 +287,7 @@ def identifiers_in_json(document) -> set[str]:
 
 
 def _containers(values) -> list:
-    """The dicts and lists among `values`; the types are looked at once each (a json+ histogram holds thousands of
-    numbers and no container)."""
+    """The dicts and lists among `values`, their types looked at once each (a json+ histogram holds none)."""
     values = list(values)
     if not any(issubclass(kind, (dict, list)) for kind in set(map(type, values))):
         return []
@@ -283,15 +295,14 @@ def _containers(values) -> list:
 
 
 _KEY_VERDICTS: dict[str, bool] = {}  # the same few hundred keys recur in every fio output and smart-log of a bundle
-_MAX_KEY_VERDICTS = 10_000
 
 
 def _identifying_key_seen(key) -> bool:
-    """_identifying_key(str(key)), remembered for the keys seen so far (up to _MAX_KEY_VERDICTS of them)."""
+    """_identifying_key(str(key)), remembered for up to 10,000 keys seen so far."""
     verdict = _KEY_VERDICTS.get(key) if type(key) is str else None
     if verdict is None:
         verdict = _identifying_key(str(key))
-        if type(key) is str and len(_KEY_VERDICTS) < _MAX_KEY_VERDICTS:
+        if type(key) is str and len(_KEY_VERDICTS) < 10_000:
             _KEY_VERDICTS[key] = verdict
     return verdict
 
@@ -306,15 +317,13 @@ def identifiers_in_file(name: str, data: bytes) -> set[str]:
     return found
 
 
-LONG_INTEGER_DIGITS = 20
-# every ASCII digit as "0": a run of 20 "0"s in the result is a run of 20 digits in the bytes, found at memchr speed
-# (a regular expression tries each of a fio output's many digits)
 _DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
 
 
 def has_long_integer(data: bytes) -> bool:
-    """Whether `data` holds a run of LONG_INTEGER_DIGITS ASCII digits (as re.search(rb"\\d{20}", data) would say)."""
-    return b"0" * LONG_INTEGER_DIGITS in data.translate(_DIGITS_AS_ZERO)
+    """Whether `data` holds 20 ASCII digits in a row, as re.search(rb"\\d{20}", data) says, at substring-search speed
+    (every digit as "0", so twenty "0"s are twenty digits) where the regular expression tries each of fio's digits."""
+    return b"0" * 20 in data.translate(_DIGITS_AS_ZERO)
 
 
 def _loads(data: bytes, text: str):

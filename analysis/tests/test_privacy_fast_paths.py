@@ -1,8 +1,8 @@
 """The faster ways analysis.privacy gathers identifiers find exactly what the plain ways find, on every real sample.
 
-Each fast path is held to the straightforward form it replaced: `pattern.finditer(text)` for the line patterns,
-`re.search(rb"\\d{20}", data)` for the long-integer test, and the walk below (the walk as it was, one isinstance
-test after another on every value) for parsed documents."""
+Each fast path is held to the straightforward form it replaced: `pattern.finditer(text)` for the line patterns, one
+finditer per pattern for the JSON pairs, `re.search(rb"\\d{20}", data)` for the long-integer test, and the walk below
+(the walk as it was, one isinstance test after another on every value) for parsed documents."""
 
 from __future__ import annotations
 
@@ -70,6 +70,40 @@ def test_line_patterns_agree_at_the_edges_of_a_text(text):
     for pattern in privacy.TEXT_PATTERNS:
         plain = [match.groups() for match in pattern.finditer(text)]
         assert [match.groups() for match in privacy.text_pattern_matches(pattern, text)] == plain
+
+
+def json_pairs_one_pass_each(text: str) -> tuple[list, list]:
+    return tuple(
+        [(match.span(), match.groups()) for match in pattern.finditer(text)]
+        for pattern in (privacy.JSON_STRING_PAIR, privacy.JSON_NUMBER_PAIR)
+    )
+
+
+def test_json_pairs_are_the_matches_of_one_pass_per_pattern(sample_files):
+    paired = 0
+    for path, data in sample_files:
+        text = data.decode("utf-8", errors="replace")
+        strings, numbers = privacy.json_pair_matches(text)
+        fast = ([(m.span(), m.groups()) for m in strings], [(m.span(), m.groups()) for m in numbers])
+        assert fast == json_pairs_one_pass_each(text), path
+        paired += len(strings) + len(numbers)
+    assert paired > 10
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"serial": "sn": 12345678, "hostname": "h1"}',  # a number pair inside what reads as a string pair
+        '"serial": "abc "sn": 12345678"',
+        '"Serial_Number" :  "S1"  "SN":123456789012 "sn": "x\\"y"',
+        '"sn":"1234","sn":5678',
+        "",
+    ],
+)
+def test_json_pairs_agree_where_the_pairs_overlap(text):
+    strings, numbers = privacy.json_pair_matches(text)
+    fast = ([(m.span(), m.groups()) for m in strings], [(m.span(), m.groups()) for m in numbers])
+    assert fast == json_pairs_one_pass_each(text)
 
 
 def test_the_long_integer_test_agrees_with_the_regular_expression(sample_files):

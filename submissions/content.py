@@ -454,7 +454,12 @@ first_publisher_conflict = first_received_conflict  # the name before held and i
 
 def later_copies(submission: Submission) -> list[Submission]:
     """Published submissions of other accounts, received after `submission`, that hold (nearly) all of their content
-    from it: copies that got published before `submission` was (a held original, or one received before this rule)."""
+    from it: copies that got published before `submission` was (a held original, or one received before this rule).
+    With no published submission of another account received since, there is nothing to compare (a burst of one
+    account's resends, say)."""
+    candidates = Submission.objects.filter(status=SubmissionStatus.PUBLISHED, created__gte=submission.created)
+    if not candidates.exclude(uploader_id=submission.uploader_id).exists():
+        return []
     matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
     if not matches:
         return []

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, TextField
+from django.db.models.functions import Cast
 
 try:
     import orjson
@@ -312,7 +313,10 @@ def content_matches(submission: Submission) -> dict[object, ContentMatch]:
     matches: dict[object, ContentMatch] = {}
 
     def match(submission_id) -> ContentMatch:
-        return matches.setdefault(submission_id, ContentMatch(submission_id))
+        found = matches.get(submission_id)
+        if found is None:
+            found = matches[submission_id] = ContentMatch(submission_id)
+        return found
 
     own_digests = FioOutputFingerprint.objects.filter(submission=submission)
     digest_paths = defaultdict(set)
@@ -329,20 +333,29 @@ def content_matches(submission: Submission) -> dict[object, ContentMatch]:
     own = list(MeasurementSignature.objects.filter(submission=submission).values_list("id", "key", "values", "path"))
     if own:
         keys = sorted({neighbour for _, key, _, _ in own for neighbour in _neighbour_keys(key)})
-        by_key = defaultdict(list)
+        # bucket -> the figures' stored text -> (the figures, [(their id, their submission)]): copies of one bundle
+        # (a burst of resends, say) store the same figures again and again; each text is parsed and compared once
+        by_key: dict[str, dict] = defaultdict(dict)
         for start in range(0, len(keys), _CHUNK):
             rows = (
                 MeasurementSignature.objects.filter(key__in=keys[start : start + _CHUNK])
                 .exclude(submission=submission)
-                .values_list("id", "submission_id", "key", "values")
+                .annotate(figures=Cast("values", TextField()))
+                .values_list("id", "submission_id", "key", "figures")
             )
-            for row in rows:
-                by_key[row[2]].append(row)
+            for their_id, submission_id, key, figures in rows:
+                same_figures = by_key[key].get(figures)
+                if same_figures is None:
+                    same_figures = by_key[key][figures] = (json.loads(figures), [])
+                same_figures[1].append((their_id, submission_id))
         matched_own, matched_theirs = defaultdict(set), defaultdict(set)
         for own_id, key, values, path in own:
             for neighbour in _neighbour_keys(key):
-                for their_id, submission_id, _, their_values in by_key.get(neighbour, ()):
-                    if figures_agree(values, their_values):
+                for their_values, holders in by_key.get(neighbour, {}).values():
+                    # equal figures agree (the check would only confirm it, figure by figure)
+                    if values != their_values and not figures_agree(values, their_values):
+                        continue
+                    for their_id, submission_id in holders:
                         matched_own[submission_id].add(own_id)
                         matched_theirs[submission_id].add(their_id)
                         match(submission_id).near_paths.add(path)
@@ -441,7 +454,12 @@ first_publisher_conflict = first_received_conflict  # the name before held and i
 
 def later_copies(submission: Submission) -> list[Submission]:
     """Published submissions of other accounts, received after `submission`, that hold (nearly) all of their content
-    from it: copies that got published before `submission` was (a held original, or one received before this rule)."""
+    from it: copies that got published before `submission` was (a held original, or one received before this rule).
+    With no published submission of another account received since, there is nothing to compare (a burst of one
+    account's resends, say)."""
+    candidates = Submission.objects.filter(status=SubmissionStatus.PUBLISHED, created__gte=submission.created)
+    if not candidates.exclude(uploader_id=submission.uploader_id).exists():
+        return []
     matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
     if not matches:
         return []

@@ -1,0 +1,90 @@
+"""content_matches compares each distinct set of stored figures once (copies of one bundle store the same figures
+again and again) and reads them as stored text: it must find exactly what comparing every stored signature one by
+one finds. Held to that plain form (the matching as it was) on signatures of the shared real SSSPT runs: exact
+copies, copies nudged within the tolerance, copies nudged beyond it, and a submission of other runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+
+import pytest
+
+from submissions import content
+from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission
+
+
+def reference_content_matches(submission) -> dict:
+    matches: dict = {}
+
+    def match(submission_id):
+        return matches.setdefault(submission_id, content.ContentMatch(submission_id))
+
+    own_digests = FioOutputFingerprint.objects.filter(submission=submission)
+    digest_paths = defaultdict(set)
+    for digest, path in own_digests.values_list("digest", "path"):
+        digest_paths[digest].add(path)
+    shared = (
+        FioOutputFingerprint.objects.filter(digest__in=own_digests.values("digest"))
+        .exclude(submission=submission)
+        .values_list("submission_id", "digest")
+    )
+    for submission_id, digest in shared:
+        match(submission_id).exact_paths |= digest_paths[digest]
+    own = list(MeasurementSignature.objects.filter(submission=submission).values_list("id", "key", "values", "path"))
+    theirs = list(
+        MeasurementSignature.objects.exclude(submission=submission).values_list("id", "submission_id", "key", "values")
+    )
+    matched_own, matched_theirs = defaultdict(set), defaultdict(set)
+    for own_id, key, values, path in own:
+        neighbours = set(content._neighbour_keys(key))
+        for their_id, submission_id, their_key, their_values in theirs:
+            if their_key in neighbours and content.figures_agree(values, their_values):
+                matched_own[submission_id].add(own_id)
+                matched_theirs[submission_id].add(their_id)
+                match(submission_id).near_paths.add(path)
+    for submission_id, own_ids in matched_own.items():
+        total = MeasurementSignature.objects.filter(submission_id=submission_id).count()
+        match(submission_id).share = len(own_ids) / len(own)
+        match(submission_id).reverse_share = len(matched_theirs[submission_id]) / max(1, total)
+    return matches
+
+
+def nudged(fingerprints, factor: float, *, every: int = 1) -> list:
+    """The signatures with every `every`-th one's figures scaled by `factor` (its digests dropped: an edited copy)."""
+    out = []
+    for index, found in enumerate(f for f in fingerprints if f.kind == content.SIGNATURE):
+        if index % every == 0:
+            values = tuple(None if v is None else v * factor for v in found.values)
+            found = replace(found, digest=content.signature_key(found.direction, values[1]), values=values)
+        out.append(found)
+    return out
+
+
+@pytest.mark.django_db
+def test_grouped_matching_finds_what_one_by_one_matching_finds(shared_samples, django_user_model):
+    runs = sorted((shared_samples / "ssspt-hp-iops-1").glob("*.json"))
+    assert len(runs) > 60
+    first = content.file_fingerprints(shared_samples, runs[:40])
+    other = content.file_fingerprints(shared_samples, runs[40:60])
+    owner, copier, third = (django_user_model.objects.create(username=name) for name in ("owner", "copier", "third"))
+    variants = [
+        (owner, first),
+        (owner, first),  # resent as is
+        (copier, first),  # an exact copy
+        (copier, nudged(first, 1 + 5e-5)),  # within the tolerance: equal figures nowhere, agreeing ones everywhere
+        (third, nudged(first, 1 + 5e-4, every=2)),  # half beyond the tolerance
+        (third, other + nudged(first, 1 - 3e-5, every=3)),
+    ]
+    submissions = []
+    for index, (user, fingerprints) in enumerate(variants):
+        submission = Submission.objects.create(uploader=user, sha256=f"{index:064x}", size=1, storage_name=f"b{index}")
+        content.record_fingerprints(submission=submission, fingerprints=fingerprints)
+        submissions.append(submission)
+
+    compared = 0
+    for submission in submissions:
+        expected = {k: vars(m) for k, m in reference_content_matches(submission).items()}
+        assert {k: vars(m) for k, m in content.content_matches(submission).items()} == expected
+        compared += sum(1 for m in expected.values() if m["near_paths"])
+    assert compared >= 20  # near matches were really found, not only agreed on being absent

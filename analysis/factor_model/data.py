@@ -10,9 +10,10 @@ one observation.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from itertools import compress
+from operator import attrgetter
 
 import numpy as np
 
@@ -88,17 +89,9 @@ class Unit:
     runs: list[Run]
     contributors: frozenset = frozenset()
     log_value: float = 0.0  # mean log(metric) over its runs
-    _levels: dict = field(default_factory=dict, repr=False, compare=False)  # factor key -> Counter of its levels
 
     def values(self, factor: Factor) -> list:
         return [level_of(factor, r) for r in self.runs]
-
-    def level_counts(self, factor: Factor) -> Counter:
-        """How many of its runs are at each level of the factor (computed once per unit and factor)."""
-        counts = self._levels.get(factor.key)
-        if counts is None:
-            counts = self._levels[factor.key] = Counter(level_of(factor, r) for r in self.runs)
-        return counts
 
     @property
     def link(self) -> str | None:
@@ -121,12 +114,26 @@ class Column:
 
 
 @dataclass
+class UnitLevels:
+    """One included factor over a table's units, counted once per fit: a continuous factor's mean per unit; a
+    boolean's count of runs set per unit; a category's levels (in order of first appearance) with each unit's count
+    of runs at each of them (units × levels)."""
+
+    means: np.ndarray | None = None
+    set_counts: np.ndarray | None = None
+    levels: list = field(default_factory=list)
+    counts: np.ndarray | None = None
+
+
+@dataclass
 class Table:
     units: list[Unit]
     included: list[Factor]
     left_out: dict[str, tuple[str, str]]  # factor key → (status, reason)
     notes: list[str]
     n_runs: int = 0
+    runs_per_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    levels: dict[str, UnitLevels] = field(default_factory=dict)  # included factor key → its counts per unit
 
 
 def _positive(value: object) -> bool:
@@ -140,83 +147,136 @@ def _positive(value: object) -> bool:
     return math.isfinite(number) and number > 0
 
 
+def _positive_runs(runs: list[Run]) -> list[Run]:
+    values = [r.value for r in runs]
+    if all(type(v) is float for v in values):  # the common case, screened at once: same test as _positive
+        array = np.array(values, dtype=float)
+        return list(compress(runs, (np.isfinite(array) & (array > 0)).tolist()))
+    return [r for r in runs if _positive(r.value)]
+
+
+def _level_columns(runs: list[Run]) -> dict[str, list]:
+    """Per factor, each run's level (level_of), read in one pass over the runs."""
+    read = attrgetter(*(f.key for f in FACTORS))
+    raw = list(zip(*map(read, runs), strict=True)) or [()] * len(FACTORS)
+    out = dict(zip((f.key for f in FACTORS), map(list, raw), strict=True))
+    out["link_limited"] = [
+        None if limited is None else bool(limited and not below)
+        for limited, below in zip(out["link_limited"], out["link_below_capability"], strict=True)
+    ]
+    return out
+
+
+def _codes(keys: Iterable) -> tuple[np.ndarray, dict]:
+    """Each key's position among the distinct keys in order of first appearance, and those keys → position."""
+    index: dict = {}
+    codes = [index.setdefault(key, len(index)) for key in keys]
+    return np.array(codes, dtype=np.intp), index
+
+
 def unit_table(rows: Iterable[Run | Mapping]) -> Table:
     """Screen the runs (positive metric, factors recorded for enough units) and reduce them to units."""
     runs = [as_run(r) for r in rows]
     # a run whose unit is unknown is a unit of its own
     runs = [r if r.unit is not None else replace(r, unit=f"run-{i}") for i, r in enumerate(runs)]
     notes: list[str] = []
-    good = [r for r in runs if _positive(r.value)]
+    good = _positive_runs(runs)
     if len(good) < len(runs):
         notes.append(f"{len(runs) - len(good)} run(s) left out: the metric is not a positive number")
-    all_units = {r.unit for r in good}
+    unit_codes, all_units = _codes(r.unit for r in good)
+    levels = _level_columns(good)
+    recorded = {key: np.array([v is not None for v in column], dtype=bool) for key, column in levels.items()}
     included: list[Factor] = []
     left_out: dict[str, tuple[str, str]] = {}
     for factor in FACTORS:
-        recorded = {r.unit for r in good if level_of(factor, r) is not None}
-        if not recorded:
+        n_recorded = np.unique(unit_codes[recorded[factor.key]]).size
+        if not n_recorded:
             left_out[factor.key] = ("unrecorded", "not recorded for any unit")
-        elif len(recorded) < MIN_RECORDED_SHARE * len(all_units):
+        elif n_recorded < MIN_RECORDED_SHARE * len(all_units):
             left_out[factor.key] = (
                 "unrecorded",
-                f"recorded for {len(recorded)} of {len(all_units)} units; the model needs "
+                f"recorded for {n_recorded} of {len(all_units)} units; the model needs "
                 f"{MIN_RECORDED_SHARE:.0%}, so it is left out",
             )
         else:
             included.append(factor)
+    keep = np.ones(len(good), dtype=bool)
     for factor in included:
-        missing = [r for r in good if level_of(factor, r) is None]
-        if missing:
+        missing = ~recorded[factor.key]
+        if missing.any():
             notes.append(
-                f"{factor.label} not recorded on {len(missing)} run(s) of {len({r.unit for r in missing})} "
-                "unit(s): those runs are left out"
+                f"{factor.label} not recorded on {int(missing.sum())} run(s) of "
+                f"{np.unique(unit_codes[missing]).size} unit(s): those runs are left out"
             )
-    kept = [r for r in good if all(level_of(f, r) is not None for f in included)]
-    by_unit: dict[object, list[Run]] = {}
-    for run in kept:
-        by_unit.setdefault(run.unit, []).append(run)
+        keep &= recorded[factor.key]
+    kept_mask = keep.tolist()
+    kept = list(compress(good, kept_mask))
+    codes, index = _codes(r.unit for r in kept)
+    members: list[list[Run]] = [[] for _ in index]
+    for run, code in zip(kept, codes.tolist(), strict=True):
+        members[code].append(run)
+    runs_per_unit = np.bincount(codes, minlength=len(index))
+    # the same sums as adding each unit's logs in order (bincount adds its weights in order)
+    log_sums = np.bincount(codes, weights=[math.log(float(r.value)) for r in kept], minlength=len(index))
+    log_values = (log_sums / runs_per_unit).tolist() if kept else []
     units = [
-        Unit(uid, rs, frozenset(r.contributor for r in rs), sum(math.log(float(r.value)) for r in rs) / len(rs))
-        for uid, rs in by_unit.items()
+        Unit(uid, rs, frozenset(r.contributor for r in rs), log_value)
+        for uid, rs, log_value in zip(index, members, log_values, strict=True)
     ]
-    return Table(units, included, left_out, notes, len(kept))
+    per_factor = {
+        f.key: _unit_levels(f, list(compress(levels[f.key], kept_mask)), codes, runs_per_unit) for f in included
+    }
+    return Table(units, included, left_out, notes, len(kept), runs_per_unit, per_factor)
 
 
-def reference_of(factor: Factor, units: list[Unit]) -> object:
+def _unit_levels(factor: Factor, values: list, codes: np.ndarray, runs_per_unit: np.ndarray) -> UnitLevels:
+    n_units = len(runs_per_unit)
+    if factor.kind == "continuous":
+        numbers = [float(v) for v in values]
+        by_unit = [numbers[i] for i in np.argsort(codes, kind="stable").tolist()]
+        ends = np.cumsum(runs_per_unit).tolist()
+        starts = [0, *ends][:-1]
+        # math.fsum is exact, so each unit's mean is the same whatever the order of its runs
+        sums = [math.fsum(by_unit[a:b]) for a, b in zip(starts, ends, strict=True)]
+        return UnitLevels(means=np.array(sums, dtype=float) / runs_per_unit)
+    if factor.kind == "bool":
+        flagged = np.array([bool(v) for v in values], dtype=bool)
+        return UnitLevels(set_counts=np.bincount(codes[flagged], minlength=n_units))
+    level_codes, index = _codes(values)
+    counts = np.bincount(codes * len(index) + level_codes, minlength=n_units * len(index))
+    return UnitLevels(levels=list(index), counts=counts.reshape(n_units, len(index)))
+
+
+def reference_of(factor: Factor, table: Table) -> object:
     """Reference conditions: no flag set, the median unit for continuous factors, the modal level (most units,
     then most runs, then the first by name) for categories."""
     if factor.kind == "bool":
         return False
+    levels = table.levels[factor.key]
     if factor.kind == "continuous":
-        return float(np.median([_mean(u.values(factor)) for u in units]))
-    by_units: Counter = Counter()
-    by_runs: Counter = Counter()
-    for unit in units:
-        counts = unit.level_counts(factor)
-        by_units.update(counts.keys())
-        by_runs.update(counts)
-    return min(by_units, key=lambda lv: (-by_units[lv], -by_runs[lv], str(lv)))
+        return float(np.median(levels.means))
+    by_units = (levels.counts > 0).sum(axis=0).tolist()
+    by_runs = levels.counts.sum(axis=0).tolist()
+    best = min(range(len(levels.levels)), key=lambda i: (-by_units[i], -by_runs[i], str(levels.levels[i])))
+    return levels.levels[best]
 
 
-def columns_of(factor: Factor, reference: object, units: list[Unit]) -> list[Column]:
+def columns_of(factor: Factor, reference: object, table: Table) -> list[Column]:
     """The factor's design columns; none when every unit is at the reference (the factor is constant)."""
+    levels = table.levels[factor.key]
     if factor.kind == "continuous":
-        x = np.array([(_mean(u.values(factor)) - reference) / factor.step for u in units])
+        x = (levels.means - reference) / factor.step
         away = np.abs(x) >= 0.5  # half a step from the reference: a unit "differs" in this factor
         return [Column(factor, None, x, away)] if away.any() else []
     if factor.kind == "bool":
-        x = np.array([_mean([bool(level) for level in u.values(factor)]) for u in units])
+        x = levels.set_counts / table.runs_per_unit  # each unit's share of runs with the flag set
         return [Column(factor, None, x, x > 0)] if np.ptp(x) > 0 else []
     # each unit's share of runs at each level, counted once: a drive of many units and levels stays linear
-    shares = [{level: n / len(u.runs) for level, n in u.level_counts(factor).items()} for u in units]
-    levels = sorted({level for share in shares for level in share} - {reference}, key=str)
     columns = []
-    for level in levels:
-        x = np.array([share.get(level, 0.0) for share in shares])
+    for i in sorted(
+        (i for i, level in enumerate(levels.levels) if level != reference), key=lambda i: str(levels.levels[i])
+    ):
+        x = levels.counts[:, i] / table.runs_per_unit
         if np.ptp(x) > 0:  # a level every unit runs equally often is part of the intercept
-            columns.append(Column(factor, level, x, x > 0))
+            columns.append(Column(factor, levels.levels[i], x, x > 0))
     return columns
-
-
-def _mean(values: list) -> float:
-    return math.fsum(float(v) for v in values) / len(values)

@@ -72,10 +72,10 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
         if factor.key in table.left_out:
             status, reason = table.left_out[factor.key]
             results[factor.key] = FactorResult(factor.key, factor.label, status, reason)
-    references = {f.key: reference_of(f, units) for f in table.included} if units else {}
+    references = {f.key: reference_of(f, table) for f in table.included} if units else {}
     columns: list[Column] = []
     for factor in table.included:
-        cols = columns_of(factor, references[factor.key], units)
+        cols = columns_of(factor, references[factor.key], table)
         if not cols:
             reason = _constant_reason(factor, references[factor.key], units)
             results[factor.key] = FactorResult(

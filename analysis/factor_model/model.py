@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
-from analysis.factor_model.data import FACTORS, Column, Factor, Run, columns_of, reference_of, unit_table
+from analysis.factor_model.data import FACTORS, Column, Factor, Run, Table, columns_of, reference_of, unit_table
 from analysis.factor_model.results import Effect, Estimate, FactorFit, FactorResult, UnitFigures
 
 # A column whose part not explained by the earlier columns is below this share of its own spread is aliased.
@@ -50,14 +50,14 @@ def _count(column: Column, units, mask=None) -> tuple[int, int]:
     return len(chosen), len({c for u in chosen for c in u.contributors})
 
 
-def _constant_reason(factor: Factor, reference: object, units: list) -> str:
+def _constant_reason(factor: Factor, reference: object, table: Table) -> str:
     """Why a recorded factor has no column; it speaks of the units in the fit only (runs left out may differ)."""
     if factor.kind == "continuous":
         return f"every unit in the fit within ±{factor.step / 2:g} of the median, {reference:g}"
     if factor.kind == "bool":
-        flagged = any(v for u in units for v in u.values(factor))
-        return f"{'set on every run' if flagged else 'not set on any run'} of the {len(units)} units in the fit"
-    return f"{reference} on every run of the {len(units)} units in the fit"
+        flagged = bool(table.levels[factor.key].set_counts.any())
+        return f"{'set on every run' if flagged else 'not set on any run'} of the {len(table.units)} units in the fit"
+    return f"{reference} on every run of the {len(table.units)} units in the fit"
 
 
 def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Collection | None = None) -> FactorFit:
@@ -77,7 +77,7 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
     for factor in table.included:
         cols = columns_of(factor, references[factor.key], table)
         if not cols:
-            reason = _constant_reason(factor, references[factor.key], units)
+            reason = _constant_reason(factor, references[factor.key], table)
             results[factor.key] = FactorResult(
                 factor.key, factor.label, "constant", reason, reference=references[factor.key]
             )
@@ -154,12 +154,17 @@ def _unit_figures(out: FactorFit, units, kept, effects, x, y, beta, cov, low, hi
     half = t * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", xf, cov[1:, 1:], xf), 0.0))
     norm, norm_low, norm_high = np.exp(log_norm), np.exp(log_norm - half), np.exp(log_norm + half)
     column_effects = [effects[id(column)] for column in kept]
-    for i, unit in enumerate(units):
-        if figures_for is not None and unit.id not in figures_for:
-            continue
+    away = np.column_stack([column.away for column in kept]) if kept else np.zeros((len(units), 0), dtype=bool)
+    chosen = [i for i, unit in enumerate(units) if figures_for is None or unit.id in figures_for]
+    # Python floats and bools row by row, read out of the arrays at once rather than one numpy scalar at a time
+    rows = zip(value[chosen].tolist(), lo[chosen].tolist(), hi[chosen].tolist(), away[chosen].tolist(), strict=True)
+    normalized = zip(norm[chosen].tolist(), norm_low[chosen].tolist(), norm_high[chosen].tolist(), strict=True)
+    for i, (values, lows, highs, aways), estimate in zip(chosen, rows, normalized, strict=True):
+        unit = units[i]
         contributions = [
-            (column, effect, bool(column.away[i]), Estimate(float(value[i, j]), float(lo[i, j]), float(hi[i, j])))
-            for j, (column, effect) in enumerate(zip(kept, column_effects, strict=True))
+            (column, effect, is_away, Estimate(v, lo_, hi_))
+            for column, effect, v, lo_, hi_, is_away in zip(
+                kept, column_effects, values, lows, highs, aways, strict=True
+            )
         ]
-        normalized = Estimate(float(norm[i]), float(norm_low[i]), float(norm_high[i]))
-        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), normalized, contributions, i)
+        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), Estimate(*estimate), contributions, i)

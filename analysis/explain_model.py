@@ -93,16 +93,16 @@ def _round(value: float) -> float:
     return float(f"{float(value):.6g}")
 
 
-def model_rows(submission, drive_model, public: list[dict] | None = None):
+def model_rows(submission, drive_model, public: list[dict] | None = None, base=None):
     """The factor model's rows of the drive's public runs (`public`, as analysis.factor_rows.public_runs reads them,
-    when the caller has them) plus this submission's own runs (when not public), and whether it has runs that are not
-    public."""
+    when the caller has them; `base`: their rows_of) plus this submission's own runs (when not public), and whether
+    it has runs that are not public."""
     from analysis.factor_rows import public_runs, rows_of  # why: as in metric_models, numpy on first use only
 
     public = public_runs(drive_model) if public is None else public
     seen = {row["id"] for row in public}
     own = [r for r in public_runs(drive_model, TestRun.objects.filter(submission=submission)) if r["id"] not in seen]
-    return rows_of(public + own), bool(own)
+    return rows_of(public + own, base), bool(own)
 
 
 def unit_model(fitted, headline, key) -> MetricModel:

@@ -152,7 +152,7 @@ def _fit_drive(drive_model: DriveModel, now) -> tuple[list, list]:
             (
                 summary,
                 effect_rows(drive_model, fitted, summary, now),
-                public_figures(drive_model, fitted, rows, summary, now),
+                public_figures(drive_model, fitted, found, summary, now),
             )
         )
-    return fits, held_figures(drive_model, public, now)
+    return fits, held_figures(drive_model, public, now, found)

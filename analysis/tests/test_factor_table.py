@@ -1,0 +1,77 @@
+"""The factor model's unit table (analysis.factor_model.data) counts each factor's levels per unit once, with numpy:
+its references and design columns must be exactly (bit for bit) what walking every unit's runs one by one gives, on
+odd inputs too (Decimal and numpy values, runs of unknown units, non-positive metrics, unrecorded levels)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+from analysis.factor_model import FACTORS, Run
+from analysis.factor_model.data import columns_of, level_of, reference_of, unit_table
+
+
+def odd_runs(seed: int) -> list[Run]:
+    rng = random.Random(seed)
+    runs = []
+    for unit in range(rng.randint(3, 14)):
+        for _ in range(rng.randint(1, 5)):
+            value = rng.choice([rng.uniform(1e3, 1e9), Decimal(str(rng.uniform(1, 9))), np.float64(rng.uniform(1, 2)),
+                                0.0, -1.0, float("nan"), rng.uniform(1e3, 1e9)])  # fmt: skip
+            runs.append(Run(
+                unit=None if unit == 0 else f"u{unit}", contributor=f"c{rng.randint(0, 3)}", value=value,
+                link_limited=rng.choice([None, True, False, False]), link_below_capability=rng.choice([True, False]),
+                spare_fraction=rng.choice([0.07, 0.28, Decimal("0.1"), None]), throttled=rng.choice([False, True]),
+                percentage_used=rng.choice([1.0, 3.0, 80.0]), firmware=rng.choice(["2.1", "1.4", "0.9", None]),
+                host_cpu=rng.choice(["Xeon", "EPYC"]), kernel="6.8", scheduler=rng.choice(["none", "mq-deadline"]),
+            ))  # fmt: skip
+    return runs
+
+
+def walked(factor, units) -> tuple[object, list[tuple[object, list[float]]]]:
+    """The reference and columns (level, x) of one factor, from every unit's runs one by one."""
+    values = [[level_of(factor, r) for r in u.runs] for u in units]
+    if factor.kind == "continuous":
+        means = [math.fsum(float(v) for v in vs) / len(vs) for vs in values]
+        reference = float(np.median(means))
+        x = [(m - reference) / factor.step for m in means]
+        return reference, [(None, x)] if any(abs(v) >= 0.5 for v in x) else []
+    if factor.kind == "bool":
+        x = [math.fsum(bool(v) for v in vs) / len(vs) for vs in values]
+        return False, [(None, x)] if max(x) > min(x) else []
+    counts = [Counter(vs) for vs in values]
+    by_units = Counter(level for c in counts for level in c)
+    by_runs = sum(counts, Counter())
+    reference = min(by_units, key=lambda lv: (-by_units[lv], -by_runs[lv], str(lv)))
+    columns = []
+    for level in sorted(set(by_units) - {reference}, key=str):
+        x = [c.get(level, 0) / len(vs) for c, vs in zip(counts, values, strict=True)]
+        if max(x) > min(x):
+            columns.append((level, x))
+    return reference, columns
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_the_counted_table_is_the_runs_walked_one_by_one(seed):
+    runs = odd_runs(seed)
+    table = unit_table(runs)
+    positive = [r for r in runs if not isinstance(r.value, float) or (math.isfinite(r.value) and r.value > 0)]
+    positive = [r for r in positive if float(r.value) > 0 and math.isfinite(float(r.value))]
+    assert sum(len(u.runs) for u in table.units) == table.n_runs <= len(positive)
+    for unit in table.units:
+        logs = [math.log(float(r.value)) for r in unit.runs]
+        assert unit.log_value == sum(logs) / len(logs)
+        assert unit.contributors == frozenset(r.contributor for r in unit.runs)
+        assert all(level_of(f, r) is not None for f in table.included for r in unit.runs)
+    assert [u.id for u in table.units] == list(dict.fromkeys(r.unit for u in table.units for r in u.runs))
+    for factor in table.included:
+        reference, expected = walked(factor, table.units)
+        assert reference_of(factor, table) == reference
+        got = [(c.level, c.x.tolist()) for c in columns_of(factor, reference, table)]
+        assert got == expected  # exact: the same floats, not approximately
+    assert {f.key for f in table.included} | set(table.left_out) == {f.key for f in FACTORS}

@@ -17,16 +17,28 @@ CONFIDENCE = 0.95
 
 def separate(columns: list[Column], n_units: int) -> list[Column]:
     """Keep the columns, in priority order, that add something the intercept and the kept ones do not span; each
-    other column gets `aliased_with` (the kept columns it is a combination of). Returns the kept columns."""
+    other column gets `aliased_with` (the kept columns it is a combination of). Returns the kept columns.
+
+    A column far outside the span (its projection's residual a thousand times the tolerance) is kept on that
+    residual, against an orthonormal basis of the kept columns (projected twice: orthogonal to working precision);
+    any other column is decided by the least squares on the kept columns themselves, as the tolerance is defined."""
     kept: list[Column] = []
     basis = np.ones((n_units, 1))
+    orthonormal = basis / math.sqrt(n_units) if n_units else basis
     for column in columns:
-        coef, *_ = np.linalg.lstsq(basis, column.x, rcond=None)
-        residual = column.x - basis @ coef
-        spread = np.linalg.norm(column.x - column.x.mean())
-        if np.linalg.norm(residual) > ALIAS_TOLERANCE * max(spread, 1.0):
+        tolerance = ALIAS_TOLERANCE * max(float(np.linalg.norm(column.x - column.x.mean())), 1.0)
+        residual = column.x - orthonormal @ (orthonormal.T @ column.x)
+        residual -= orthonormal @ (orthonormal.T @ residual)
+        if np.linalg.norm(residual) > 1e3 * tolerance:
             kept.append(column)
             basis = np.column_stack([basis, column.x])
+            orthonormal = np.column_stack([orthonormal, residual / np.linalg.norm(residual)])
+            continue
+        coef, *_ = np.linalg.lstsq(basis, column.x, rcond=None)
+        if np.linalg.norm(column.x - basis @ coef) > tolerance:
+            kept.append(column)
+            basis = np.column_stack([basis, column.x])
+            orthonormal = np.linalg.qr(basis)[0]  # barely outside the span: orthonormal again from scratch
         else:
             column.aliased_with = [k for k, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
     return kept

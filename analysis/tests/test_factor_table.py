@@ -1,6 +1,8 @@
 """The factor model's unit table (analysis.factor_model.data) counts each factor's levels per unit once, with numpy:
 its references and design columns must be exactly (bit for bit) what walking every unit's runs one by one gives, on
-odd inputs too (Decimal and numpy values, runs of unknown units, non-positive metrics, unrecorded levels)."""
+odd inputs too (Decimal and numpy values, runs of unknown units, non-positive metrics, unrecorded levels). And the
+aliasing screen (separate), which decides most columns on an orthonormal basis, keeps and aliases exactly the columns
+its least-squares rule does, near the tolerance too."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import numpy as np
 import pytest
 
 from analysis.factor_model import FACTORS, Run
-from analysis.factor_model.data import columns_of, level_of, reference_of, unit_table
+from analysis.factor_model.data import Column, columns_of, level_of, reference_of, unit_table
+from analysis.factor_model.model import ALIAS_TOLERANCE, separate
 
 
 def odd_runs(seed: int) -> list[Run]:
@@ -75,3 +78,38 @@ def test_the_counted_table_is_the_runs_walked_one_by_one(seed):
         got = [(c.level, c.x.tolist()) for c in columns_of(factor, reference, table)]
         assert got == expected  # exact: the same floats, not approximately
     assert {f.key for f in table.included} | set(table.left_out) == {f.key for f in FACTORS}
+
+
+def separated_by_least_squares(columns: list[Column], n_units: int) -> list[Column]:
+    """The aliasing rule as defined: each column against the least squares on the intercept and the kept columns."""
+    kept, basis = [], np.ones((n_units, 1))
+    for column in columns:
+        coef, *_ = np.linalg.lstsq(basis, column.x, rcond=None)
+        spread = np.linalg.norm(column.x - column.x.mean())
+        if np.linalg.norm(column.x - basis @ coef) > ALIAS_TOLERANCE * max(spread, 1.0):
+            kept.append(column)
+            basis = np.column_stack([basis, column.x])
+        else:
+            column.aliased_with = [k for k, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_separate_keeps_and_aliases_exactly_the_columns_the_least_squares_rule_does(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 60))
+    xs = [rng.choice([0.0, 0.25, 0.5, 1.0], size=n) for _ in range(int(rng.integers(1, 8)))]
+    for _ in range(int(rng.integers(1, 8))):  # combinations of earlier columns, exact or almost
+        a, b = rng.integers(0, len(xs), size=2)
+        nudge = rng.choice([0.0, 0.0, 1e-13, 1e-10, 1e-9, 1e-8, 1e-6, 1e-3]) * rng.standard_normal(n)
+        xs.append(
+            rng.choice([1.0, -2.0, 0.5]) * xs[a] + rng.choice([0.0, 1.0]) * xs[b] + rng.choice([0.0, 3.0]) + nudge
+        )
+    xs.append(np.ones(n))  # the intercept again
+    factor = FACTORS[0]
+    ours = [Column(factor, i, x, x != 0) for i, x in enumerate(xs)]
+    theirs = [Column(factor, i, x.copy(), x != 0) for i, x in enumerate(xs)]
+    kept = [c.level for c in separate(ours, n)]
+    assert kept == [c.level for c in separated_by_least_squares(theirs, n)]
+    assert [[k.level for k in c.aliased_with] for c in ours] == [[k.level for k in c.aliased_with] for c in theirs]
+    assert len(kept) < len(xs)  # some column was aliased: the test saw both outcomes

@@ -151,9 +151,9 @@ def _fit_drive(drive_model: DriveModel, now) -> tuple[list, list]:
 
     public = public_runs(drive_model)
     found = rows_of(public)
-    fits = []
+    fits, public_fits = [], {}
     for metric, rows in found.rows.items():
-        fitted = fit(rows, metric)
+        fitted = public_fits[metric] = fit(rows, metric)
         summary = FactorFitSummary(
             drive_model=drive_model,
             metric=metric,
@@ -173,4 +173,4 @@ def _fit_drive(drive_model: DriveModel, now) -> tuple[list, list]:
                 public_figures(drive_model, fitted, found, summary, now),
             )
         )
-    return fits, held_figures(drive_model, public, now, found)
+    return fits, held_figures(drive_model, public, now, found, public_fits)

@@ -48,10 +48,13 @@ def public_figures(
     return [_row(drive_model, fitted, summary.metric, key, digest, now, fit=summary) for key in keys]
 
 
-def held_figures(drive_model: DriveModel, public: list[dict], now, found: DriveRows | None = None) -> list:
+def held_figures(
+    drive_model: DriveModel, public: list[dict], now, found: DriveRows | None = None, fits: dict | None = None
+) -> list:
     """Per held submission of the drive and headline metric it measured: its unit fitted with the public units.
     `public` is the drive's public runs as the public fit read them (analysis.factor_rows.public_runs), `found` their
-    rows (rows_of), which the held rows start from; only the held unit's own figures are computed."""
+    rows (rows_of) and `fits` the public fits per metric, which the held rows and fits start from; only the held
+    unit's own figures are computed."""
     out = []
     held = Submission.objects.filter(status=SubmissionStatus.HELD, test_runs__drive_model=drive_model).distinct()
     for submission in held.order_by("pk"):
@@ -65,7 +68,7 @@ def held_figures(drive_model: DriveModel, public: list[dict], now, found: DriveR
             key = keys.get(headline.test)
             if key is None or not any(row.unit == key for row in rows):
                 continue
-            fitted = fit(rows, headline.label, figures_for={key})
+            fitted = fit(rows, headline.label, figures_for={key}, base=(fits or {}).get(headline.key))
             digest = rows_found.digest(headline.key)
             out.append(_row(drive_model, fitted, headline.key, key, digest, now, submission=submission))
     return out

@@ -9,11 +9,8 @@ one observation.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
-from itertools import compress
-from operator import attrgetter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -134,117 +131,7 @@ class Table:
     n_runs: int = 0
     runs_per_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     levels: dict[str, UnitLevels] = field(default_factory=dict)  # included factor key → its counts per unit
-
-
-def _positive(value: object) -> bool:
-    """A finite number above zero (numpy scalars and Decimals included, booleans not)."""
-    if isinstance(value, bool):
-        return False
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return False
-    return math.isfinite(number) and number > 0
-
-
-def _positive_runs(runs: list[Run]) -> list[Run]:
-    values = [r.value for r in runs]
-    if all(type(v) is float for v in values):  # the common case, screened at once: same test as _positive
-        array = np.array(values, dtype=float)
-        return list(compress(runs, (np.isfinite(array) & (array > 0)).tolist()))
-    return [r for r in runs if _positive(r.value)]
-
-
-def _level_columns(runs: list[Run]) -> dict[str, list]:
-    """Per factor, each run's level (level_of), read in one pass over the runs."""
-    read = attrgetter(*(f.key for f in FACTORS))
-    raw = list(zip(*map(read, runs), strict=True)) or [()] * len(FACTORS)
-    out = dict(zip((f.key for f in FACTORS), map(list, raw), strict=True))
-    out["link_limited"] = [
-        None if limited is None else bool(limited and not below)
-        for limited, below in zip(out["link_limited"], out["link_below_capability"], strict=True)
-    ]
-    return out
-
-
-def _codes(keys: Iterable) -> tuple[np.ndarray, dict]:
-    """Each key's position among the distinct keys in order of first appearance, and those keys → position."""
-    index: dict = {}
-    codes = [index.setdefault(key, len(index)) for key in keys]
-    return np.array(codes, dtype=np.intp), index
-
-
-def unit_table(rows: Iterable[Run | Mapping]) -> Table:
-    """Screen the runs (positive metric, factors recorded for enough units) and reduce them to units."""
-    runs = [as_run(r) for r in rows]
-    # a run whose unit is unknown is a unit of its own
-    runs = [r if r.unit is not None else replace(r, unit=f"run-{i}") for i, r in enumerate(runs)]
-    notes: list[str] = []
-    good = _positive_runs(runs)
-    if len(good) < len(runs):
-        notes.append(f"{len(runs) - len(good)} run(s) left out: the metric is not a positive number")
-    unit_codes, all_units = _codes(r.unit for r in good)
-    levels = _level_columns(good)
-    recorded = {key: np.array([v is not None for v in column], dtype=bool) for key, column in levels.items()}
-    included: list[Factor] = []
-    left_out: dict[str, tuple[str, str]] = {}
-    for factor in FACTORS:
-        n_recorded = np.unique(unit_codes[recorded[factor.key]]).size
-        if not n_recorded:
-            left_out[factor.key] = ("unrecorded", "not recorded for any unit")
-        elif n_recorded < MIN_RECORDED_SHARE * len(all_units):
-            left_out[factor.key] = (
-                "unrecorded",
-                f"recorded for {n_recorded} of {len(all_units)} units; the model needs "
-                f"{MIN_RECORDED_SHARE:.0%}, so it is left out",
-            )
-        else:
-            included.append(factor)
-    keep = np.ones(len(good), dtype=bool)
-    for factor in included:
-        missing = ~recorded[factor.key]
-        if missing.any():
-            notes.append(
-                f"{factor.label} not recorded on {int(missing.sum())} run(s) of "
-                f"{np.unique(unit_codes[missing]).size} unit(s): those runs are left out"
-            )
-        keep &= recorded[factor.key]
-    kept_mask = keep.tolist()
-    kept = list(compress(good, kept_mask))
-    codes, index = _codes(r.unit for r in kept)
-    members: list[list[Run]] = [[] for _ in index]
-    for run, code in zip(kept, codes.tolist(), strict=True):
-        members[code].append(run)
-    runs_per_unit = np.bincount(codes, minlength=len(index))
-    # the same sums as adding each unit's logs in order (bincount adds its weights in order)
-    log_sums = np.bincount(codes, weights=[math.log(float(r.value)) for r in kept], minlength=len(index))
-    log_values = (log_sums / runs_per_unit).tolist() if kept else []
-    units = [
-        Unit(uid, rs, frozenset(r.contributor for r in rs), log_value)
-        for uid, rs, log_value in zip(index, members, log_values, strict=True)
-    ]
-    per_factor = {
-        f.key: _unit_levels(f, list(compress(levels[f.key], kept_mask)), codes, runs_per_unit) for f in included
-    }
-    return Table(units, included, left_out, notes, len(kept), runs_per_unit, per_factor)
-
-
-def _unit_levels(factor: Factor, values: list, codes: np.ndarray, runs_per_unit: np.ndarray) -> UnitLevels:
-    n_units = len(runs_per_unit)
-    if factor.kind == "continuous":
-        numbers = [float(v) for v in values]
-        by_unit = [numbers[i] for i in np.argsort(codes, kind="stable").tolist()]
-        ends = np.cumsum(runs_per_unit).tolist()
-        starts = [0, *ends][:-1]
-        # math.fsum is exact, so each unit's mean is the same whatever the order of its runs
-        sums = [math.fsum(by_unit[a:b]) for a, b in zip(starts, ends, strict=True)]
-        return UnitLevels(means=np.array(sums, dtype=float) / runs_per_unit)
-    if factor.kind == "bool":
-        flagged = np.array([bool(v) for v in values], dtype=bool)
-        return UnitLevels(set_counts=np.bincount(codes[flagged], minlength=n_units))
-    level_codes, index = _codes(values)
-    counts = np.bincount(codes * len(index) + level_codes, minlength=n_units * len(index))
-    return UnitLevels(levels=list(index), counts=counts.reshape(n_units, len(index)))
+    run_columns: object = field(default=None, repr=False)  # the runs read (analysis.factor_model.table.RunColumns)
 
 
 def reference_of(factor: Factor, table: Table) -> object:

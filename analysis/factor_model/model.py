@@ -7,8 +7,9 @@ from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
-from analysis.factor_model.data import FACTORS, Column, Factor, Run, Table, columns_of, reference_of, unit_table
+from analysis.factor_model.data import FACTORS, Column, Factor, Run, Table, columns_of, reference_of
 from analysis.factor_model.results import Effect, Estimate, FactorFit, FactorResult, UnitFigures
+from analysis.factor_model.table import unit_table
 
 # A column whose part not explained by the earlier columns is below this share of its own spread is aliased.
 ALIAS_TOLERANCE = 1e-9
@@ -72,11 +73,17 @@ def _constant_reason(factor: Factor, reference: object, table: Table) -> str:
     return f"{reference} on every run of the {len(table.units)} units in the fit"
 
 
-def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Collection | None = None) -> FactorFit:
+def fit(
+    rows: Iterable[Run | Mapping],
+    metric: str = "metric",
+    figures_for: Collection | None = None,
+    base: FactorFit | None = None,
+) -> FactorFit:
     """The factor model of one drive model and one headline metric: log(metric) on the recorded factors, one row
     per unit. Returns effects only when there are at least two more units than parameters. `figures_for` limits the
-    per-unit figures (FactorFit.units) to those unit keys; None: every unit."""
-    table = unit_table(rows)
+    per-unit figures (FactorFit.units) to those unit keys; None: every unit. `base`: a fit of rows these rows begin
+    with (the same row objects: a held unit's rows after the public ones), whose reading of them is reused."""
+    table = unit_table(rows, base.run_columns if base is not None else None)
     units = table.units
     n = len(units)
     results: dict[str, FactorResult] = {}
@@ -97,6 +104,7 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
     kept = separate(columns, n)
     contributors = len({c for u in units for c in u.contributors})
     out = FactorFit(metric, "fitted", "", n, table.n_runs, contributors, notes=table.notes, reference=references)
+    out.run_columns = table.run_columns
     p = 1 + len(kept)
     if n < p + 2:
         out.status = "too_few_units"

@@ -101,6 +101,7 @@ class FactorFit:
     df_resid: int | None = None
     reference_level: Estimate | None = None  # a typical unit at the reference conditions
     units: dict[object, UnitFigures] = field(default_factory=dict)
+    run_columns: object = field(default=None, repr=False, compare=False)  # its rows as read (factor_model.table)
 
     @property
     def effects(self) -> list[Effect]:

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from analysis.factor_model import FACTORS, Run
-from analysis.factor_model.data import Column, columns_of, level_of, reference_of, unit_table
+from analysis.factor_model.data import Column, columns_of, level_of, reference_of
 from analysis.factor_model.model import ALIAS_TOLERANCE, separate
+from analysis.factor_model.table import unit_table
 
 
 def odd_runs(seed: int) -> list[Run]:
@@ -113,3 +114,27 @@ def test_separate_keeps_and_aliases_exactly_the_columns_the_least_squares_rule_d
     assert kept == [c.level for c in separated_by_least_squares(theirs, n)]
     assert [[k.level for k in c.aliased_with] for c in ours] == [[k.level for k in c.aliased_with] for c in theirs]
     assert len(kept) < len(xs)  # some column was aliased: the test saw both outcomes
+
+
+def same_table(a, b) -> None:
+    assert (a.included, a.left_out, a.notes, a.n_runs) == (b.included, b.left_out, b.notes, b.n_runs)
+    assert [(u.id, u.runs, u.contributors, u.log_value) for u in a.units] == [
+        (u.id, u.runs, u.contributors, u.log_value) for u in b.units
+    ]
+    for key, levels in a.levels.items():
+        other = b.levels[key]
+        assert levels.levels == other.levels
+        for name in ("means", "set_counts", "counts"):
+            mine, theirs = getattr(levels, name), getattr(other, name)
+            assert (mine is None and theirs is None) or mine.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_a_table_built_on_an_earlier_fits_columns_is_the_table_of_every_run(seed):
+    runs = odd_runs(seed)
+    rng = random.Random(seed)
+    first = runs[: rng.randint(0, len(runs))]
+    base = unit_table(first).run_columns
+    same_table(unit_table(runs, base), unit_table(runs))
+    other = [*first[1:], *first[:1], *runs[len(first) :]]  # rows that do not begin with the base's
+    same_table(unit_table(other, base), unit_table(other))

@@ -24,24 +24,27 @@ def separate(columns: list[Column], n_units: int) -> list[Column]:
     residual, against an orthonormal basis of the kept columns (projected twice: orthogonal to working precision);
     any other column is decided by the least squares on the kept columns themselves, as the tolerance is defined."""
     kept: list[Column] = []
-    basis = np.ones((n_units, 1))
-    orthonormal = basis / math.sqrt(n_units) if n_units else basis
+    basis = np.ones((n_units, len(columns) + 1))  # the intercept, then the kept columns (the first k + 1 used)
+    orthonormal = np.zeros_like(basis)
+    orthonormal[:, 0] = 1 / math.sqrt(n_units) if n_units else 0.0
     for column in columns:
+        k = len(kept) + 1
         tolerance = ALIAS_TOLERANCE * max(float(np.linalg.norm(column.x - column.x.mean())), 1.0)
-        residual = column.x - orthonormal @ (orthonormal.T @ column.x)
-        residual -= orthonormal @ (orthonormal.T @ residual)
+        q = orthonormal[:, :k]
+        residual = column.x - q @ (q.T @ column.x)
+        residual -= q @ (q.T @ residual)
         if np.linalg.norm(residual) > 1e3 * tolerance:
             kept.append(column)
-            basis = np.column_stack([basis, column.x])
-            orthonormal = np.column_stack([orthonormal, residual / np.linalg.norm(residual)])
+            basis[:, k] = column.x
+            orthonormal[:, k] = residual / np.linalg.norm(residual)
             continue
-        coef, *_ = np.linalg.lstsq(basis, column.x, rcond=None)
-        if np.linalg.norm(column.x - basis @ coef) > tolerance:
+        coef, *_ = np.linalg.lstsq(basis[:, :k], column.x, rcond=None)
+        if np.linalg.norm(column.x - basis[:, :k] @ coef) > tolerance:
             kept.append(column)
-            basis = np.column_stack([basis, column.x])
-            orthonormal = np.linalg.qr(basis)[0]  # barely outside the span: orthonormal again from scratch
+            basis[:, k] = column.x
+            orthonormal[:, : k + 1] = np.linalg.qr(basis[:, : k + 1])[0]  # barely outside: orthonormal from scratch
         else:
-            column.aliased_with = [k for k, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
+            column.aliased_with = [other for other, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
     return kept
 
 
@@ -58,9 +61,19 @@ def variance_shares(x: np.ndarray, beta: np.ndarray, groups: list[list[int]]) ->
     return [float(((part - part.mean()) * (fitted - fitted.mean())).sum()) / total for part in parts]
 
 
-def _count(column: Column, units, mask=None) -> tuple[int, int]:
-    chosen = [u for u, a in zip(units, column.away if mask is None else mask, strict=True) if a]
-    return len(chosen), len({c for u in chosen for c in u.contributors})
+def _memberships(units) -> np.ndarray:
+    """units × contributors: whether the contributor uploaded runs of the unit."""
+    index: dict = {}
+    pairs = [(i, index.setdefault(c, len(index))) for i, unit in enumerate(units) for c in unit.contributors]
+    member = np.zeros((len(units), len(index)), dtype=bool)
+    if pairs:
+        member[tuple(np.array(pairs).T)] = True
+    return member
+
+
+def _count(away: np.ndarray, member: np.ndarray) -> tuple[int, int]:
+    """The units `away` marks, and the contributors behind them."""
+    return int(np.count_nonzero(away)), int(np.count_nonzero(member[away].any(axis=0)))
 
 
 def _constant_reason(factor: Factor, reference: object, table: Table) -> str:
@@ -102,7 +115,8 @@ def fit(
             )
         columns.extend(cols)
     kept = separate(columns, n)
-    contributors = len({c for u in units for c in u.contributors})
+    member = _memberships(units)
+    contributors = member.shape[1]
     out = FactorFit(metric, "fitted", "", n, table.n_runs, contributors, notes=table.notes, reference=references)
     out.run_columns = table.run_columns
     p = 1 + len(kept)
@@ -132,7 +146,7 @@ def fit(
     shares = dict(zip(group_keys, variance_shares(x, beta, groups), strict=True))
     effects: dict[int, Effect] = {}
     for j, column in enumerate(kept, start=1):
-        n_u, n_c = _count(column, units)
+        n_u, n_c = _count(column.away, member)
         moves_with = [c.name for c in columns if column in c.aliased_with]
         effects[id(column)] = Effect(
             column.factor.key, column.name, column.level, "estimated" if n_u >= 2 else "indicative",
@@ -140,7 +154,7 @@ def fit(
         )  # fmt: skip
     for column in columns:
         if column not in kept:
-            n_u, n_c = _count(column, units)
+            n_u, n_c = _count(column.away, member)
             names = [c.name for c in column.aliased_with]
             effects[id(column)] = Effect(
                 column.factor.key, column.name, column.level, "not_separable", None, None, None, n_u, n_c, names
@@ -150,7 +164,7 @@ def fit(
             continue
         own = [c for c in columns if c.factor is factor]
         away = np.any([c.away for c in own], axis=0)
-        n_u, n_c = _count(own[0], units, away)
+        n_u, n_c = _count(away, member)
         factor_effects = [effects[id(c)] for c in own]
         statuses = {e.status for e in factor_effects}
         status = next(s for s in ("estimated", "indicative", "not_separable") if s in statuses)

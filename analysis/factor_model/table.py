@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from operator import is_
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class RunColumns:
     def of(cls, rows: list, base: RunColumns | None = None) -> RunColumns:
         """The columns of `rows`; those of `base` are reused when `rows` begin with its rows (the same objects)."""
         start = len(base.rows) if base is not None else 0
-        if base is None or start > len(rows) or not all(a is b for a, b in zip(base.rows, rows, strict=False)):
+        if base is None or start > len(rows) or not all(map(is_, base.rows, rows)):
             base, start = None, 0
         runs = [as_run(r) for r in rows[start:]]
         # a run whose unit is unknown is a unit of its own

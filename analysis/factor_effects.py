@@ -117,9 +117,24 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
             summary.save()
             effects.extend(summary_effects)
             figures.extend(unit_figures)
-        FactorUnitFigures.objects.bulk_create(figures)
+        _insert_figures(figures)
         DriveModel.objects.filter(pk=drive_model.pk).update(factors_version=data_version)
         return len(FactorEffect.objects.bulk_create(effects))
+
+
+def _insert_figures(rows: list[FactorUnitFigures]) -> None:
+    """The units' figures, thousands of rows of a JSON document each: on PostgreSQL by COPY (bulk_create would send
+    each column as one array parameter, quoting every document's every quote in Python, five times the CPU)."""
+    if connection.vendor != "postgresql":
+        FactorUnitFigures.objects.bulk_create(rows)
+        return
+    fields = [f for f in FactorUnitFigures._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    sql = f"COPY {quote(FactorUnitFigures._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        for row in rows:
+            row.fit_id = row.fit.pk if row.fit is not None else None  # its summary was saved after it was made
+            copy.write_row([f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields])
 
 
 @contextmanager

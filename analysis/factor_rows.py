@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -160,16 +159,16 @@ def _best_elsewhere(ranked: list[tuple[object, float]]):
 def _reached(metric: str, measured: list[dict], base: _Reached | None = None) -> _Reached:
     """What the metric's runs reached per unit; `base`: the same of the first of these runs (only the units of the
     rest get their medians again)."""
-    per_unit: dict[object, list[float]] = defaultdict(list)
-    start = 0
-    if base is not None:
-        per_unit.update((unit, list(values)) for unit, values in base.per_unit.items())
-        start = len(base.measured)
+    per_unit: dict[object, list[float]] = dict(base.per_unit) if base is not None else {}
+    start = len(base.measured) if base is not None else 0
     touched = set()
     for run in measured[start:]:
         if (bytes_per_s := throughput(metric, run["headline"])) is not None:
-            per_unit[_unit(run)].append(bytes_per_s)
-            touched.add(_unit(run))
+            unit = _unit(run)
+            if unit not in touched:  # a copy: the base's lists stay as they are
+                per_unit[unit] = list(per_unit.get(unit, []))
+            per_unit[unit].append(bytes_per_s)
+            touched.add(unit)
     if base is None:
         medians = {unit: statistics.median(values) for unit, values in per_unit.items()}
     else:

@@ -131,6 +131,8 @@ class Table:
     n_runs: int = 0
     runs_per_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     levels: dict[str, UnitLevels] = field(default_factory=dict)  # included factor key → its counts per unit
+    # units × contributors: whether the contributor uploaded runs of the unit
+    memberships: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
     run_columns: object = field(default=None, repr=False)  # the runs read (analysis.factor_model.table.RunColumns)
 
 

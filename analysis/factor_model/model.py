@@ -61,16 +61,6 @@ def variance_shares(x: np.ndarray, beta: np.ndarray, groups: list[list[int]]) ->
     return [float(((part - part.mean()) * (fitted - fitted.mean())).sum()) / total for part in parts]
 
 
-def _memberships(units) -> np.ndarray:
-    """units × contributors: whether the contributor uploaded runs of the unit."""
-    index: dict = {}
-    pairs = [(i, index.setdefault(c, len(index))) for i, unit in enumerate(units) for c in unit.contributors]
-    member = np.zeros((len(units), len(index)), dtype=bool)
-    if pairs:
-        member[tuple(np.array(pairs).T)] = True
-    return member
-
-
 def _count(away: np.ndarray, member: np.ndarray) -> tuple[int, int]:
     """The units `away` marks, and the contributors behind them."""
     return int(np.count_nonzero(away)), int(np.count_nonzero(member[away].any(axis=0)))
@@ -115,7 +105,7 @@ def fit(
             )
         columns.extend(cols)
     kept = separate(columns, n)
-    member = _memberships(units)
+    member = table.memberships
     contributors = member.shape[1]
     out = FactorFit(metric, "fitted", "", n, table.n_runs, contributors, notes=table.notes, reference=references)
     out.run_columns = table.run_columns

@@ -53,6 +53,8 @@ class RunColumns:
     recorded: dict[str, np.ndarray]  # factor key → per run
     numbers: dict[str, np.ndarray]  # factor key → per run: the value, the flag, or the level's number
     level_index: dict[str, dict]  # category key → its levels → their numbers
+    contributor_index: dict  # contributor → its number
+    contributor_codes: np.ndarray
 
     @classmethod
     def of(cls, rows: list, base: RunColumns | None = None) -> RunColumns:
@@ -86,7 +88,12 @@ class RunColumns:
             else:
                 numbers[factor.key] = _numbered(column, level_index[factor.key])
         contributors = [r.contributor for r in runs]
-        new = cls(list(rows), runs, unit_index, unit_codes, contributors, logs, recorded, numbers, level_index)
+        contributor_index = dict(base.contributor_index) if base is not None else {}
+        contributor_codes = _numbered(contributors, contributor_index)
+        new = cls(
+            list(rows), runs, unit_index, unit_codes, contributors, logs, recorded, numbers, level_index,
+            contributor_index, contributor_codes,
+        )  # fmt: skip
         return new if base is None else base._extended(new)
 
     def _extended(self, tail: RunColumns) -> RunColumns:
@@ -95,6 +102,7 @@ class RunColumns:
             self.contributors + tail.contributors, np.concatenate([self.logs, tail.logs]),
             {key: np.concatenate([self.recorded[key], tail.recorded[key]]) for key in _KEYS},
             {key: np.concatenate([self.numbers[key], tail.numbers[key]]) for key in _KEYS}, tail.level_index,
+            tail.contributor_index, np.concatenate([self.contributor_codes, tail.contributor_codes]),
         )  # fmt: skip
 
 
@@ -159,7 +167,10 @@ def unit_table(rows: Iterable[Run | Mapping], base: RunColumns | None = None) ->
         for number, (a, b), log_value in zip(unit_numbers.tolist(), spans, log_values, strict=True)
     ]
     per_factor = {f.key: _unit_levels(f, columns, by_unit, spans, runs_per_unit) for f in included}
-    return Table(units, included, left_out, notes, len(kept), runs_per_unit, per_factor, columns)
+    _, contributor = np.unique(columns.contributor_codes[kept], return_inverse=True)
+    memberships = np.zeros((len(units), int(contributor.max(initial=-1)) + 1), dtype=bool)
+    memberships[codes, contributor.reshape(-1)] = True
+    return Table(units, included, left_out, notes, len(kept), runs_per_unit, per_factor, memberships, columns)
 
 
 def _unit_levels(factor: Factor, columns: RunColumns, by_unit: np.ndarray, spans: list, runs_per_unit) -> UnitLevels:

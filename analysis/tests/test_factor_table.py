@@ -73,6 +73,8 @@ def test_the_counted_table_is_the_runs_walked_one_by_one(seed):
         assert unit.contributors == frozenset(r.contributor for r in unit.runs)
         assert all(level_of(f, r) is not None for f in table.included for r in unit.runs)
     assert [u.id for u in table.units] == list(dict.fromkeys(r.unit for u in table.units for r in u.runs))
+    assert table.memberships.sum(axis=1).tolist() == [len(u.contributors) for u in table.units]
+    assert table.memberships.shape[1] == len({c for u in table.units for c in u.contributors})
     for factor in table.included:
         reference, expected = walked(factor, table.units)
         assert reference_of(factor, table) == reference
@@ -121,6 +123,7 @@ def same_table(a, b) -> None:
     assert [(u.id, u.runs, u.contributors, u.log_value) for u in a.units] == [
         (u.id, u.runs, u.contributors, u.log_value) for u in b.units
     ]
+    assert a.memberships.tolist() == b.memberships.tolist()
     for key, levels in a.levels.items():
         other = b.levels[key]
         assert levels.levels == other.levels

@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 
 from analysis.factor_model.data import FACTORS, Column, Factor, Run, Table, columns_of, reference_of
-from analysis.factor_model.results import Effect, Estimate, FactorFit, FactorResult, UnitFigures
+from analysis.factor_model.results import Contributions, Effect, Estimate, FactorFit, FactorResult, UnitFigures
 from analysis.factor_model.table import unit_table
 
 # A column whose part not explained by the earlier columns is below this share of its own spread is aliased.
@@ -177,18 +177,10 @@ def _unit_figures(out: FactorFit, units, kept, effects, x, y, beta, cov, low, hi
     log_norm = y - own.sum(axis=1)
     half = t * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", xf, cov[1:, 1:], xf), 0.0))
     norm, norm_low, norm_high = np.exp(log_norm), np.exp(log_norm - half), np.exp(log_norm + half)
-    column_effects = [effects[id(column)] for column in kept]
     away = np.column_stack([column.away for column in kept]) if kept else np.zeros((len(units), 0), dtype=bool)
+    contributions = Contributions(kept, [effects[id(column)] for column in kept], value, lo, hi, away)
     chosen = [i for i, unit in enumerate(units) if figures_for is None or unit.id in figures_for]
-    # Python floats and bools row by row, read out of the arrays at once rather than one numpy scalar at a time
-    rows = zip(value[chosen].tolist(), lo[chosen].tolist(), hi[chosen].tolist(), away[chosen].tolist(), strict=True)
     normalized = zip(norm[chosen].tolist(), norm_low[chosen].tolist(), norm_high[chosen].tolist(), strict=True)
-    for i, (values, lows, highs, aways), estimate in zip(chosen, rows, normalized, strict=True):
+    for i, estimate in zip(chosen, normalized, strict=True):
         unit = units[i]
-        contributions = [
-            (column, effect, is_away, Estimate(v, lo_, hi_))
-            for column, effect, v, lo_, hi_, is_away in zip(
-                kept, column_effects, values, lows, highs, aways, strict=True
-            )
-        ]
         out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), Estimate(*estimate), contributions, i)

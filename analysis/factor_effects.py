@@ -141,8 +141,8 @@ def _insert_figures(rows: list[FactorUnitFigures]) -> None:
 def _cycle_collector_paused():
     """The fit allocates hundreds of thousands of short-lived objects (rows, units, estimates) that reference
     counting frees: the cycle collector, triggered by their number alone, would scan them and the process's
-    long-lived objects over and over, a third of a large drive's refit. It is paused for the fit and resumed as it
-    was; any cycle made meanwhile is collected then."""
+    long-lived objects over and over (0.2 s of CPU in a 1 s refit of a drive of 4,000 runs). It is paused for the fit
+    and resumed as it was; any cycle made meanwhile is collected then."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -20,6 +20,7 @@ scipy and statsmodels are never imported by a page view.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from analysis.headline import HEADLINES
 from analysis.models import FactorUnitFigures, Flag, FlagKind, TestRun
@@ -88,21 +89,27 @@ def _figure(unit: str, estimate) -> dict:
     return {"value": value, "low": low, "high": high, "display": display}
 
 
+@lru_cache(maxsize=64)
+def _reference_figure(unit: str, estimate) -> dict:
+    """A fit's reference level as _figure shows it: the same for each of the fit's units, so formatted once."""
+    return _figure(unit, estimate)
+
+
 def _round(value: float) -> float:
     """6 significant digits: the fit's last bits differ between BLAS builds; the API answers the same everywhere."""
     return float(f"{float(value):.6g}")
 
 
-def model_rows(submission, drive_model, public: list[dict] | None = None):
+def model_rows(submission, drive_model, public: list[dict] | None = None, base=None):
     """The factor model's rows of the drive's public runs (`public`, as analysis.factor_rows.public_runs reads them,
-    when the caller has them) plus this submission's own runs (when not public), and whether it has runs that are not
-    public."""
+    when the caller has them; `base`: their rows_of) plus this submission's own runs (when not public), and whether
+    it has runs that are not public."""
     from analysis.factor_rows import public_runs, rows_of  # why: as in metric_models, numpy on first use only
 
     public = public_runs(drive_model) if public is None else public
     seen = {row["id"] for row in public}
     own = [r for r in public_runs(drive_model, TestRun.objects.filter(submission=submission)) if r["id"] not in seen]
-    return rows_of(public + own), bool(own)
+    return rows_of(public + own, base), bool(own)
 
 
 def unit_model(fitted, headline, key) -> MetricModel:
@@ -116,7 +123,7 @@ def unit_model(fitted, headline, key) -> MetricModel:
     if figures is None:
         model.model_note = "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
         return model
-    model.reference = _figure(headline.unit, fitted.reference_level)
+    model.reference = dict(_reference_figure(headline.unit, fitted.reference_level))
     model.gap = _round(figures.observed / fitted.reference_level.value - 1)
     model.gap_display = _signed(model.gap)
     model.normalized = _figure(headline.unit, figures.normalized)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from analysis.explain_model import model_rows, unit_model
 from analysis.factor_model import FactorFit, fit
-from analysis.factor_rows import rows_digest, unit_key, unit_number
+from analysis.factor_rows import DriveRows, unit_key, unit_number
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary, FactorUnitFigures, TestRun
 from analysis.selectors import pts_q
@@ -39,30 +39,36 @@ def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, 
     )
 
 
-def public_figures(drive_model: DriveModel, fitted: FactorFit, rows: list, summary: FactorFitSummary, now) -> list:
+def public_figures(
+    drive_model: DriveModel, fitted: FactorFit, found: DriveRows, summary: FactorFitSummary, now
+) -> list:
     """One row per unit of the public fit's rows (a unit the fit left out gets its note, no figure)."""
-    digest = rows_digest(rows)
-    keys = dict.fromkeys(row.unit for row in rows)
+    digest = found.digest(summary.metric)
+    keys = dict.fromkeys(row.unit for row in found.rows[summary.metric])
     return [_row(drive_model, fitted, summary.metric, key, digest, now, fit=summary) for key in keys]
 
 
-def held_figures(drive_model: DriveModel, public: list[dict], now) -> list[FactorUnitFigures]:
+def held_figures(
+    drive_model: DriveModel, public: list[dict], now, found: DriveRows | None = None, fits: dict | None = None
+) -> list:
     """Per held submission of the drive and headline metric it measured: its unit fitted with the public units.
-    `public` is the drive's public runs as the public fit read them (analysis.factor_rows.public_runs); only the
-    held unit's own figures are computed."""
+    `public` is the drive's public runs as the public fit read them (analysis.factor_rows.public_runs), `found` their
+    rows (rows_of) and `fits` the public fits per metric, which the held rows and fits start from; only the held
+    unit's own figures are computed."""
     out = []
     held = Submission.objects.filter(status=SubmissionStatus.HELD, test_runs__drive_model=drive_model).distinct()
     for submission in held.order_by("pk"):
-        found, not_public = model_rows(submission, drive_model, public)
+        rows_found, not_public = model_rows(submission, drive_model, public, found)
         if not not_public:
             continue
         runs = TestRun.objects.filter(pts_q(), submission=submission, drive_model=drive_model)
         keys = {run.test: unit_key(run.unit_id, run.pk) for run in runs}
         for headline in HEADLINES:
-            rows = found.rows.get(headline.key, [])
+            rows = rows_found.rows.get(headline.key, [])
             key = keys.get(headline.test)
             if key is None or not any(row.unit == key for row in rows):
                 continue
-            fitted = fit(rows, headline.label, figures_for={key})
-            out.append(_row(drive_model, fitted, headline.key, key, rows_digest(rows), now, submission=submission))
+            fitted = fit(rows, headline.label, figures_for={key}, base=(fits or {}).get(headline.key))
+            digest = rows_found.digest(headline.key)
+            out.append(_row(drive_model, fitted, headline.key, key, digest, now, submission=submission))
     return out

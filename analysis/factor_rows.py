@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -55,6 +54,44 @@ class DriveRows:
 
     rows: dict[str, list[Run]] = field(default_factory=dict)
     notes: dict[str, list[str]] = field(default_factory=dict)
+    # what rows_of read to build them, so rows of more runs can start from them (rows_of's `base`)
+    runs: list[dict] = field(default_factory=list, repr=False, compare=False)
+    reached: dict[str, _Reached] = field(default_factory=dict, repr=False, compare=False)
+    _hashes: dict = field(
+        default_factory=dict, repr=False, compare=False
+    )  # metric → (rows hashed, their SHA-256 so far)
+
+    def digest(self, metric: str) -> str:
+        """rows_digest of the metric's rows; rows that begin with the same row objects as the base's (rows_of's
+        `base`) only hash what follows them."""
+        return self._hash(metric).hexdigest()
+
+    def _hash(self, metric: str):
+        rows = self.rows.get(metric, [])
+        cached = self._hashes.get(metric)
+        if cached is not None and cached[0] is rows:
+            return cached[1]
+        start, hashed = 0, hashlib.sha256()
+        prefix = self.reached[metric].base_rows if metric in self.reached else None
+        if prefix is not None and prefix.rows.get(metric):
+            start, hashed = len(prefix.rows[metric]), prefix._hash(metric).copy()
+        tail = "\n".join(repr(row) for row in rows[start:])
+        hashed.update(("\n" + tail if start and start < len(rows) else tail).encode())
+        self._hashes[metric] = (rows, hashed)
+        return hashed
+
+
+@dataclass
+class _Reached:
+    """One metric's throughput per unit as the link-limited test compares them, and its rows' unknown counts."""
+
+    measured: list[dict]
+    per_unit: dict[object, list[float]]
+    medians: dict[object, float]
+    ranked: list[tuple[object, float]]  # the two highest medians (_best_elsewhere)
+    no_link: int = 0
+    alone: int = 0
+    base_rows: DriveRows | None = None  # the rows whose row objects these rows begin with
 
 
 def throughput(metric: str, headline: dict) -> float | None:
@@ -104,10 +141,13 @@ def public_runs(drive_model: DriveModel, runs_of: QuerySet | None = None) -> lis
     )
 
 
-def _best_elsewhere(reached: dict[object, float]):
-    """unit -> the most any other unit reached (None when no other unit did): the highest value, or for the unit
-    holding it the second highest, so a drive's rows take time linear in its runs."""
-    ranked = sorted(reached.items(), key=lambda item: item[1], reverse=True)[:2]
+def _ranked(medians: dict[object, float]) -> list[tuple[object, float]]:
+    return sorted(medians.items(), key=lambda item: item[1], reverse=True)[:2]
+
+
+def _best_elsewhere(ranked: list[tuple[object, float]]):
+    """unit -> the most any other unit reached (None when no other unit did): of the two highest medians, the
+    highest, or for the unit holding it the second, so a drive's rows take time linear in its runs."""
 
     def best(unit) -> float | None:
         others = [value for key, value in ranked if key != unit]
@@ -116,55 +156,96 @@ def _best_elsewhere(reached: dict[object, float]):
     return best
 
 
-def rows_of(runs: list[dict]) -> DriveRows:
-    """Every headline metric's rows from the runs `public_runs` reads."""
-    out = DriveRows()
+def _reached(metric: str, measured: list[dict], base: _Reached | None = None) -> _Reached:
+    """What the metric's runs reached per unit; `base`: the same of the first of these runs (only the units of the
+    rest get their medians again)."""
+    per_unit: dict[object, list[float]] = dict(base.per_unit) if base is not None else {}
+    start = len(base.measured) if base is not None else 0
+    touched = set()
+    for run in measured[start:]:
+        if (bytes_per_s := throughput(metric, run["headline"])) is not None:
+            unit = _unit(run)
+            if unit not in touched:  # a copy: the base's lists stay as they are
+                per_unit[unit] = list(per_unit.get(unit, []))
+            per_unit[unit].append(bytes_per_s)
+            touched.add(unit)
+    if base is None:
+        medians = {unit: statistics.median(values) for unit, values in per_unit.items()}
+    else:
+        medians = {unit: base.medians.get(unit) if unit not in touched else None for unit in per_unit}
+        medians.update((unit, statistics.median(per_unit[unit])) for unit in touched)
+    return _Reached(measured, per_unit, medians, _ranked(medians))
+
+
+def _row(metric: str, run: dict, limited: bool | None) -> Run:
+    return Run(
+        unit=_unit(run),
+        contributor=run["submission__uploader_id"],
+        value=float(run["headline"][metric]),
+        link_limited=limited,
+        link_below_capability=run["pcie_link__below_capability"],
+        spare_fraction=spare_vs_user(run["overprovisioning"]),
+        throttled=_throttled(run),
+        percentage_used=None if run["percentage_used"] is None else float(run["percentage_used"]),
+        firmware=run["firmware__revision"] or None,
+        host_cpu=run["host__cpu_model"] or None,
+        kernel=run["host__kernel"] or None,
+        scheduler=run["scheduler"] or None,
+        link=_link_text(run),
+    )
+
+
+def _metric_rows(metric: str, reached: _Reached, base: DriveRows | None) -> list[Run]:
+    """The metric's rows; counts the runs whose link-limited verdict is unknown on `reached`. The rows of `base`
+    are taken as they are when the two highest medians are the same (every run's verdict then is)."""
+    rows, start = [], 0
+    base_reached = base.reached.get(metric) if base is not None else None
+    if base_reached is not None and base_reached.ranked == reached.ranked:
+        rows, start = list(base.rows[metric]), len(base_reached.measured)
+        reached.no_link, reached.alone, reached.base_rows = base_reached.no_link, base_reached.alone, base
+    best_elsewhere = _best_elsewhere(reached.ranked)
+    for run in reached.measured[start:]:
+        usable = run["pcie_link__usable_bandwidth_bytes_per_s"]
+        elsewhere = best_elsewhere(_unit(run))
+        limited = None
+        if usable is None:
+            reached.no_link += 1
+        elif elsewhere is None:
+            reached.alone += 1
+        else:
+            limited = usable < elsewhere
+        rows.append(_row(metric, run, limited))
+    return rows
+
+
+def rows_of(runs: list[dict], base: DriveRows | None = None) -> DriveRows:
+    """Every headline metric's rows from the runs `public_runs` reads. `base`: the rows of the first of these runs
+    (a drive's public runs, to which a held submission's are added): the same rows, reusing what did not change."""
+    if base is not None and not (
+        len(base.runs) <= len(runs) and all(a is b for a, b in zip(base.runs, runs, strict=False))
+    ):
+        base = None  # not a beginning of these runs
+    out = DriveRows(runs=runs)
     for metric in METRICS:
-        measured = [r for r in runs if (r["headline"] or {}).get(metric) is not None]
+        base_reached = base.reached.get(metric) if base is not None else None
+        start = len(base.runs) if base_reached is not None else 0
+        added = [r for r in runs[start:] if (r["headline"] or {}).get(metric) is not None]
+        measured = base_reached.measured + added if base_reached is not None else added
         if not measured:
             continue
-        per_unit: dict[object, list[float]] = defaultdict(list)
-        for run in measured:
-            if (bytes_per_s := throughput(metric, run["headline"])) is not None:
-                per_unit[_unit(run)].append(bytes_per_s)
-        reached = {unit: statistics.median(values) for unit, values in per_unit.items()}
-        best_elsewhere = _best_elsewhere(reached)
-        rows, no_link, alone = [], 0, 0
-        for run in measured:
-            usable = run["pcie_link__usable_bandwidth_bytes_per_s"]
-            elsewhere = best_elsewhere(_unit(run))
-            limited = None
-            if usable is None:
-                no_link += 1
-            elif elsewhere is None:
-                alone += 1
-            else:
-                limited = usable < elsewhere
-            rows.append(
-                Run(
-                    unit=_unit(run),
-                    contributor=run["submission__uploader_id"],
-                    value=float(run["headline"][metric]),
-                    link_limited=limited,
-                    link_below_capability=run["pcie_link__below_capability"],
-                    spare_fraction=spare_vs_user(run["overprovisioning"]),
-                    throttled=_throttled(run),
-                    percentage_used=None if run["percentage_used"] is None else float(run["percentage_used"]),
-                    firmware=run["firmware__revision"] or None,
-                    host_cpu=run["host__cpu_model"] or None,
-                    kernel=run["host__kernel"] or None,
-                    scheduler=run["scheduler"] or None,
-                    link=_link_text(run),
-                )
-            )
+        reached = _reached(metric, measured, base_reached)
+        out.rows[metric], out.reached[metric] = _metric_rows(metric, reached, base), reached
         notes = []
-        if no_link:
-            notes.append(f"link-limited unknown on {no_link} run(s): the link's usable bandwidth is not recorded")
-        if alone:
+        if reached.no_link:
             notes.append(
-                f"link-limited unknown on {alone} run(s): no other unit measured this metric to compare the link with"
+                f"link-limited unknown on {reached.no_link} run(s): the link's usable bandwidth is not recorded"
             )
-        out.rows[metric], out.notes[metric] = rows, notes
+        if reached.alone:
+            notes.append(
+                f"link-limited unknown on {reached.alone} run(s): no other unit measured this metric to compare the "
+                "link with"
+            )
+        out.notes[metric] = notes
     return out
 
 

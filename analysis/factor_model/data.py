@@ -9,10 +9,8 @@ one observation.
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -88,17 +86,9 @@ class Unit:
     runs: list[Run]
     contributors: frozenset = frozenset()
     log_value: float = 0.0  # mean log(metric) over its runs
-    _levels: dict = field(default_factory=dict, repr=False, compare=False)  # factor key -> Counter of its levels
 
     def values(self, factor: Factor) -> list:
         return [level_of(factor, r) for r in self.runs]
-
-    def level_counts(self, factor: Factor) -> Counter:
-        """How many of its runs are at each level of the factor (computed once per unit and factor)."""
-        counts = self._levels.get(factor.key)
-        if counts is None:
-            counts = self._levels[factor.key] = Counter(level_of(factor, r) for r in self.runs)
-        return counts
 
     @property
     def link(self) -> str | None:
@@ -121,102 +111,61 @@ class Column:
 
 
 @dataclass
+class UnitLevels:
+    """One included factor over a table's units, counted once per fit: a continuous factor's mean per unit; a
+    boolean's count of runs set per unit; a category's levels (in order of first appearance) with each unit's count
+    of runs at each of them (units × levels)."""
+
+    means: np.ndarray | None = None
+    set_counts: np.ndarray | None = None
+    levels: list = field(default_factory=list)
+    counts: np.ndarray | None = None
+
+
+@dataclass
 class Table:
     units: list[Unit]
     included: list[Factor]
     left_out: dict[str, tuple[str, str]]  # factor key → (status, reason)
     notes: list[str]
     n_runs: int = 0
+    runs_per_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    levels: dict[str, UnitLevels] = field(default_factory=dict)  # included factor key → its counts per unit
+    # units × contributors: whether the contributor uploaded runs of the unit
+    memberships: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    run_columns: object = field(default=None, repr=False)  # the runs read (analysis.factor_model.table.RunColumns)
 
 
-def _positive(value: object) -> bool:
-    """A finite number above zero (numpy scalars and Decimals included, booleans not)."""
-    if isinstance(value, bool):
-        return False
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return False
-    return math.isfinite(number) and number > 0
-
-
-def unit_table(rows: Iterable[Run | Mapping]) -> Table:
-    """Screen the runs (positive metric, factors recorded for enough units) and reduce them to units."""
-    runs = [as_run(r) for r in rows]
-    # a run whose unit is unknown is a unit of its own
-    runs = [r if r.unit is not None else replace(r, unit=f"run-{i}") for i, r in enumerate(runs)]
-    notes: list[str] = []
-    good = [r for r in runs if _positive(r.value)]
-    if len(good) < len(runs):
-        notes.append(f"{len(runs) - len(good)} run(s) left out: the metric is not a positive number")
-    all_units = {r.unit for r in good}
-    included: list[Factor] = []
-    left_out: dict[str, tuple[str, str]] = {}
-    for factor in FACTORS:
-        recorded = {r.unit for r in good if level_of(factor, r) is not None}
-        if not recorded:
-            left_out[factor.key] = ("unrecorded", "not recorded for any unit")
-        elif len(recorded) < MIN_RECORDED_SHARE * len(all_units):
-            left_out[factor.key] = (
-                "unrecorded",
-                f"recorded for {len(recorded)} of {len(all_units)} units; the model needs "
-                f"{MIN_RECORDED_SHARE:.0%}, so it is left out",
-            )
-        else:
-            included.append(factor)
-    for factor in included:
-        missing = [r for r in good if level_of(factor, r) is None]
-        if missing:
-            notes.append(
-                f"{factor.label} not recorded on {len(missing)} run(s) of {len({r.unit for r in missing})} "
-                "unit(s): those runs are left out"
-            )
-    kept = [r for r in good if all(level_of(f, r) is not None for f in included)]
-    by_unit: dict[object, list[Run]] = {}
-    for run in kept:
-        by_unit.setdefault(run.unit, []).append(run)
-    units = [
-        Unit(uid, rs, frozenset(r.contributor for r in rs), sum(math.log(float(r.value)) for r in rs) / len(rs))
-        for uid, rs in by_unit.items()
-    ]
-    return Table(units, included, left_out, notes, len(kept))
-
-
-def reference_of(factor: Factor, units: list[Unit]) -> object:
+def reference_of(factor: Factor, table: Table) -> object:
     """Reference conditions: no flag set, the median unit for continuous factors, the modal level (most units,
     then most runs, then the first by name) for categories."""
     if factor.kind == "bool":
         return False
+    levels = table.levels[factor.key]
     if factor.kind == "continuous":
-        return float(np.median([_mean(u.values(factor)) for u in units]))
-    by_units: Counter = Counter()
-    by_runs: Counter = Counter()
-    for unit in units:
-        counts = unit.level_counts(factor)
-        by_units.update(counts.keys())
-        by_runs.update(counts)
-    return min(by_units, key=lambda lv: (-by_units[lv], -by_runs[lv], str(lv)))
+        return float(np.median(levels.means))
+    by_units = (levels.counts > 0).sum(axis=0).tolist()
+    by_runs = levels.counts.sum(axis=0).tolist()
+    best = min(range(len(levels.levels)), key=lambda i: (-by_units[i], -by_runs[i], str(levels.levels[i])))
+    return levels.levels[best]
 
 
-def columns_of(factor: Factor, reference: object, units: list[Unit]) -> list[Column]:
+def columns_of(factor: Factor, reference: object, table: Table) -> list[Column]:
     """The factor's design columns; none when every unit is at the reference (the factor is constant)."""
+    levels = table.levels[factor.key]
     if factor.kind == "continuous":
-        x = np.array([(_mean(u.values(factor)) - reference) / factor.step for u in units])
+        x = (levels.means - reference) / factor.step
         away = np.abs(x) >= 0.5  # half a step from the reference: a unit "differs" in this factor
         return [Column(factor, None, x, away)] if away.any() else []
     if factor.kind == "bool":
-        x = np.array([_mean([bool(level) for level in u.values(factor)]) for u in units])
+        x = levels.set_counts / table.runs_per_unit  # each unit's share of runs with the flag set
         return [Column(factor, None, x, x > 0)] if np.ptp(x) > 0 else []
     # each unit's share of runs at each level, counted once: a drive of many units and levels stays linear
-    shares = [{level: n / len(u.runs) for level, n in u.level_counts(factor).items()} for u in units]
-    levels = sorted({level for share in shares for level in share} - {reference}, key=str)
     columns = []
-    for level in levels:
-        x = np.array([share.get(level, 0.0) for share in shares])
+    for i in sorted(
+        (i for i, level in enumerate(levels.levels) if level != reference), key=lambda i: str(levels.levels[i])
+    ):
+        x = levels.counts[:, i] / table.runs_per_unit
         if np.ptp(x) > 0:  # a level every unit runs equally often is part of the intercept
-            columns.append(Column(factor, level, x, x > 0))
+            columns.append(Column(factor, levels.levels[i], x, x > 0))
     return columns
-
-
-def _mean(values: list) -> float:
-    return math.fsum(float(v) for v in values) / len(values)

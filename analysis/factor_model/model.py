@@ -7,8 +7,9 @@ from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 
-from analysis.factor_model.data import FACTORS, Column, Factor, Run, columns_of, reference_of, unit_table
-from analysis.factor_model.results import Effect, Estimate, FactorFit, FactorResult, UnitFigures
+from analysis.factor_model.data import FACTORS, Column, Factor, Run, Table, columns_of, reference_of
+from analysis.factor_model.results import Contributions, Effect, Estimate, FactorFit, FactorResult, UnitFigures
+from analysis.factor_model.table import unit_table
 
 # A column whose part not explained by the earlier columns is below this share of its own spread is aliased.
 ALIAS_TOLERANCE = 1e-9
@@ -17,18 +18,33 @@ CONFIDENCE = 0.95
 
 def separate(columns: list[Column], n_units: int) -> list[Column]:
     """Keep the columns, in priority order, that add something the intercept and the kept ones do not span; each
-    other column gets `aliased_with` (the kept columns it is a combination of). Returns the kept columns."""
+    other column gets `aliased_with` (the kept columns it is a combination of). Returns the kept columns.
+
+    A column far outside the span (its projection's residual a thousand times the tolerance) is kept on that
+    residual, against an orthonormal basis of the kept columns (projected twice: orthogonal to working precision);
+    any other column is decided by the least squares on the kept columns themselves, as the tolerance is defined."""
     kept: list[Column] = []
-    basis = np.ones((n_units, 1))
+    basis = np.ones((n_units, len(columns) + 1))  # the intercept, then the kept columns (the first k + 1 used)
+    orthonormal = np.zeros_like(basis)
+    orthonormal[:, 0] = 1 / math.sqrt(n_units) if n_units else 0.0
     for column in columns:
-        coef, *_ = np.linalg.lstsq(basis, column.x, rcond=None)
-        residual = column.x - basis @ coef
-        spread = np.linalg.norm(column.x - column.x.mean())
-        if np.linalg.norm(residual) > ALIAS_TOLERANCE * max(spread, 1.0):
+        k = len(kept) + 1
+        tolerance = ALIAS_TOLERANCE * max(float(np.linalg.norm(column.x - column.x.mean())), 1.0)
+        q = orthonormal[:, :k]
+        residual = column.x - q @ (q.T @ column.x)
+        residual -= q @ (q.T @ residual)
+        if np.linalg.norm(residual) > 1e3 * tolerance:
             kept.append(column)
-            basis = np.column_stack([basis, column.x])
+            basis[:, k] = column.x
+            orthonormal[:, k] = residual / np.linalg.norm(residual)
+            continue
+        coef, *_ = np.linalg.lstsq(basis[:, :k], column.x, rcond=None)
+        if np.linalg.norm(column.x - basis[:, :k] @ coef) > tolerance:
+            kept.append(column)
+            basis[:, k] = column.x
+            orthonormal[:, : k + 1] = np.linalg.qr(basis[:, : k + 1])[0]  # barely outside: orthonormal from scratch
         else:
-            column.aliased_with = [k for k, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
+            column.aliased_with = [other for other, b in zip(kept, coef[1:], strict=True) if abs(b) > 1e-6]
     return kept
 
 
@@ -45,26 +61,32 @@ def variance_shares(x: np.ndarray, beta: np.ndarray, groups: list[list[int]]) ->
     return [float(((part - part.mean()) * (fitted - fitted.mean())).sum()) / total for part in parts]
 
 
-def _count(column: Column, units, mask=None) -> tuple[int, int]:
-    chosen = [u for u, a in zip(units, column.away if mask is None else mask, strict=True) if a]
-    return len(chosen), len({c for u in chosen for c in u.contributors})
+def _count(away: np.ndarray, member: np.ndarray) -> tuple[int, int]:
+    """The units `away` marks, and the contributors behind them."""
+    return int(np.count_nonzero(away)), int(np.count_nonzero(member[away].any(axis=0)))
 
 
-def _constant_reason(factor: Factor, reference: object, units: list) -> str:
+def _constant_reason(factor: Factor, reference: object, table: Table) -> str:
     """Why a recorded factor has no column; it speaks of the units in the fit only (runs left out may differ)."""
     if factor.kind == "continuous":
         return f"every unit in the fit within ±{factor.step / 2:g} of the median, {reference:g}"
     if factor.kind == "bool":
-        flagged = any(v for u in units for v in u.values(factor))
-        return f"{'set on every run' if flagged else 'not set on any run'} of the {len(units)} units in the fit"
-    return f"{reference} on every run of the {len(units)} units in the fit"
+        flagged = bool(table.levels[factor.key].set_counts.any())
+        return f"{'set on every run' if flagged else 'not set on any run'} of the {len(table.units)} units in the fit"
+    return f"{reference} on every run of the {len(table.units)} units in the fit"
 
 
-def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Collection | None = None) -> FactorFit:
+def fit(
+    rows: Iterable[Run | Mapping],
+    metric: str = "metric",
+    figures_for: Collection | None = None,
+    base: FactorFit | None = None,
+) -> FactorFit:
     """The factor model of one drive model and one headline metric: log(metric) on the recorded factors, one row
     per unit. Returns effects only when there are at least two more units than parameters. `figures_for` limits the
-    per-unit figures (FactorFit.units) to those unit keys; None: every unit."""
-    table = unit_table(rows)
+    per-unit figures (FactorFit.units) to those unit keys; None: every unit. `base`: a fit of rows these rows begin
+    with (the same row objects: a held unit's rows after the public ones), whose reading of them is reused."""
+    table = unit_table(rows, base.run_columns if base is not None else None)
     units = table.units
     n = len(units)
     results: dict[str, FactorResult] = {}
@@ -72,19 +94,21 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
         if factor.key in table.left_out:
             status, reason = table.left_out[factor.key]
             results[factor.key] = FactorResult(factor.key, factor.label, status, reason)
-    references = {f.key: reference_of(f, units) for f in table.included} if units else {}
+    references = {f.key: reference_of(f, table) for f in table.included} if units else {}
     columns: list[Column] = []
     for factor in table.included:
-        cols = columns_of(factor, references[factor.key], units)
+        cols = columns_of(factor, references[factor.key], table)
         if not cols:
-            reason = _constant_reason(factor, references[factor.key], units)
+            reason = _constant_reason(factor, references[factor.key], table)
             results[factor.key] = FactorResult(
                 factor.key, factor.label, "constant", reason, reference=references[factor.key]
             )
         columns.extend(cols)
     kept = separate(columns, n)
-    contributors = len({c for u in units for c in u.contributors})
+    member = table.memberships
+    contributors = member.shape[1]
     out = FactorFit(metric, "fitted", "", n, table.n_runs, contributors, notes=table.notes, reference=references)
+    out.run_columns = table.run_columns
     p = 1 + len(kept)
     if n < p + 2:
         out.status = "too_few_units"
@@ -112,7 +136,7 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
     shares = dict(zip(group_keys, variance_shares(x, beta, groups), strict=True))
     effects: dict[int, Effect] = {}
     for j, column in enumerate(kept, start=1):
-        n_u, n_c = _count(column, units)
+        n_u, n_c = _count(column.away, member)
         moves_with = [c.name for c in columns if column in c.aliased_with]
         effects[id(column)] = Effect(
             column.factor.key, column.name, column.level, "estimated" if n_u >= 2 else "indicative",
@@ -120,7 +144,7 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
         )  # fmt: skip
     for column in columns:
         if column not in kept:
-            n_u, n_c = _count(column, units)
+            n_u, n_c = _count(column.away, member)
             names = [c.name for c in column.aliased_with]
             effects[id(column)] = Effect(
                 column.factor.key, column.name, column.level, "not_separable", None, None, None, n_u, n_c, names
@@ -130,7 +154,7 @@ def fit(rows: Iterable[Run | Mapping], metric: str = "metric", figures_for: Coll
             continue
         own = [c for c in columns if c.factor is factor]
         away = np.any([c.away for c in own], axis=0)
-        n_u, n_c = _count(own[0], units, away)
+        n_u, n_c = _count(away, member)
         factor_effects = [effects[id(c)] for c in own]
         statuses = {e.status for e in factor_effects}
         status = next(s for s in ("estimated", "indicative", "not_separable") if s in statuses)
@@ -153,13 +177,10 @@ def _unit_figures(out: FactorFit, units, kept, effects, x, y, beta, cov, low, hi
     log_norm = y - own.sum(axis=1)
     half = t * np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", xf, cov[1:, 1:], xf), 0.0))
     norm, norm_low, norm_high = np.exp(log_norm), np.exp(log_norm - half), np.exp(log_norm + half)
-    column_effects = [effects[id(column)] for column in kept]
-    for i, unit in enumerate(units):
-        if figures_for is not None and unit.id not in figures_for:
-            continue
-        contributions = [
-            (column, effect, bool(column.away[i]), Estimate(float(value[i, j]), float(lo[i, j]), float(hi[i, j])))
-            for j, (column, effect) in enumerate(zip(kept, column_effects, strict=True))
-        ]
-        normalized = Estimate(float(norm[i]), float(norm_low[i]), float(norm_high[i]))
-        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), normalized, contributions, i)
+    away = np.column_stack([column.away for column in kept]) if kept else np.zeros((len(units), 0), dtype=bool)
+    contributions = Contributions(kept, [effects[id(column)] for column in kept], value, lo, hi, away)
+    chosen = [i for i, unit in enumerate(units) if figures_for is None or unit.id in figures_for]
+    normalized = zip(norm[chosen].tolist(), norm_low[chosen].tolist(), norm_high[chosen].tolist(), strict=True)
+    for i, estimate in zip(chosen, normalized, strict=True):
+        unit = units[i]
+        out.units[unit.id] = UnitFigures(unit, math.exp(y[i]), Estimate(*estimate), contributions, i)

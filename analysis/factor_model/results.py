@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
 
 from analysis.factor_model.data import BY_KEY, Column, Unit
 
@@ -59,12 +62,40 @@ class FactorResult:
 
 
 @dataclass
+class Contributions:
+    """Each kept column's effect on each unit of a fit (its ratio raised to the unit's share or distance, with the
+    interval's bounds) and whether the unit is away from the reference in it: units × columns, read per unit."""
+
+    columns: list[Column]
+    effects: list[Effect]
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    away: np.ndarray
+
+    def of(self, i: int, columns: list[int] | None = None) -> list[tuple[Column, Effect, bool, Estimate]]:
+        """Unit `i`'s (column, effect, away from reference, its effect on the unit), of `columns` or every column."""
+        chosen = range(len(self.columns)) if columns is None else columns
+        value, low, high, away = (a[i].tolist() for a in (self.value, self.low, self.high, self.away))
+        return [(self.columns[j], self.effects[j], away[j], Estimate(value[j], low[j], high[j])) for j in chosen]
+
+
+@dataclass
 class UnitFigures:
     unit: Unit
     observed: float  # geometric mean of its runs
     normalized: Estimate  # at the reference conditions
-    contributions: list[tuple[Column, Effect, bool, Estimate]]  # (column, effect, away from reference, its effect)
+    fit_contributions: Contributions = field(repr=False)
     index: int = 0  # its row in the fit's design (the order of the fit's units)
+
+    @cached_property
+    def contributions(self) -> list[tuple[Column, Effect, bool, Estimate]]:
+        """Every kept column's (column, effect, away from reference, its effect on this unit)."""
+        return self.fit_contributions.of(self.index)
+
+    def away_contributions(self) -> list[tuple[Column, Effect, bool, Estimate]]:
+        """The same, of the columns in which this unit is away from the reference only."""
+        return self.fit_contributions.of(self.index, np.flatnonzero(self.fit_contributions.away[self.index]).tolist())
 
 
 @dataclass
@@ -101,6 +132,7 @@ class FactorFit:
     df_resid: int | None = None
     reference_level: Estimate | None = None  # a typical unit at the reference conditions
     units: dict[object, UnitFigures] = field(default_factory=dict)
+    run_columns: object = field(default=None, repr=False, compare=False)  # its rows as read (factor_model.table)
 
     @property
     def effects(self) -> list[Effect]:
@@ -136,7 +168,7 @@ class FactorFit:
             return []
         gap = figures.observed / self.reference_level.value
         lines = []
-        for column, effect, away, estimate in figures.contributions:
+        for column, effect, away, estimate in figures.away_contributions():
             if not (away and effect.significant and math.log(gap) * math.log(estimate.value) > 0):
                 continue
             what = self._what(column, figures)

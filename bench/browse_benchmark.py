@@ -432,7 +432,7 @@ def main() -> int:
         "--sizes", default="100000,1000000", help="measurement rows, comma-separated (default 100k, 1M)"
     )
     parser.add_argument("--requests", type=int, default=40, help="warm requests per page (default 40)")
-    parser.add_argument("--cold-requests", type=int, default=12, help="cold requests per page (default 12)")
+    parser.add_argument("--cold-requests", type=int, default=20, help="cold requests per page (default 20)")
     parser.add_argument("--reseed", action="store_true", help="drop and re-seed the benchmark databases")
     parser.add_argument("--no-http", action="store_true", help="in-process only (no gunicorn)")
     parser.add_argument("--db-prefix", default=BENCH_DB_PREFIX, help="benchmark databases are <prefix>_<size>")

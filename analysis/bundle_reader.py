@@ -40,7 +40,7 @@ from analysis.records import (
 from analysis.run_conditions import run_condition_problems
 from analysis.values import optional_int
 from analysis.wear import wear_from_smart
-from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output, summarize
+from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output
 from nvmedb_client.system import nvme
 from nvmedb_client.tracking import evaluate_runs
 
@@ -194,7 +194,7 @@ def _parse_runs(
         try:
             with reading(f"run {run_id}: {path}", expected=(FioOutputError,)):
                 doc = bundle.parsed(path, parse_fio_output)
-                summaries[run_id] = summarize(doc)
+                summaries[run_id] = bundle.fio_summary(path)
             documents[run_id] = doc
         except (FioOutputError, KeyError) as exc:
             record.reject_reasons.append(f"run {run_id}: its fio output {path} holds no usable result: {exc}"[:300])
@@ -207,6 +207,7 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
     documents_options: dict[str, dict] = {}
     plan = manifest.get("plan") or {}
     starts: dict[str, list[int]] = {}  # each sliced run's job positions in their slices (pts.sequential)
+    cells = crosscheck.PlanCells()
     for run in runs:
         run_id = str(run.get("id"))
         doc = documents.get(run_id)
@@ -214,7 +215,7 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
             continue
         raw = str(run.get("output_file"))
         with reading(f"run {run_id}: {raw}"):
-            failures += _check_run(bundle, run, doc, plan, raw, record, documents_options, starts)
+            failures += _check_run(bundle, run, doc, plan, raw, record, documents_options, starts, cells)
     with reading("the positions of the sequential WSAT workloads' samples"):
         failures += pts_sequential.position_failures(runs, starts, summaries, plan.get("active_range_bytes"))
     timed = [
@@ -244,7 +245,7 @@ def _cross_check(bundle, manifest, runs, summaries, documents, record: Submissio
 
 
 def _check_run(
-    bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict, starts: dict
+    bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict, starts: dict, cells
 ) -> list:
     run_id = str(run.get("id"))
     failures = crosscheck.check_figures(doc, raw_file=raw)
@@ -284,7 +285,7 @@ def _check_run(
         if positions is not None:
             starts[run_id] = positions
     if plan.get("blocks"):
-        failures += crosscheck.check_run_against_plan(run=run, plan=plan)
+        failures += crosscheck.check_run_against_plan(run=run, plan=plan, cells=cells)
     return failures
 
 

@@ -19,7 +19,9 @@ from analysis.records import HostRecord, SubmissionRecord
 from analysis.values import optional_int
 from nvmedb_client import jsonload
 from nvmedb_client import system_files as declared_kinds
+from nvmedb_client.fio_output import FioSummary
 from nvmedb_client.system.lspci import parse_lspci
+from submissions.fio_summaries import bundle_summary
 
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
@@ -42,6 +44,10 @@ class ListedFiles:
     def parsed(self, path: str, parse):
         """`parse` of the file's bytes, once per bundle (VerifiedBundle.parsed): do not change the result."""
         return self.bundle.parsed(path, parse)
+
+    def fio_summary(self, path: str) -> FioSummary:
+        """The summary of a fio output, made once per bundle (the content fingerprints made it first)."""
+        return bundle_summary(self.bundle, path)
 
 
 def run_facts(bundle, files: set[str], facts: dict | None, record: SubmissionRecord) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from analysis.plan_cells import PlanCells
 from analysis.pts import captures as pts_captures
 from analysis.pts import prewrites as pts_prewrites
 from analysis.pts import segments as pts_segments
@@ -434,8 +435,9 @@ def _number(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]:
+def check_run_against_plan(*, run: Mapping, plan: Mapping, cells: PlanCells | None = None) -> list[CheckFailure]:
     """The run entry must be one the declared plan contains: its test, phase, cell, threads, depth and runtime."""
+    cells = cells or PlanCells()
     blocks = [b for b in _objects(_mapping(plan).get("blocks")) if b.get("test") == run.get("test")]
     if not blocks:
         return [CheckFailure("plan", REJECT, f"run {run.get('id')}: the plan has no {run.get('test')} test")]
@@ -461,10 +463,7 @@ def check_run_against_plan(*, run: Mapping, plan: Mapping) -> list[CheckFailure]
         for series in _objects(block.get("series")):
             if series.get("phase") != run.get("phase"):
                 continue
-            planned_cells = [  # a list: values from a hostile plan may be unhashable
-                (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct"), c.get("threads"), c.get("iodepth"))
-                for c in _objects(series.get("cells"))
-            ]
+            planned_cells = cells.with_depth(series)
             own_depth = (cell + (run.get("threads"), run.get("iodepth"))) in planned_cells  # a TC x QD sweep's cell
             if not own_depth and (cell + (None, None)) not in planned_cells:
                 continue

@@ -34,7 +34,8 @@ try:
 except ImportError:  # the server has it; the standard library writes the same bytes, slower
     orjson = None
 
-from nvmedb_client.fio_output import parse_fio_output, summarize
+from nvmedb_client.fio_output import FioSummary, parse_fio_output, summarize
+from submissions.fio_summaries import bundle_summary
 from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
 
 if TYPE_CHECKING:
@@ -160,13 +161,14 @@ def _did_io(entry: dict) -> bool:
     return False
 
 
-def signature_values(doc: dict) -> list[tuple[str, tuple]]:
+def signature_values(doc: dict, summary: FioSummary | None = None) -> list[tuple[str, tuple]]:
     """(direction, figures) for each direction of a parsed fio result that did I/O: runtime (s), IOPS, bandwidth
     (B/s), bytes, mean total and completion latency and the largest total latency (ns), as the dataset reads them
     (nvmedb_client.fio_output.summarize: the jobs summed, fio 2.x units converted). Formatting, key order, number
-    spelling (12 or 12.0) and keys the dataset does not read change none of them."""
+    spelling (12 or 12.0) and keys the dataset does not read change none of them. `summary`: summarize(doc), when
+    it was already made."""
     try:
-        summary = summarize(doc)
+        summary = summary if summary is not None else summarize(doc)
     except Exception:  # noqa: BLE001 - best effort: the ingest judges the output and names what is wrong with it
         return []
     unified = summary.read_iops is None and summary.write_iops is None  # unified_rw_reporting: the mixed total only
@@ -207,10 +209,10 @@ def figures_agree(a, b) -> bool:
     return True
 
 
-def _signatures(doc: dict, path: str) -> list[Fingerprint]:
+def _signatures(doc: dict, path: str, summary: FioSummary | None = None) -> list[Fingerprint]:
     return [
         Fingerprint(SIGNATURE, signature_key(direction, values[1]), path, direction=direction, values=values)
-        for direction, values in signature_values(doc)
+        for direction, values in signature_values(doc, summary)
     ]
 
 
@@ -233,7 +235,11 @@ def bundle_fingerprints(bundle: VerifiedBundle) -> list[Fingerprint]:
             continue  # not a fio result: its bytes identify nobody either (an error message is the same for all)
         found.append(Fingerprint(BYTES, hashes[path], path))
         found.append(Fingerprint(MEASUREMENTS, digest, path))
-        found.extend(_signatures(doc, path))
+        try:
+            summary = bundle_summary(bundle, path)  # made once: the ingest reads the same figures
+        except Exception:  # noqa: BLE001 - as signature_values: the ingest names what is wrong with the output
+            summary = None
+        found.extend(_signatures(doc, path, summary) if summary is not None else [])
     return found
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from analysis import pcie
+from analysis.plan_cells import PlanCells
 from analysis.plausibility.evidence import check_compliance_claim, check_sizes, reference_plan
 from analysis.plausibility.limits import (
     CLOCK_SLACK_S,
@@ -133,7 +134,9 @@ RULES = {
 }
 
 
-def measurement_failures(m: MeasurementRecord, record: SubmissionRecord, bounds: LinkBounds) -> list[GateFailure]:
+def measurement_failures(
+    m: MeasurementRecord, record: SubmissionRecord, bounds: LinkBounds, cells: PlanCells | None = None
+) -> list[GateFailure]:
     failures = check_finite_non_negative(m)
     if any(f.severity == REJECT for f in failures):
         return failures  # the other bounds would only repeat the same broken number
@@ -143,7 +146,7 @@ def measurement_failures(m: MeasurementRecord, record: SubmissionRecord, bounds:
     failures += check_latency_floor(m, bounds, device=record.target_kind == "device")
     failures += check_littles_law(m)
     if record.source == "client":
-        failures += check_cell_runtime(m, record.plan)
+        failures += check_cell_runtime(m, record.plan, cells)
     failures += check_run_window(m)
     for side, smart in (("before", m.smart_before), ("after", m.smart_after)):
         failures += check_smart_values(smart, f"run {m.run_key} smart-log {side}")
@@ -159,8 +162,9 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
     measurements = [m for tr in record.test_runs for m in tr.measurements]
     failures = check_link(record)
     failures += check_sizes(record)
+    cells = PlanCells()
     for m in measurements:
-        failures += measurement_failures(m, record, bounds)
+        failures += measurement_failures(m, record, bounds, cells)
     ordered = sorted(
         (m for m in measurements if m.smart_before or m.smart_after),
         key=lambda m: (epoch(m.started_at) is None, epoch(m.started_at) or 0.0),

@@ -56,8 +56,13 @@ class LinkBounds:
 
 
 def finite(value) -> bool:
-    if type(value) is float:  # the usual case first: called for every figure of every measurement
+    if type(value) is float:  # the usual cases first: called for every figure and counter of every measurement
         return math.isfinite(value)
+    if type(value) is int:  # never a bool: type() is exact
+        try:
+            return math.isfinite(value)
+        except OverflowError:
+            return False
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
     try:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 
 from analysis import crosscheck
+from analysis.plan_cells import PlanCells
 from analysis.plausibility.limits import (
     CLOCK_SLACK_S,
     HOLD,
@@ -189,10 +190,12 @@ def check_littles_law(m: MeasurementRecord) -> list[GateFailure]:
     ]
 
 
-def planned_runtime_s(plan: Mapping | None, m: MeasurementRecord) -> float | None:
-    """The cell time the plan's series for this measurement declares (None when the plan does not say)."""
+def planned_runtime_s(plan: Mapping | None, m: MeasurementRecord, cells: PlanCells | None = None) -> float | None:
+    """The cell time the plan's series for this measurement declares (None when the plan does not say); `cells`
+    lists each series' cells once for all the measurements of one plan."""
     if not isinstance(plan, Mapping):
         return None
+    cells_of = (cells or PlanCells()).without_depth
     cell = (m.pattern, m.block_size_bytes, m.read_pct)
     for block in _list(plan.get("blocks")):
         if not isinstance(block, Mapping) or block.get("test") != m.test:
@@ -200,13 +203,7 @@ def planned_runtime_s(plan: Mapping | None, m: MeasurementRecord) -> float | Non
         for series in _list(block.get("series")):
             if not isinstance(series, Mapping) or series.get("phase") != m.phase:
                 continue
-            # a list, not a set: a hostile plan's cell values need not be hashable
-            cells = [
-                (c.get("pattern"), c.get("block_size_bytes"), c.get("read_pct"))
-                for c in _list(series.get("cells"))
-                if isinstance(c, Mapping)
-            ]
-            if cell in cells:
+            if cell in cells_of(series):
                 value = series.get("runtime_s")
                 return float(value) if finite(value) else math.nan if value is not None else None
     return None
@@ -216,7 +213,7 @@ def _list(value) -> list:
     return value if isinstance(value, list) else []
 
 
-def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None) -> list[GateFailure]:
+def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None, cells: PlanCells | None = None) -> list[GateFailure]:
     """fio ran each cell for a finite, positive time, at least the plan's cell time (or the run's declared runtime_s
     when the plan has none) minus the tolerance. A cell with no planned time is not a pass: it is not compliant."""
     if m.summary is None or m.phase == "wipc":
@@ -231,7 +228,7 @@ def check_cell_runtime(m: MeasurementRecord, plan: Mapping | None) -> list[GateF
                 "cell_runtime", REJECT, f"run {m.run_key}: runtime_s is {show(declared)}, not a positive number"
             )
         ]
-    planned = planned_runtime_s(plan, m)
+    planned = planned_runtime_s(plan, m, cells)
     if planned is not None and (not finite(planned) or planned <= 0):
         return [GateFailure("cell_runtime", REJECT, f"run {m.run_key}: the plan's cell time is {show(planned)}")]
     expected = planned if planned is not None else declared

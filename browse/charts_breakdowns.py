@@ -16,7 +16,10 @@ from reports.chart_kit import PALETTE, Chart, figure_layout, keep_digits, plot_t
 
 
 def cached_breakdowns(data: DriveData) -> list[Chart]:
-    """The breakdowns read every public run: written with the drive's data, else cached per data version."""
+    """The breakdowns read every public run: written with the drive's data, else cached per data version (the
+    summary rebuild computes them once, for the page's sections and its own column)."""
+    if data.breakdowns is not None:
+        return [copy.copy(chart) for chart in data.breakdowns]  # views set each chart's CSV link
     if data.stored is not None:
         stored = (
             DrivePageSummary.objects.filter(drive_model=data.drive, version=data.version)

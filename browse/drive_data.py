@@ -51,6 +51,7 @@ class DriveData:
     stored: dict | None = None  # what browse.summaries wrote from the drive's data
     runs_of: QuerySet | None = None  # the runs counted as public (None: selectors' public runs)
     freshness: str = ""  # said on the page when the summary lags more than FRESH_SECONDS behind the drive's data
+    breakdowns: list | None = None  # the breakdown charts, when the summary rebuild computed them already
 
     @cached_property
     def measurements(self) -> dict[int, list[dict]]:

@@ -175,12 +175,14 @@ def compute_summaries(
     aggregates: dict[int, list[DriveModelAggregate]],
     runs_of: QuerySet | None = None,
     flags_of: QuerySet | None = None,
+    runs: dict[int, list[dict]] | None = None,
 ) -> tuple[dict[int, DriveSummary], dict[int, list[dict]]]:
     """Each drive's summary read from every public run (of `runs_of` and `flags_of`, by default the public ones),
-    in three queries whatever the number of drives, and the drives' run lists."""
+    in three queries whatever the number of drives (two when the caller read the drives' `runs` already, as light
+    rows newest first), and the drives' run lists."""
     missing = drive_ids
     found: dict[int, DriveSummary] = {}
-    runs = public_runs_of(missing, runs_of)
+    runs = public_runs_of(missing, runs_of) if runs is None else runs
     flags_of = public_flags() if flags_of is None else flags_of
     counted: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in missing}
     # flags about a whole submission (its link, its source) carry no run: they reach the drive through its runs

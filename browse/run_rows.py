@@ -91,15 +91,20 @@ CHARTED_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "r
                               "in_steady_window", "started_at")  # fmt: skip
 
 
-def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:
+def public_runs_of(
+    drive_ids: list[int], runs_of: QuerySet | None = None, extra_metrics: tuple[str, ...] = ()
+) -> dict[int, list[dict]]:
     """Every public run of these drives (of `runs_of`, by default the public runs) as light rows, newest first (a
-    submission being published in this transaction has no date yet: it is the newest), in one query."""
+    submission being published in this transaction has no date yet: it is the newest), in one query; with
+    `extra_metrics`, those headline metrics too (as m_<key> floats) and the run's overprovisioning."""
     runs: dict[int, list[dict]] = {pk: [] for pk in drive_ids}
     source = public_test_runs() if runs_of is None else runs_of
     ordered = source.filter(drive_model_id__in=drive_ids).order_by(
         F("submission__published_at").desc(nulls_first=True), "test", "id"
     )
-    for run in light_runs(ordered, "drive_model_id"):
+    extra = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in extra_metrics}
+    extra_fields = ("overprovisioning", *extra) if extra_metrics else ()
+    for run in light_runs(ordered.annotate(**extra), "drive_model_id", *extra_fields):
         runs[run["drive_model_id"]].append(run)
     return runs
 

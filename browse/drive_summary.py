@@ -203,7 +203,7 @@ def compute_summaries(
                 test: run["id"] for test in TEST_ORDER if (run := representative_run(runs[pk], test, overall))
             },
             newest=[
-                {key: run[key] for key in NEWEST_FIELDS}
+                {key: run[key] for key in NEWEST_FIELDS if key in run}  # undated rows: the summary rebuild's
                 for run in list({r["submission_id"]: r for r in reversed(runs[pk])}.values())[::-1][:NEWEST_SUBMISSIONS]
             ],
             flag_counts=[{"kind": kind, "n_submissions": n} for kind, n in sorted(counted[pk].items())],

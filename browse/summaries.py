@@ -93,7 +93,7 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
     runs_of, flags_of = public_test_runs(), public_flags()
     pk = drive_model.pk
     aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive_model).order_by("metric", "factor", "level"))
-    runs = queries.public_runs_of([pk], runs_of, extra_metrics=EXTRA_FACTOR_METRICS)
+    runs = queries.public_runs_of([pk], runs_of, extra_metrics=EXTRA_FACTOR_METRICS, dated=False)  # no date stored
     computed, _ = queries.compute_summaries([pk], {pk: aggregates}, runs_of, flags_of, runs=runs)
     summary = computed[pk]
     if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page

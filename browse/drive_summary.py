@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from analysis.models import (
@@ -193,8 +193,9 @@ def compute_summaries(
             flags_of.filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
         ),
     ):
-        for row in flags.values(drive_field, "kind").annotate(n=Count("submission", distinct=True)).order_by():
-            counted[row[drive_field]][row["kind"]] += row["n"]
+        # each (drive, kind, submission) once, counted here: a hash aggregate, not COUNT(DISTINCT)'s sort of every flag
+        for drive_id, kind, _ in flags.values_list(drive_field, "kind", "submission_id").distinct().order_by():
+            counted[drive_id][kind] += 1
     for pk in missing:
         overall = {a.metric: a for a in aggregates.get(pk, []) if a.factor == "all"}
         found[pk] = DriveSummary(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 
 import pytest
 
@@ -74,6 +75,17 @@ def test_the_rebuild_writes_the_reference_row_on_varied_data(browse_drive, seed)
     assert row["n_submissions"] >= 16 and row["summary"]["n_surface_runs"] == 1
     assert row["page"]["spread"]["op_breakdown"], "the varied over-provisioning levels are broken down"
     assert len(row["breakdowns"]) == 4
+    published = Flag.objects.filter(submission__status="published")
+    on_runs = {
+        (f.kind, f.submission_id)
+        for f in published.filter(test_run__drive_model=drive).exclude(test_run__test="surface")
+    }
+    whole = {
+        (f.kind, f.submission_id)
+        for f in published.filter(test_run__isnull=True, submission__test_runs__drive_model=drive)
+    }
+    expected = Counter(kind for kind, _ in on_runs) + Counter(kind for kind, _ in whole)
+    assert {c["kind"]: c["n_submissions"] for c in row["summary"]["flag_counts"]} == expected and len(whole) == 2
     assert summaries.rebuild_summary(drive.pk) == summaries.WRITTEN
     stored = DrivePageSummary.objects.filter(drive_model=drive).values(*row).get()
     assert as_stored({k: stored[k] for k in row}) == row  # what the task wrote is that row

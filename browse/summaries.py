@@ -99,7 +99,7 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
     if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page
         return None
     data = queries.drive_data_of(drive=drive_model, aggregates=aggregates, summary=summary, all_runs=runs[pk],
-                                 runs_of=runs_of)  # fmt: skip
+                                 runs_of=runs_of, flagged=False)  # fmt: skip
     data.breakdowns = breakdowns(data)
     pts = [run for run in runs[pk] if not is_extension(run["test"])]  # the list's run filters: PTS runs only
     return _fields(

@@ -46,6 +46,16 @@ def differing(left: dict | None, right: dict | None) -> list[str]:
     return [key for key in keys if as_json(left.get(key)) != as_json(right.get(key))]
 
 
+def timed(build, drive: DriveModel) -> tuple[float, dict | None]:
+    """The fastest of three builds (the first pays for imports and cold caches) and what it built."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        built = build(drive)
+        times.append(time.perf_counter() - started)
+    return min(times), built
+
+
 def drives_to_check(slugs: list[str], n: int) -> list[DriveModel]:
     if slugs:
         return list(DriveModel.objects.filter(slug__in=slugs).order_by("slug"))
@@ -82,16 +92,14 @@ def main() -> int:
         return 0
     failed = False
     for drive in drives:
-        started = time.perf_counter()
-        fast = summaries.summary_fields(drive)
-        fast_s = time.perf_counter() - started
-        started = time.perf_counter()
-        reference = summaries.reference_summary_fields(drive)
-        reference_s = time.perf_counter() - started
+        fast_s, fast = timed(summaries.summary_fields, drive)
+        reference_s, reference = timed(summaries.reference_summary_fields, drive)
         keys = differing(fast, reference)
         failed = failed or bool(keys)
         verdict = "same row" if not keys else "DIFFERS in " + ", ".join(keys)
-        print(f"{drive.slug}: {verdict} (rebuild {fast_s * 1000:.1f} ms, reference {reference_s * 1000:.1f} ms)")
+        print(
+            f"{drive.slug}: {verdict} (fastest of 3: rebuild {fast_s * 1000:.1f} ms, reference {reference_s * 1000:.1f} ms)"
+        )
     return 1 if failed else 0
 
 

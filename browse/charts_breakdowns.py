@@ -16,7 +16,10 @@ from reports.chart_kit import PALETTE, Chart, figure_layout, keep_digits, plot_t
 
 
 def cached_breakdowns(data: DriveData) -> list[Chart]:
-    """The breakdowns read every public run: written with the drive's data, else cached per data version."""
+    """The breakdowns read every public run: written with the drive's data, else cached per data version (the
+    summary rebuild computes them once, for the page's sections and its own column)."""
+    if data.breakdowns is not None:
+        return [copy.copy(chart) for chart in data.breakdowns]  # views set each chart's CSV link
     if data.stored is not None:
         stored = (
             DrivePageSummary.objects.filter(drive_model=data.drive, version=data.version)
@@ -60,7 +63,8 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
             points[(level_of(run), unit)].append(value)
     by_level: dict[str, list[tuple[str, float, int]]] = defaultdict(list)  # level -> (unit, median, runs)
     for (level, unit), values in sorted(points.items(), key=lambda item: (item[0][0], str(item[0][1]))):
-        by_level[level].append((str(unit), keep_digits(statistics.median(values) / divisor), len(values)))
+        median = values[0] if len(values) == 1 else statistics.median(values)  # most units ran once
+        by_level[level].append((str(unit), keep_digits(median / divisor), len(values)))
     levels = sorted(by_level)
     sentence = _single_level_sentence(headline, factor_label, levels, points) if len(levels) == 1 else ""
     # a box needs two units: one unit is drawn as its point, never as a box flattened to a line

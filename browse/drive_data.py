@@ -51,6 +51,7 @@ class DriveData:
     stored: dict | None = None  # what browse.summaries wrote from the drive's data
     runs_of: QuerySet | None = None  # the runs counted as public (None: selectors' public runs)
     freshness: str = ""  # said on the page when the summary lags more than FRESH_SECONDS behind the drive's data
+    breakdowns: list | None = None  # the breakdown charts, when the summary rebuild computed them already
 
     @cached_property
     def measurements(self) -> dict[int, list[dict]]:
@@ -126,9 +127,11 @@ def drive_data_of(
     submission_id: uuid.UUID | None = None,
     stored=None,
     runs_of: QuerySet | None = None,
+    flagged: bool = True,
 ) -> DriveData:
     """The drive page's data around its summary: the charted runs, their flags (three queries, one more with
-    `submission_id`). `runs_of` are the runs counted as public (a refresh passes the set it is about to publish)."""
+    `submission_id`; one without the flags, not `flagged`, as the summary rebuild has it: the page reads them).
+    `runs_of` are the runs counted as public (a refresh passes the set it is about to publish)."""
     if not (summary.n_runs or summary.n_surface_runs):
         raise DriveNotPublic(f"{drive.slug} has no public run.")
     source = public_test_runs() if runs_of is None else runs_of
@@ -144,6 +147,26 @@ def drive_data_of(
     full = {r["id"]: r for r in source.filter(id__in=run_ids).values(*RUN_FIELDS)}
     selected = {test: full[run_id] for test in TEST_ORDER if (run_id := chosen.get(test)) in full}
     submission_ids = list(dict.fromkeys(run["submission_id"] for run in selected.values()))
+    return DriveData(
+        drive=drive,
+        aggregates=aggregates,
+        summary=summary,
+        all_runs=all_runs,
+        selected=selected,
+        selection_reason=reason,
+        flags=_charted_flags(submission_ids) if flagged else [],
+        flag_counts=[dict(row) for row in summary.flag_counts],  # the page adds labels: keep the cached rows clean
+        submissions=submission_ids,
+        version=stored.version if stored is not None else dataset_version(aggregates),
+        chosen_submission=submission_id,
+        stored=stored.page if stored is not None else None,
+        runs_of=runs_of,
+    )
+
+
+def _charted_flags(submission_ids: list) -> list:
+    """The PTS flags of the charted runs' submissions: each one not on a measurement, and those on measurements
+    counted per kind and run (two queries)."""
     flags = list(
         pts_flags(Flag.objects.filter(submission_id__in=submission_ids))
         .filter(measurement__isnull=True)
@@ -155,21 +178,7 @@ def drive_data_of(
         .annotate(n=Count("id"))
         .order_by("kind")
     )
-    return DriveData(
-        drive=drive,
-        aggregates=aggregates,
-        summary=summary,
-        all_runs=all_runs,
-        selected=selected,
-        selection_reason=reason,
-        flags=flags + [_MeasurementFlagSummary(**row) for row in measurement_flags],
-        flag_counts=[dict(row) for row in summary.flag_counts],  # the page adds labels: keep the cached rows clean
-        submissions=submission_ids,
-        version=stored.version if stored is not None else dataset_version(aggregates),
-        chosen_submission=submission_id,
-        stored=stored.page if stored is not None else None,
-        runs_of=runs_of,
-    )
+    return flags + [_MeasurementFlagSummary(**row) for row in measurement_flags]
 
 
 @dataclass

@@ -266,8 +266,9 @@ def spread_explained(data: DriveData) -> dict:
     return found
 
 
-def compute_spread(data: DriveData) -> dict:
-    runs = queries.factor_runs(data.drive.pk, data.runs_of)
+def compute_spread(data: DriveData, runs: list[dict] | None = None) -> dict:
+    """From the drive's public PTS runs as queries.factor_runs reads them (`runs`, when the caller has them)."""
+    runs = queries.factor_runs(data.drive.pk, data.runs_of) if runs is None else runs
     return {"op": factors.overprovisioning_summary(runs), "op_breakdown": factors.op_breakdown(runs)}
 
 

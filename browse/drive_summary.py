@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from analysis.models import (
@@ -175,12 +175,14 @@ def compute_summaries(
     aggregates: dict[int, list[DriveModelAggregate]],
     runs_of: QuerySet | None = None,
     flags_of: QuerySet | None = None,
+    runs: dict[int, list[dict]] | None = None,
 ) -> tuple[dict[int, DriveSummary], dict[int, list[dict]]]:
     """Each drive's summary read from every public run (of `runs_of` and `flags_of`, by default the public ones),
-    in three queries whatever the number of drives, and the drives' run lists."""
+    in three queries whatever the number of drives (two when the caller read the drives' `runs` already, as light
+    rows newest first), and the drives' run lists."""
     missing = drive_ids
     found: dict[int, DriveSummary] = {}
-    runs = public_runs_of(missing, runs_of)
+    runs = public_runs_of(missing, runs_of) if runs is None else runs
     flags_of = public_flags() if flags_of is None else flags_of
     counted: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in missing}
     # flags about a whole submission (its link, its source) carry no run: they reach the drive through its runs
@@ -191,8 +193,9 @@ def compute_summaries(
             flags_of.filter(test_run__isnull=True, submission__test_runs__drive_model_id__in=missing),
         ),
     ):
-        for row in flags.values(drive_field, "kind").annotate(n=Count("submission", distinct=True)).order_by():
-            counted[row[drive_field]][row["kind"]] += row["n"]
+        # each (drive, kind, submission) once, counted here: a hash aggregate, not COUNT(DISTINCT)'s sort of every flag
+        for drive_id, kind, _ in flags.values_list(drive_field, "kind", "submission_id").distinct().order_by():
+            counted[drive_id][kind] += 1
     for pk in missing:
         overall = {a.metric: a for a in aggregates.get(pk, []) if a.factor == "all"}
         found[pk] = DriveSummary(
@@ -201,7 +204,7 @@ def compute_summaries(
                 test: run["id"] for test in TEST_ORDER if (run := representative_run(runs[pk], test, overall))
             },
             newest=[
-                {key: run[key] for key in NEWEST_FIELDS}
+                {key: run[key] for key in NEWEST_FIELDS if key in run}  # undated rows: the summary rebuild's
                 for run in list({r["submission_id"]: r for r in reversed(runs[pk])}.values())[::-1][:NEWEST_SUBMISSIONS]
             ],
             flag_counts=[{"kind": kind, "n_submissions": n} for kind, n in sorted(counted[pk].items())],

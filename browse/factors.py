@@ -80,8 +80,16 @@ def op_breakdown(runs: list[dict]) -> list[tuple[str, str, str, int]]:
     """Where units differ in over-provisioning: each headline metric's median per OP level, as (metric, level,
     median, units). Empty when every unit has the same OP (or none is known)."""
     rows = []
+    known: dict = {}  # a level depends only on the run's share, and a drive has a handful of shares
+
+    def level_of(run: dict) -> str | None:
+        share = run["overprovisioning"]
+        if share not in known:
+            known[share] = op_level(run)
+        return known[share]
+
     for metric in FACTOR_METRICS:
-        levels = level_medians(runs, metric, op_level)
+        levels = level_medians(runs, metric, level_of)
         if len(levels) >= 2:
             headline = BY_KEY[metric]
             rows.extend((headline.label, level, units.by_unit(headline.unit, value), n) for level, n, value in levels)

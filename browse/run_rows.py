@@ -52,10 +52,10 @@ def metric_column(key: str) -> str:
     return f"m_{key}"
 
 
-def light_runs(queryset: QuerySet, *extra_fields: str) -> QuerySet:
+def light_runs(queryset: QuerySet, *extra_fields: str, fields: tuple[str, ...] = LIGHT_RUN_FIELDS) -> QuerySet:
     """Runs as small dicts with the charted headline metrics as floats (JSON parsed by the database, not Python)."""
     metrics = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in CHARTED_METRICS}
-    return queryset.annotate(**metrics).values(*LIGHT_RUN_FIELDS, *extra_fields, *metrics)
+    return queryset.annotate(**metrics).values(*fields, *extra_fields, *metrics)
 
 
 MEASUREMENT_FIELDS = (
@@ -91,15 +91,22 @@ CHARTED_MEASUREMENT_FIELDS = ("test_run_id", "round__phase", "round__number", "r
                               "in_steady_window", "started_at")  # fmt: skip
 
 
-def public_runs_of(drive_ids: list[int], runs_of: QuerySet | None = None) -> dict[int, list[dict]]:
+def public_runs_of(
+    drive_ids: list[int], runs_of: QuerySet | None = None, extra_metrics: tuple[str, ...] = (), dated: bool = True
+) -> dict[int, list[dict]]:
     """Every public run of these drives (of `runs_of`, by default the public runs) as light rows, newest first (a
-    submission being published in this transaction has no date yet: it is the newest), in one query."""
+    submission being published in this transaction has no date yet: it is the newest), in one query; with
+    `extra_metrics`, those headline metrics too (as m_<key> floats) and the run's overprovisioning. Not `dated`:
+    without the submission's date (still in that order), which costs most of the read (parsing a timestamp)."""
     runs: dict[int, list[dict]] = {pk: [] for pk in drive_ids}
     source = public_test_runs() if runs_of is None else runs_of
     ordered = source.filter(drive_model_id__in=drive_ids).order_by(
         F("submission__published_at").desc(nulls_first=True), "test", "id"
     )
-    for run in light_runs(ordered, "drive_model_id"):
+    extra = {metric_column(key): Cast(KT(f"headline__{key}"), FloatField()) for key in extra_metrics}
+    extra_fields = ("overprovisioning", *extra) if extra_metrics else ()
+    fields = LIGHT_RUN_FIELDS if dated else tuple(f for f in LIGHT_RUN_FIELDS if f != "submission__published_at")
+    for run in light_runs(ordered.annotate(**extra), "drive_model_id", *extra_fields, fields=fields):
         runs[run["drive_model_id"]].append(run)
     return runs
 

@@ -19,7 +19,8 @@ row whole.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict
+from dataclasses import asdict, fields
+from operator import itemgetter
 
 from django.db import connection, transaction
 from django.db.models import Case, IntegerField, Max, When
@@ -27,9 +28,11 @@ from django.urls import reverse
 
 from analysis.filters import COMPLIANCE_RUNS
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
-from analysis.selectors import pts_q, public_flags, public_test_runs
+from analysis.selectors import is_extension, pts_q, public_flags, public_test_runs
 from browse import compare, drive_page, queries
 from browse.charts_breakdowns import breakdowns
+from browse.factors import FACTOR_METRICS
+from reports.chart_kit import Chart
 
 CURRENT, WRITTEN, DELETED, NEWER, GONE = "current", "written", "deleted", "newer", "gone"
 
@@ -83,23 +86,68 @@ def summary_version(drive: DriveModel) -> str:
 
 
 def summary_fields(drive_model: DriveModel) -> dict | None:
-    """The summary row's columns from the drive's public runs, or None when it has none left."""
+    """The summary row's columns from the drive's public runs, or None when it has none left: every public run read
+    once (the spread factors' and the list filters' PCIe generations from the same rows), the breakdowns computed
+    once for the page's sections and their own column. The same row as `reference_summary_fields`, which reads each
+    part as the pages do (the tests and scripts/compare_summaries.py hold them equal)."""
+    runs_of, flags_of = public_test_runs(), public_flags()
+    pk = drive_model.pk
+    aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive_model).order_by("metric", "factor", "level"))
+    runs = queries.public_runs_of([pk], runs_of, extra_metrics=EXTRA_FACTOR_METRICS, dated=False)  # no date stored
+    computed, _ = queries.compute_summaries([pk], {pk: aggregates}, runs_of, flags_of, runs=runs)
+    summary = computed[pk]
+    if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page
+        return None
+    data = queries.drive_data_of(drive=drive_model, aggregates=aggregates, summary=summary, all_runs=runs[pk],
+                                 runs_of=runs_of, flagged=False)  # fmt: skip
+    data.breakdowns = breakdowns(data)
+    pts = [run for run in runs[pk] if not is_extension(run["test"])]  # the list's run filters: PTS runs only
+    return _fields(
+        drive_model, aggregates, data,
+        generations=sorted({run["pcie_link__generation"] for run in pts} - {None}),
+        kinds=_run_kinds(runs_of, drive_model),
+        spread=drive_page.compute_spread(data, sorted(pts, key=itemgetter("id"))),  # factor_runs' rows, by id
+        breakdown_charts=[_chart_json(chart) for chart in data.breakdowns],
+    )  # fmt: skip
+
+
+# the spread factors' metrics the light run rows lack (they carry CHARTED_METRICS)
+EXTRA_FACTOR_METRICS = tuple(key for key in FACTOR_METRICS if key not in queries.CHARTED_METRICS)
+
+
+def reference_summary_fields(drive_model: DriveModel) -> dict | None:
+    """The summary row as first built, each part read as a page computing it would (its runs, its spread
+    factors, its breakdowns, each on their own): what `summary_fields` must equal, field for field."""
     runs_of, flags_of = public_test_runs(), public_flags()
     pk = drive_model.pk
     aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive_model).order_by("metric", "factor", "level"))
     computed, runs = queries.compute_summaries([pk], {pk: aggregates}, runs_of, flags_of)
     summary = computed[pk]
-    if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page
+    if not (summary.n_runs or summary.n_surface_runs):
         return None
     data = queries.drive_data_of(
         drive=drive_model, aggregates=aggregates, summary=summary, all_runs=runs[pk], runs_of=runs_of
     )
-    selected = runs_of.filter(pts_q(), drive_model=drive_model)  # the list's run filters: PTS runs only
-    kinds = selected.aggregate(
+    selected = runs_of.filter(pts_q(), drive_model=drive_model)
+    return _fields(
+        drive_model, aggregates, data,
+        generations=sorted({g for g in selected.values_list("pcie_link__generation", flat=True) if g is not None}),
+        kinds=_run_kinds(runs_of, drive_model),
+        spread=drive_page.compute_spread(data),
+        breakdown_charts=[asdict(chart) for chart in breakdowns(data)],
+    )  # fmt: skip
+
+
+def _run_kinds(runs_of, drive_model: DriveModel) -> dict[str, int]:
+    """Whether the drive has a PTS run of each kind of the list's compliance filter (filters.COMPLIANCE_RUNS)."""
+    return runs_of.filter(pts_q(), drive_model=drive_model).aggregate(
         **{kind: Max(Case(When(condition, then=1), default=0, output_field=IntegerField()))
            for kind, condition in COMPLIANCE_RUNS.items()}
     )  # fmt: skip
-    generations = sorted({g for g in selected.values_list("pcie_link__generation", flat=True) if g is not None})
+
+
+def _fields(drive_model: DriveModel, aggregates, data, *, generations, kinds, spread, breakdown_charts) -> dict:
+    pk, summary = drive_model.pk, data.summary
     return {
         "format": queries.SUMMARY_FORMAT,
         "version": summary_version(drive_model),
@@ -126,11 +174,16 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
         "compare": compare.computed_compare_figures({pk: summary.representative})[pk],
         "page": {
             "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
-            "spread": drive_page.spread_to_json(drive_page.compute_spread(data)),
+            "spread": drive_page.spread_to_json(spread),
             "level_table": drive_page.level_table_html(aggregates),
         },
-        "breakdowns": [asdict(chart) for chart in breakdowns(data)],
+        "breakdowns": breakdown_charts,
     }
+
+
+def _chart_json(chart: Chart) -> dict:
+    """A chart's fields as asdict gives them, without its deep copy (the chart is built for this row only)."""
+    return {f.name: getattr(chart, f.name) for f in fields(chart)}
 
 
 def chart_csv_url(drive_model: DriveModel, key: str) -> str:

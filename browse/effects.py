@@ -65,7 +65,7 @@ def _status(effect: FactorEffect) -> str:
     return "estimated"
 
 
-def row_of(effect: FactorEffect) -> EffectRow:
+def row_of(effect: FactorEffect | _Effect) -> EffectRow:
     estimated = effect.ratio is not None
     return EffectRow(
         metric=BY_KEY[effect.metric].label if effect.metric in BY_KEY else effect.metric,
@@ -87,10 +87,9 @@ def _order(effect: FactorEffect) -> tuple:
 
 
 class _Effect(NamedTuple):
-    """What the spread reads of every effect; the table's few rows are read whole (a drive has hundreds of effects,
-    and building a model instance and its fit for each was a third of a first drive page's CPU)."""
+    """What the spread reads of an effect, as a tuple: a drive has hundreds of effects, and building a model instance
+    and its fit for each was a third of a first drive page's CPU. `row_of` reads the same names."""
 
-    pk: int
     fit_id: int
     metric: str
     factor: str
@@ -98,7 +97,13 @@ class _Effect(NamedTuple):
     label: str
     status: str
     ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
     variance_share: float | None
+    n_units: int
+    n_contributors: int
+    note: str
+    per: str
 
 
 def spread_of(drive_id: int) -> Spread:
@@ -138,8 +143,7 @@ def spread_of(drive_id: int) -> Spread:
         )
         return spread
     shown = sorted((e for e in effects if e.metric in fitted and e.status in SHOWN), key=_order)
-    whole = FactorEffect.objects.in_bulk([e.pk for e in shown[:MAX_ROWS]])
-    spread.rows = [row_of(whole[e.pk]) for e in shown[:MAX_ROWS]]
+    spread.rows = [row_of(e) for e in shown[:MAX_ROWS]]
     spread.more = max(len(shown) - MAX_ROWS, 0)
     if not spread.rows:
         spread.sentence = (

@@ -140,18 +140,19 @@ def rebuild_for_drive_model(drive_model_id: int) -> int:
 
 
 def rebuild_all(submissions: QuerySet | None = None) -> tuple[int, int]:
-    """Rebuild every submission with runs (or those of `submissions`), one transaction each. Returns (submissions,
-    rows written)."""
+    """Rebuild every submission with runs in measurement order (or those of `submissions`, in their order), one
+    transaction each. Returns (submissions, rows written)."""
     if submissions is None:
-        submissions = Submission.objects.filter(test_runs__isnull=False)
-    keys = list(in_measurement_order(submissions).values_list("pk", flat=True))
+        submissions = in_measurement_order(Submission.objects.filter(test_runs__isnull=False))
+    keys = list(submissions.values_list("pk", flat=True))
     return len(keys), sum(rebuild_for_submission(pk) for pk in keys)
 
 
 def missing_submissions() -> QuerySet:
-    """Submissions with a PTS measurement that has no export row (never built, or built by older code)."""
+    """Submissions with a PTS measurement that has no export row (never built, or built by older code), in the
+    order a rebuild writes them (`in_measurement_order`)."""
     unbuilt = _pts_measurements().filter(export_row__isnull=True)
-    return Submission.objects.filter(pk__in=unbuilt.values("test_run__submission_id")).order_by("pk")
+    return in_measurement_order(Submission.objects.filter(pk__in=unbuilt.values("test_run__submission_id")))
 
 
 def in_measurement_order(submissions: QuerySet) -> QuerySet:

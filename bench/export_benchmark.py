@@ -11,9 +11,10 @@ PostgreSQL backend's, read from /proc: the server runs on this machine) and peak
   the public runs, no joins to drives, hosts or flags: the physical limit of reading those rows. (Not the export's
   own query, whose ratio to itself would be near 1 by construction.)
 - COPY of the export's own query (a second reference: what PostgreSQL alone spends on the same bytes). The CSV
-  export's own query reads one table, the prepared export rows (datasets.export_rows).
-- psql CPU: the CPU time `psql` spends receiving the export's own CSV (the same bytes as the CSV export) through
-  `COPY … TO STDOUT`, written to a pipe this script drains.
+  export's own query reads the stored CSV records of one table, the prepared export rows (datasets.export_rows,
+  datasets.csv_lines), with `COPY … TO STDOUT` in text format.
+- psql CPU: the CPU time `psql` spends receiving the export's own records (the same bytes as the CSV export, less
+  its header) through that `COPY … TO STDOUT`, written to a pipe this script drains.
 
 The peak RSS printed there is of that fresh process, which served nothing else. The memory goal is judged
 (unless --no-memory) in a production worker instead (bench/_worker_memory.py): gunicorn from gunicorn.conf.py with
@@ -204,19 +205,24 @@ def plain_rows_query(size: int) -> tuple[str, tuple]:
 
 
 def export_csv_query(size: int) -> tuple[str, tuple]:
-    """The CSV export's own query: one table, the export rows (datasets.export_rows)."""
+    """The CSV export's own query: the stored CSV records of the export rows (datasets.export_rows), sent by COPY in
+    text format (EXPORT_COPY)."""
     from datasets import export_rows
     from datasets.filters import Filters
 
-    return export_rows.rows(Filters(size=size), for_copy=True).query.sql_with_params()
+    return export_rows.records(Filters(size=size)).query.sql_with_params()
+
+
+PLAIN_COPY = "WITH CSV HEADER"
+EXPORT_COPY = "WITH (FORMAT text)"
 
 
 def copy_seconds(sql: str, params: tuple) -> tuple[float, int]:
     return copy_figures(sql, params)[:2]
 
 
-def copy_figures(sql: str, params: tuple) -> tuple[float, int, float]:
-    """Seconds and bytes of `COPY (sql) TO STDOUT WITH CSV HEADER`, and the CPU its PostgreSQL backend spent."""
+def copy_figures(sql: str, params: tuple, options: str = PLAIN_COPY) -> tuple[float, int, float]:
+    """Seconds and bytes of `COPY (sql) TO STDOUT {options}`, and the CPU its PostgreSQL backend spent."""
     from django.db import connection
 
     connection.ensure_connection()
@@ -226,21 +232,21 @@ def copy_figures(sql: str, params: tuple) -> tuple[float, int, float]:
     total = 0
     with (
         connection.connection.cursor() as cursor,
-        cursor.copy(f"COPY ({sql}) TO STDOUT WITH CSV HEADER", params) as copy,
+        cursor.copy(f"COPY ({sql}) TO STDOUT {options}", params) as copy,
     ):
         for data in copy:
             total += len(data)
     return time.perf_counter() - started, total, backend_cpu_seconds(pid) - db_before
 
 
-def psql_cpu(url: str, sql: str, params: tuple) -> tuple[float, int]:
-    """CPU seconds (user + system) of `psql` receiving `COPY (sql) TO STDOUT WITH CSV`, and the bytes it wrote."""
+def psql_cpu(url: str, sql: str, params: tuple, options: str = PLAIN_COPY) -> tuple[float, int]:
+    """CPU seconds (user + system) of `psql` receiving `COPY (sql) TO STDOUT {options}`, and the bytes it wrote."""
     import psycopg
 
     with psycopg.connect(url) as conn:
         literal = psycopg.ClientCursor(conn).mogrify(sql, params)
     process = subprocess.Popen(
-        ["psql", "-X", "-q", url, "-c", f"COPY ({literal}) TO STDOUT WITH CSV HEADER"], stdout=subprocess.PIPE
+        ["psql", "-X", "-q", url, "-c", f"COPY ({literal}) TO STDOUT {options}"], stdout=subprocess.PIPE
     )
     total = 0
     while data := process.stdout.read(READ_BYTES):
@@ -274,8 +280,8 @@ def formats_table(sizes: list[int], formats: list[str], url: str, env: dict, pub
     for size in sizes:
         rows = min(size, public_rows)
         copy_s, copy_bytes = copy_seconds(*plain_rows_query(size))
-        own_s, own_bytes, own_db_s = copy_figures(*export_csv_query(size))
-        psql_s, psql_bytes = psql_cpu(url, *export_csv_query(size))
+        own_s, own_bytes, own_db_s = copy_figures(*export_csv_query(size), EXPORT_COPY)
+        psql_s, psql_bytes = psql_cpu(url, *export_csv_query(size), EXPORT_COPY)
         for fmt in formats:
             figures = run_worker(fmt, size, env)
             assert figures["status"].startswith("200"), figures

@@ -8,23 +8,23 @@ Who may see a row is decided at export time (`visible_q`), so hiding or withdraw
 follows anything that changes a row's values (ingest, a status change that lowers or restores `compliant`, a
 re-derivation, a drive's new name: `rebuild_for_drive_model`).
 
-A CSV export then reads this one table with a filter: on PostgreSQL `COPY (SELECT … FROM it WHERE …) TO STDOUT`,
-elsewhere the Python CSV writer over the same rows; both give exactly the bytes the join query gave.
+Each row also stores its own CSV record (`csv_line`, datasets.csv_lines), so a CSV export sends stored text: the
+records of the matching rows, on PostgreSQL by `COPY (SELECT csv_line FROM it WHERE …) TO STDOUT`; both databases
+give exactly the bytes the join query gave.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import UTC
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Min, OuterRef, Q, QuerySet, Subquery, TextField
-from django.db.models.functions import Cast
+from django.db.models import BooleanField, ExpressionWrapper, F, Min, OuterRef, Q, QuerySet, Subquery
 
 from analysis.models import ExportMeasurementRow, Measurement, MeasurementFlagKinds
 from analysis.selectors import OWN_TRIAL_STATUSES, PUBLIC_STATUS, TRIAL_PROFILE, TRIAL_TARGET_KIND, pts_q, trial_q
-from datasets import pg_copy, writers
+from datasets import csv_lines, pg_copy, writers
 from datasets.filters import Filters
 from datasets.spreadsheet import SpreadsheetSafeText, spreadsheet_safe
 from datasets.tables import MEASUREMENT_COLUMNS
@@ -52,17 +52,21 @@ def _stored(value, column_type: str):
     return value
 
 
+def _record_fields(model=ExportMeasurementRow) -> list:
+    """The model fields of the exported columns, in the CSV's order (what a record spells)."""
+    return [model._meta.get_field(name) for name in FIELDS]
+
+
 def _rows(measurements: QuerySet) -> Iterator[ExportMeasurementRow]:
     sources = [c.source for c in MEASUREMENT_COLUMNS] + list(FILTER_SOURCES.values())
     n = len(MEASUREMENT_COLUMNS)
+    record_fields = _record_fields()
     for values in measurements.order_by("pk").values_list(*sources).iterator(chunk_size=BATCH_ROWS):
-        fields = {
-            name: _stored(value, column.type)
-            for name, value, column in zip(FIELDS, values[:n], MEASUREMENT_COLUMNS, strict=True)
-        }
+        stored = [_stored(value, column.type) for value, column in zip(values[:n], MEASUREMENT_COLUMNS, strict=True)]
         drive_model_id, firmware_id, target_kind, profile = values[n:]
         yield ExportMeasurementRow(
-            **fields,
+            **dict(zip(FIELDS, stored, strict=True)),
+            csv_line=csv_lines.record(stored, record_fields),
             drive_model_id=drive_model_id,
             firmware_ref_id=firmware_id,
             target_kind=target_kind,
@@ -103,9 +107,15 @@ def _insert_select(measurements: QuerySet) -> int:
     sql, params = measurements.order_by("pk").values_list(*expressions).query.sql_with_params()
     model = ExportMeasurementRow._meta
     names = [model.get_field(n).column for n in FIELDS] + ["drive_model_id", "firmware_ref_id", "target_kind", "trial"]
-    names = [connection.ops.quote_name(name) for name in names]
+    names = [connection.ops.quote_name(name) for name in names] + ["csv_line"]
+    # the record spells each cell as stored, so from the selected values cast to their columns' types
+    record_fields = _record_fields()
+    aliases = [f"c{i}" for i in range(len(expressions))]
+    cells = [f"CAST(s.{alias} AS {f.db_type(connection)})" for alias, f in zip(aliases, record_fields, strict=False)]
+    record = csv_lines.record_sql(cells, record_fields)
+    select = f"SELECT s.*, {record} FROM ({sql}) AS s ({', '.join(aliases)})"  # noqa: S608 (names, Django's SQL)
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {model.db_table} ({', '.join(names)}) {sql}", params)
+        cursor.execute(f"INSERT INTO {model.db_table} ({', '.join(names)}) {select}", params)
         return cursor.rowcount
 
 
@@ -200,26 +210,44 @@ def run_q(filters: Filters) -> Q:
     return q
 
 
-def rows(filters: Filters, *, for_copy: bool = False) -> QuerySet:
-    """The matching rows as tuples in the export's column order (by measurement id); `for_copy` spells booleans as
-    PostgreSQL's CSV must (true/false, as the other writers do)."""
-    booleans = {c.name for c in MEASUREMENT_COLUMNS if c.type == "boolean"}
-    columns = [Cast(name, TextField()) if for_copy and name in booleans else name for name in FIELDS]
-    queryset = (
-        ExportMeasurementRow.objects.filter(visible_q(filters.trials_of), run_q(filters), filters.cell_q())
-        .order_by("pk")
-        .values_list(*columns)
+def _matching(filters: Filters) -> QuerySet:
+    return ExportMeasurementRow.objects.filter(visible_q(filters.trials_of), run_q(filters), filters.cell_q()).order_by(
+        "pk"
     )
+
+
+def records(filters: Filters) -> QuerySet:
+    """The matching rows' stored CSV records (`csv_line`), in the export's order."""
+    queryset = _matching(filters).values_list("csv_line", flat=True)
     return queryset if filters.size is None else queryset[: filters.size]
 
 
 def stream_csv(filters: Filters) -> Iterator[bytes]:
-    """The measurements CSV (header first) from the export rows."""
+    """The measurements CSV (header first): the stored records of the matching export rows."""
     if connection.vendor == "postgresql":
-        sql, params = rows(filters, for_copy=True).query.sql_with_params()
-        return pg_copy.stream_copy_csv(MEASUREMENT_COLUMNS, sql, params)
-    return writers.write_csv(MEASUREMENT_COLUMNS, _lazy(filters), text_ready=True)
+        sql, params = records(filters).query.sql_with_params()
+        return pg_copy.stream_copy_records(MEASUREMENT_COLUMNS, sql, params)
+    return writers.write_records(MEASUREMENT_COLUMNS, records(filters).iterator(chunk_size=BATCH_ROWS))
 
 
-def _lazy(filters: Filters) -> Iterable[tuple]:
-    yield from rows(filters).iterator(chunk_size=BATCH_ROWS)
+# --- the records of rows written before they were stored (migration 0023) ------------------------------------------
+
+
+def fill_records(model=ExportMeasurementRow) -> None:
+    """Spell `csv_line` for every row from its own stored columns (`model` may be a migration's historical model)."""
+    record_fields = _record_fields(model)
+    if connection.vendor == "postgresql":
+        refs = [connection.ops.quote_name(f.column) for f in record_fields]
+        record = csv_lines.record_sql(refs, record_fields)
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {model._meta.db_table} SET csv_line = {record}")  # noqa: S608 (column names only)
+        return
+    names = [f.attname for f in record_fields]
+    batch = []
+    for row in model.objects.order_by("pk").iterator(chunk_size=BATCH_ROWS):
+        row.csv_line = csv_lines.record([getattr(row, name) for name in names], record_fields)
+        batch.append(row)
+        if len(batch) >= BATCH_ROWS:
+            model.objects.bulk_update(batch, ["csv_line"])
+            batch = []
+    model.objects.bulk_update(batch, ["csv_line"])

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from django.db import connection
 from django.db.models import CharField, F, Func
 
+from datasets import csv_lines
 from datasets.filters import Filters, filtered_queryset
 from datasets.spreadsheet import SpreadsheetSafeText
 from datasets.tables import Column, Table
@@ -69,14 +70,14 @@ def copy_csv_records(table: Table, filters: Filters, *, for_spreadsheets: bool =
     return copy_records(sql, params)
 
 
-def copy_records(sql: str, params) -> Iterator[bytes]:
-    """`COPY (sql) TO STDOUT` as CSV records in chunks of whole records of at least CHUNK_BYTES (the last one
-    smaller)."""
+def copy_records(sql: str, params, *, options: str = "FORMAT csv") -> Iterator[bytes]:
+    """`COPY (sql) TO STDOUT` (as CSV records unless `options` say otherwise) in chunks of whole records of at least
+    CHUNK_BYTES (the last one smaller)."""
     pending = bytearray()
     with connection.cursor() as cursor:
         cursor.execute("SET max_parallel_workers_per_gather = %s", [PARALLEL_WORKERS])
         try:
-            with cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy:
+            with cursor.copy(f"COPY ({sql}) TO STDOUT WITH ({options})", params) as copy:
                 for data in copy:
                     pending += data
                     if len(pending) >= CHUNK_BYTES:
@@ -89,6 +90,13 @@ def copy_records(sql: str, params) -> Iterator[bytes]:
         yield bytes(pending)
 
 
+def copy_stored_records(sql: str, params) -> Iterator[bytes]:
+    """`COPY (sql) TO STDOUT` of a query of one text column holding CSV records (datasets.csv_lines), in text format:
+    PostgreSQL sends each stored record as it is, plus a line end, with only its escapes to undo."""
+    for chunk in copy_records(sql, params, options="FORMAT text"):
+        yield csv_lines.unescape_copy_text(chunk)
+
+
 def _header(columns: Sequence[Column]) -> bytes:
     return (",".join(column.name for column in columns) + "\n").encode()
 
@@ -97,9 +105,9 @@ def stream_csv(table: Table, filters: Filters) -> Iterator[bytes]:
     return _with_header(table.columns, copy_csv_records(table, filters, for_spreadsheets=True))
 
 
-def stream_copy_csv(columns: Sequence[Column], sql: str, params) -> Iterator[bytes]:
-    """A CSV file (header first) of `sql`, whose result has `columns`, already spelled as the CSV must be."""
-    return _with_header(columns, copy_records(sql, params))
+def stream_copy_records(columns: Sequence[Column], sql: str, params) -> Iterator[bytes]:
+    """A CSV file (header first) of `sql`, whose one column holds the stored records of rows with `columns`."""
+    return _with_header(columns, copy_stored_records(sql, params))
 
 
 def _with_header(columns: Sequence[Column], records: Iterator[bytes]) -> Iterator[bytes]:

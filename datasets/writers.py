@@ -35,15 +35,13 @@ def batches(rows: Iterable[tuple], size: int | None = None) -> Iterator[list[tup
 CSV_DATETIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
-def _csv_converters(columns: Sequence[Column], text_ready: bool = False) -> list[tuple[int, object]]:
+def _csv_converters(columns: Sequence[Column]) -> list[tuple[int, object]]:
     """Cells that need spelling out: booleans as true/false, datetimes as ISO 8601 in UTC (as pg_copy does), text that
-    a spreadsheet would run as a formula made inert. `text_ready`: text and datetimes come spelled already."""
+    a spreadsheet would run as a formula made inert."""
     converters = []
     for i, column in enumerate(columns):
         if column.type == "boolean":
             converters.append((i, lambda v: None if v is None else ("true" if v else "false")))
-        elif text_ready:
-            continue
         elif column.type == "datetime":
             converters.append((i, lambda v: None if v is None else v.astimezone(UTC).strftime(CSV_DATETIME)))
         elif column.type == "string":
@@ -51,19 +49,31 @@ def _csv_converters(columns: Sequence[Column], text_ready: bool = False) -> list
     return converters
 
 
-def write_csv(columns: Sequence[Column], rows: Iterable[tuple], *, text_ready: bool = False) -> Iterator[bytes]:
+def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[bytes]:
     """RFC 4180 CSV with a header row, spelled as PostgreSQL's `COPY … WITH (FORMAT csv)` spells it (pg_copy): a missing
     value is an empty cell, an empty string `""`; booleans true/false; datetimes ISO 8601 UTC; formula-like text
     neutralised (datasets.spreadsheet)."""
     yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
-    converters = _csv_converters(columns, text_ready)
+    converters = _csv_converters(columns)
     for batch in batches(rows):
         if converters:
             batch = [_convert_row(row, converters) for row in batch]
-        yield "".join(",".join(map(_csv_field, row)) + "\n" for row in batch).encode()
+        yield "".join(csv_record(row) + "\n" for row in batch).encode()
+
+
+def csv_record(cells) -> str:
+    """One CSV record, without its line end, of cells already spelled (booleans and datetimes as text)."""
+    return ",".join(map(_csv_field, cells))
 
 
 QUOTED = frozenset(',"\n\r')
+
+
+def write_records(columns: Sequence[Column], records: Iterable[str]) -> Iterator[bytes]:
+    """A CSV file of records already spelled (datasets.csv_lines), one per line, after the header `write_csv` writes."""
+    yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
+    for batch in batches(records):
+        yield ("\n".join(batch) + "\n").encode()
 
 
 def _csv_field(value) -> str:

@@ -100,6 +100,9 @@ class ExportMeasurementRow(models.Model):
     firmware_ref = _reference(Firmware)
     target_kind = _text()
     trial = models.BooleanField(help_text="A run made to try the tool (analysis.selectors.trial_q): its owner's only.")
+    csv_line = models.TextField(
+        help_text="The exported columns as this row's CSV record, without its line end (datasets.csv_lines)."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["submission"]), models.Index(fields=["drive_model"])]

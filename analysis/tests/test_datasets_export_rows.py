@@ -23,7 +23,17 @@ from submissions.models import Submission
 
 TABLE = TABLES["measurements"]
 SHAPE = {"rounds": 2, "mixes": (100, 0), "block_sizes": (4096, 131072)}
-HOSTILE = ["=cmd|'/c calc'!A1", "<script>alert(1)</script>", '+1, "two"\nthree', "-", "@x", "\t=1", "\r=2", "'=3"]
+HOSTILE = [
+    "=cmd|'/c calc'!A1",
+    "<script>alert(1)</script>",
+    '+1, "two"\nthree',
+    "-",
+    "@x",
+    "\t=1",
+    "\r=2",
+    "'=3",
+    "C:\\n\\t\\\\x\x0b\x08",  # backslashes and the control characters COPY's text format escapes
+]
 
 
 @pytest.fixture
@@ -47,6 +57,8 @@ def crafted(db):
             raw_file=HOSTILE[i % len(HOSTILE)], json_path=HOSTILE[(i + 3) % len(HOSTILE)], lat_p99_ns=None
         )
     first = evil.measurements.order_by("pk").first()
+    # numbers each database spells its own way: integral, a large exponent, a small one
+    Measurement.objects.filter(pk=first.pk).update(read_iops=1e15, write_bw_bytes_per_s=1.2345e16, lat_mean_ns=1.5e-05)
     FlagFactory(test_run=evil, submission=evil.submission, measurement=first, kind="bus_bound")
     FlagFactory(test_run=evil, submission=evil.submission, measurement=first, kind="thermal_throttle")
     plain = iops_run(**SHAPE, drive_model__name=HOSTILE[1])
@@ -173,9 +185,7 @@ def test_the_command_builds_missing_rows_only_where_missing(crafted):
 def test_the_postgresql_csv_query_reads_only_the_export_rows(crafted):
     """No join to measurements, runs, drives, hosts or flags: the export table, and the submissions deciding who sees
     a row (a semi-join on a small table)."""
-    sql, params = export_rows.rows(
-        Filters(values={"compliance": "pts", "read_pct": [0]}), for_copy=True
-    ).query.sql_with_params()
+    sql, params = export_rows.records(Filters(values={"compliance": "pts", "read_pct": [0]})).query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
         plan = cursor.fetchone()[0]
@@ -196,7 +206,24 @@ def test_postgresqls_insert_select_writes_the_rows_the_python_path_writes(crafte
     ExportMeasurementRow.objects.all().delete()
     written = export_rows._insert_from_python(export_rows._pts_measurements())
     assert written == len(by_sql) == Measurement.objects.count()
-    assert list(ExportMeasurementRow.objects.order_by("pk").values_list(*fields)) == by_sql
+    by_python = list(ExportMeasurementRow.objects.order_by("pk").values_list(*fields))
+    line = fields.index("csv_line")
+    assert [row[:line] + row[line + 1 :] for row in by_python] == [row[:line] + row[line + 1 :] for row in by_sql]
+    # the records differ only where Python and PostgreSQL spell a number differently (808000.0 and 808000)
+    for python_row, sql_row in zip(by_python, by_sql, strict=True):
+        python_cells, sql_cells = (next(csv.reader([row[line]])) for row in (python_row, sql_row))
+        assert len(python_cells) == len(sql_cells) == len(export_rows.FIELDS)
+        for a, b in zip(python_cells, sql_cells, strict=True):
+            assert a == b or float(a) == float(b)
+
+
+def test_a_rows_record_is_spelled_again_from_its_own_columns(crafted):
+    """Migration 0023 fills the records of rows written before they were stored: from the rows' own columns."""
+    written = list(ExportMeasurementRow.objects.order_by("pk").values_list("csv_line", flat=True))
+    ExportMeasurementRow.objects.update(csv_line="")
+    export_rows.fill_records()
+    assert list(ExportMeasurementRow.objects.order_by("pk").values_list("csv_line", flat=True)) == written
+    assert any("\\" in line for line in written) and any("\r" in line for line in written)
 
 
 def test_a_full_rebuild_writes_the_submissions_in_measurement_order(crafted, monkeypatch):

@@ -20,12 +20,19 @@ workers do not all restart at once) recycles any worker now and then, whatever e
 served the home page, the drive list, both launch drives' pages, compare, the methodology and a CSV and a JSON export
 held 129 MB (SQLite, local settings), below the limit, so pages alone never make a worker recycle after each request.
 
+A worker freezes what it holds once its application is loaded (`gc.freeze()` in post_worker_init): ~139 k objects
+(Django, the apps, numpy) that live as long as the process. Left in the collector's oldest generation, each full
+collection walked all of them: 100-230 ms in which every thread of the worker stood still, measured in workers serving
+bench/browse_benchmark.py at 1 M rows, and the cause of its occasional 150 ms first requests. A frozen object is never
+examined again, so a full collection walks only what requests have added since.
+
 Environment: GUNICORN_BIND (0.0.0.0:8000), GUNICORN_WORKERS (3), GUNICORN_THREADS (8), GUNICORN_TIMEOUT (120 s),
 GUNICORN_SWITCH_INTERVAL_MS (1), GUNICORN_MAX_RSS_MB (150, the memory goal; 0 never), GUNICORN_MAX_REQUESTS (5000),
 GUNICORN_GRACEFUL_TIMEOUT (120 s: a streamed export in progress gets that long to finish when its worker recycles).
 Each thread may hold one PostgreSQL connection: workers × threads must stay under the server's max_connections.
 """
 
+import gc
 import os
 import sys
 
@@ -46,6 +53,11 @@ PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
 def post_fork(server, worker):
     sys.setswitchinterval(switch_interval_ms / 1000)
+
+
+def post_worker_init(worker):
+    gc.collect()  # what loading left as garbage is freed, not frozen
+    gc.freeze()
 
 
 def resident_mb() -> float | None:

@@ -275,6 +275,7 @@ def cold_concurrently(server: Server, path: str, change: DataChange, clients: in
     for _ in range(rounds):
         change()
         server.flush()
+        gc.collect()  # the change's garbage, held by this process (the clients'), not the server's: see in_process
         gate = threading.Barrier(clients)
 
         def one(gate: threading.Barrier = gate) -> None:
@@ -308,6 +309,7 @@ def over_http(server: Server, pages: dict[str, str], change: DataChange, request
             for _ in range(cold_requests):
                 change()
                 server.flush()
+                gc.collect()  # as in cold_concurrently
                 cold.append(_first_request(server.url(path)))
             found["c1"][name] = {"warm": figures(warm), "cold": figures(cold)}
     drive = pages["drive page"]

@@ -104,8 +104,5 @@ class ExportMeasurementRow(models.Model):
         help_text="The exported columns as this row's CSV record, without its line end (datasets.csv_lines)."
     )
 
-    class Meta:
-        indexes = [models.Index(fields=["submission"]), models.Index(fields=["drive_model"])]
-
     def __str__(self) -> str:
         return f"export row of measurement {self.measurement_id}"

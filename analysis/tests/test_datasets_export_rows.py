@@ -251,3 +251,19 @@ def test_renaming_a_drive_in_the_admin_rewrites_its_rows(crafted, admin_client):
         "'=Renamed drive"
     }
     assert export_csv(Filters()) == join_query_csv(Filters())
+
+
+@pytest.mark.postgres
+def test_no_table_has_two_indexes_on_the_same_columns(db):
+    """Every index costs each write; two alike (same columns, operator classes, expressions and condition) cost it
+    twice for nothing. The export rows had two such pairs (migration 0024)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT indrelid::regclass::text, array_agg(indexrelid::regclass::text ORDER BY indexrelid)
+               FROM pg_index JOIN pg_class ON pg_class.oid = indrelid
+               WHERE pg_class.relnamespace = 'public'::regnamespace
+               GROUP BY indrelid, indkey::text, indclass::text, coalesce(pg_get_expr(indexprs, indrelid), ''),
+                        coalesce(pg_get_expr(indpred, indrelid), '')
+               HAVING count(*) > 1"""
+        )
+        assert cursor.fetchall() == []

@@ -22,9 +22,9 @@ held 129 MB (SQLite, local settings), below the limit, so pages alone never make
 
 A worker freezes what it holds once its application is loaded (`gc.freeze()` in post_worker_init): ~139 k objects
 (Django, the apps, numpy) that live as long as the process. Left in the collector's oldest generation, each full
-collection walked all of them: 100-230 ms in which every thread of the worker stood still, measured in workers serving
-bench/browse_benchmark.py at 1 M rows, and the cause of its occasional 150 ms first requests. A frozen object is never
-examined again, so a full collection walks only what requests have added since.
+collection walked all of them: 99-228 ms in which every thread of the worker stood still, measured with gc callbacks in
+the workers serving bench/browse_benchmark.py at 1 M rows (9-33 ms frozen). A frozen object is never examined again,
+so a full collection walks only what requests have added since.
 
 Environment: GUNICORN_BIND (0.0.0.0:8000), GUNICORN_WORKERS (3), GUNICORN_THREADS (8), GUNICORN_TIMEOUT (120 s),
 GUNICORN_SWITCH_INTERVAL_MS (1), GUNICORN_MAX_RSS_MB (150, the memory goal; 0 never), GUNICORN_MAX_REQUESTS (5000),

@@ -111,6 +111,7 @@ def _insert_select(measurements: QuerySet) -> int:
     # the record spells each cell as stored, so from the selected values cast to their columns' types
     record_fields = _record_fields()
     aliases = [f"c{i}" for i in range(len(expressions))]
+    # the exported columns are the first len(FIELDS) of the selected values; the filter columns follow
     cells = [f"CAST(s.{alias} AS {f.db_type(connection)})" for alias, f in zip(aliases, record_fields, strict=False)]
     record = csv_lines.record_sql(cells, record_fields)
     select = f"SELECT s.*, {record} FROM ({sql}) AS s ({', '.join(aliases)})"  # noqa: S608 (names, Django's SQL)

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from django.db import connection
 from django.db.models import CharField, F, Func
 
-from datasets import csv_lines
+from datasets import csv_lines, writers
 from datasets.filters import Filters, filtered_queryset
 from datasets.spreadsheet import SpreadsheetSafeText
 from datasets.tables import Column, Table
@@ -97,10 +97,6 @@ def copy_stored_records(sql: str, params) -> Iterator[bytes]:
         yield csv_lines.unescape_copy_text(chunk)
 
 
-def _header(columns: Sequence[Column]) -> bytes:
-    return (",".join(column.name for column in columns) + "\n").encode()
-
-
 def stream_csv(table: Table, filters: Filters) -> Iterator[bytes]:
     return _with_header(table.columns, copy_csv_records(table, filters, for_spreadsheets=True))
 
@@ -112,7 +108,7 @@ def stream_copy_records(columns: Sequence[Column], sql: str, params) -> Iterator
 
 def _with_header(columns: Sequence[Column], records: Iterator[bytes]) -> Iterator[bytes]:
     try:
-        yield _header(columns)
+        yield writers.csv_header(columns)
         yield from records
     finally:
         records.close()

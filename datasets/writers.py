@@ -53,12 +53,16 @@ def write_csv(columns: Sequence[Column], rows: Iterable[tuple]) -> Iterator[byte
     """RFC 4180 CSV with a header row, spelled as PostgreSQL's `COPY … WITH (FORMAT csv)` spells it (pg_copy): a missing
     value is an empty cell, an empty string `""`; booleans true/false; datetimes ISO 8601 UTC; formula-like text
     neutralised (datasets.spreadsheet)."""
-    yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
+    yield csv_header(columns)
     converters = _csv_converters(columns)
     for batch in batches(rows):
         if converters:
             batch = [_convert_row(row, converters) for row in batch]
         yield "".join(csv_record(row) + "\n" for row in batch).encode()
+
+
+def csv_header(columns: Sequence[Column]) -> bytes:
+    return (csv_record(column.name for column in columns) + "\n").encode()
 
 
 def csv_record(cells) -> str:
@@ -71,7 +75,7 @@ QUOTED = frozenset(',"\n\r')
 
 def write_records(columns: Sequence[Column], records: Iterable[str]) -> Iterator[bytes]:
     """A CSV file of records already spelled (datasets.csv_lines), one per line, after the header `write_csv` writes."""
-    yield (",".join(_csv_field(column.name) for column in columns) + "\n").encode()
+    yield csv_header(columns)
     for batch in batches(records):
         yield ("\n".join(batch) + "\n").encode()
 

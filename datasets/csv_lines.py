@@ -39,7 +39,8 @@ def unescape_copy_text(data: bytes) -> bytes:
 
 
 def _text_cell(ref: str) -> str:
-    needs_quotes = " OR ".join(f"strpos({ref}, {char}) > 0" for char in ("','", "'\"'", "chr(10)", "chr(13)"))
+    # the characters that make writers._csv_field quote a cell, as COPY does: one list for both spellings
+    needs_quotes = " OR ".join(f"strpos({ref}, chr({ord(char)})) > 0" for char in sorted(writers.QUOTED))
     return (
         f"CASE WHEN {ref} IS NULL THEN '' WHEN {ref} = '' THEN '\"\"' "
         f"WHEN {needs_quotes} THEN '\"' || replace({ref}, '\"', '\"\"') || '\"' ELSE {ref} END"

@@ -1,7 +1,7 @@
 """Why is my unit different? The factor model's answer (analysis.factor_model) for one submission's unit.
 
-Per headline metric the drive's public units plus this unit are fitted (a held unit is fitted with the public ones
-here only: nothing of it is stored, and analysis.factor_effects fits public runs only). The unit gets its gap to the
+Per headline metric the drive's public units plus this unit are fitted (a held unit's fit, the public units and it,
+is stored apart from the drive's public fit: analysis.factor_effects.refresh_held_figures). The unit gets its gap to the
 model's reference level (a typical unit at the reference conditions: capable link, modal firmware, no throttling,
 median spare and wear), its normalized figure (what it would do at the reference conditions) with its interval, and
 the lines of `FactorFit.explain`: a factor is named only when the unit's level differs from the reference, the
@@ -13,14 +13,17 @@ drive does elsewhere), a link below capability, spare area in both directions, w
 scheduler; and one thermal line, said once, with the drive's thresholds, the hottest temperature and the tests whose
 throttle counters grew.
 
-A page reads what the refit task stored (analysis.factor_figures calls `unit_model` on its fits): it never fits, so
-scipy and statsmodels are never imported by a page view.
+A page reads what the refit tasks stored (analysis.factor_figures calls `unit_model` on their fits): it never fits, so
+scipy and statsmodels are never imported by a page view. A held submission's page that finds its figures stale
+queues their refit and says they are being refreshed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
+
+from django.db import transaction
 
 from analysis.headline import HEADLINES
 from analysis.models import FactorUnitFigures, Flag, FlagKind, TestRun
@@ -169,6 +172,15 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
             out[headline.key] = MetricModel(model_note=REFRESHING)
         else:
             out[headline.key] = MetricModel.from_stored(record.figures)
+    if (
+        not_public
+        and submission.status == SubmissionStatus.HELD
+        and any(model.model_note == REFRESHING for model in out.values())
+    ):
+        # a held unit's figures are refit when it is viewed, not on every change of the drive (analysis.factor_effects)
+        from analysis.tasks import queue_held_figures
+
+        transaction.on_commit(partial(queue_held_figures, submission.pk))
     return out
 
 

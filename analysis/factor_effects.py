@@ -1,9 +1,15 @@
 """Fit the factor model (analysis.factor_model) on a drive model's public runs and store its effects.
 
 `refresh_factor_effects` reads the drive's public PTS runs (analysis.factor_rows) in one snapshot, fits every
-headline metric holding no lock, then replaces the drive's FactorEffect, FactorFitSummary and FactorUnitFigures rows
-in one short transaction under the drive model's row lock, unless a fit of the same or newer data was written
-meanwhile (the drive's `factors_version` records the `data_version` its stored fit read).
+headline metric holding no lock, then replaces the drive's FactorEffect, FactorFitSummary and public units'
+FactorUnitFigures rows in one short transaction under the drive model's row lock, unless a fit of the same or newer
+data was written meanwhile (the drive's `factors_version` records the `data_version` its stored fit read).
+
+`refresh_held_figures` does the same for one held submission's units, each fitted with the drive's public units. It
+runs when a submission is held, and when a page of a held submission finds its stored figures fitted on other rows
+than the drive's current ones (analysis.explain_model): not on every change of the drive's public data, which would
+refit every held submission of the drive each time (half of a refit's time with a dozen held), for pages that only
+their contributor and staff open.
 
 It runs as a Celery task (analysis.tasks.refresh_factor_effects) queued after the commit of every transaction that
 refreshes the drive's aggregates (publish, withdraw, hide, approve, re-derive: analysis.services.refresh_aggregates),
@@ -21,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
+from submissions.models import SubmissionStatus
 
 logger = logging.getLogger(__name__)
 
@@ -94,16 +101,12 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
         return 0  # deleted since
     if only_if_changed and _covered(*versions):
         return None
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if snapshot:  # every query of the fit sees the same committed state and its version
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    with _snapshot():
         data_version = DriveModel.objects.filter(pk=drive_model.pk).values_list("data_version", flat=True).first()
         if data_version is None:
             return 0
         with _cycle_collector_paused():
-            fits, held = _fit_drive(drive_model, timezone.now())
+            fits = _fit_drive(drive_model, timezone.now())
     with transaction.atomic():
         locked = DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk)
         stored = locked.values_list("factors_version", flat=True).first()
@@ -111,8 +114,12 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
             return None  # another refit wrote a fit of these data or of newer ones meanwhile
         FactorEffect.objects.filter(drive_model=drive_model).delete()
         FactorFitSummary.objects.filter(drive_model=drive_model).delete()  # and their units' figures (cascade)
-        FactorUnitFigures.objects.filter(drive_model=drive_model).delete()  # a held unit's have no public fit
-        effects, figures = [], list(held)
+        # a held submission's figures are refit on their own (refresh_held_figures); a submission no longer held
+        # (approved, rejected, withdrawn) keeps none
+        FactorUnitFigures.objects.filter(drive_model=drive_model, submission__isnull=False).exclude(
+            submission__status=SubmissionStatus.HELD
+        ).delete()
+        effects, figures = [], []
         for summary, summary_effects, unit_figures in fits:
             summary.save()
             effects.extend(summary_effects)
@@ -156,19 +163,18 @@ def _covered(data_version: int, factors_version: int | None) -> bool:
     return factors_version is not None and factors_version >= data_version
 
 
-def _fit_drive(drive_model: DriveModel, now) -> tuple[list, list]:
-    """The drive's fits, not saved yet: per headline metric (its FactorFitSummary, FactorEffect rows, public units'
-    FactorUnitFigures), and the held submissions' FactorUnitFigures."""
+def _fit_drive(drive_model: DriveModel, now) -> list:
+    """The drive's public fits, not saved yet: per headline metric its FactorFitSummary, FactorEffect rows and public
+    units' FactorUnitFigures."""
     # why: the fit loads numpy, scipy and statsmodels; a web process imports this module only to queue refits
-    from analysis.factor_figures import held_figures, public_figures
+    from analysis.factor_figures import public_figures
     from analysis.factor_model import fit
     from analysis.factor_rows import public_runs, rows_of
 
-    public = public_runs(drive_model)
-    found = rows_of(public)
-    fits, public_fits = [], {}
+    found = rows_of(public_runs(drive_model))
+    fits = []
     for metric, rows in found.rows.items():
-        fitted = public_fits[metric] = fit(rows, metric)
+        fitted = fit(rows, metric)
         summary = FactorFitSummary(
             drive_model=drive_model,
             metric=metric,
@@ -188,4 +194,46 @@ def _fit_drive(drive_model: DriveModel, now) -> tuple[list, list]:
                 public_figures(drive_model, fitted, found, summary, now),
             )
         )
-    return fits, held_figures(drive_model, public, now, found, public_fits)
+    return fits
+
+
+def refresh_held_figures(submission) -> int:
+    """Fit the units of a held `submission` with each of its drives' public units and replace its FactorUnitFigures
+    rows. Returns the rows written; 0 when the submission is no longer held (its rows are removed).
+
+    Like the drive's refit, it reads one snapshot and fits holding no lock, then writes in one short transaction
+    under the drive's row lock. A page compares the rows' digest with the rows a fit would read now, so figures of a
+    drive whose public data changed meanwhile are never shown as current."""
+    # why: numpy, scipy and statsmodels, as in _fit_drive
+    from analysis.factor_figures import held_figures
+    from analysis.factor_model import fit
+    from analysis.factor_rows import public_runs, rows_of
+
+    written = 0
+    drives = DriveModel.objects.filter(test_runs__submission=submission).distinct().order_by("pk")
+    for drive_model in drives:
+        now = timezone.now()
+        with _snapshot(), _cycle_collector_paused():
+            public = public_runs(drive_model)
+            found = rows_of(public)
+            fits = {metric: fit(rows, metric) for metric, rows in found.rows.items()}
+            figures = held_figures(drive_model, public, now, found, fits, submissions=[submission])
+        with transaction.atomic():
+            list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
+            FactorUnitFigures.objects.filter(drive_model=drive_model, submission=submission).delete()
+            if type(submission).objects.filter(pk=submission.pk, status=SubmissionStatus.HELD).exists():
+                _insert_figures(figures)
+                written += len(figures)
+    return written
+
+
+@contextmanager
+def _snapshot():
+    """A transaction in which every query sees the same committed state (REPEATABLE READ, read only, on PostgreSQL;
+    a SQLite transaction is one)."""
+    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if snapshot:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield

@@ -2,12 +2,13 @@
 
 `public_figures` stores, for every unit of a drive's public fit of one headline metric, its normalized figure with
 its interval and the explanation's metric entry (analysis.explain_model.unit_model); `held_figures` does the same for
-each held submission of the drive, fitted with the public units (nothing of a held unit enters the public fit). Each
+a held submission of the drive, fitted with the public units (nothing of a held unit enters the public fit). Each
 row keeps the digest of the rows fitted (analysis.factor_rows.rows_digest): a page that would read other rows now
 says the figures are being refreshed instead of showing old ones or fitting inline.
 
-Called by analysis.factor_effects.refresh_factor_effects while it fits from its snapshot of the data, before it
-takes the drive's row lock to write the rows.
+Called from their snapshot of the data, before the drive's row lock is taken to write the rows: `public_figures` by
+analysis.factor_effects.refresh_factor_effects (every change of the drive's public data), `held_figures` by
+analysis.factor_effects.refresh_held_figures (a submission held, or a held one's page finding its figures stale).
 """
 
 from __future__ import annotations
@@ -49,14 +50,21 @@ def public_figures(
 
 
 def held_figures(
-    drive_model: DriveModel, public: list[dict], now, found: DriveRows | None = None, fits: dict | None = None
+    drive_model: DriveModel,
+    public: list[dict],
+    now,
+    found: DriveRows | None = None,
+    fits: dict | None = None,
+    submissions=None,
 ) -> list:
-    """Per held submission of the drive and headline metric it measured: its unit fitted with the public units.
-    `public` is the drive's public runs as the public fit read them (analysis.factor_rows.public_runs), `found` their
-    rows (rows_of) and `fits` the public fits per metric, which the held rows and fits start from; only the held
-    unit's own figures are computed."""
+    """Per held submission of the drive (of `submissions`, when given) and headline metric it measured: its unit
+    fitted with the public units. `public` is the drive's public runs as the public fit read them
+    (analysis.factor_rows.public_runs), `found` their rows (rows_of) and `fits` the public fits per metric, which the
+    held rows and fits start from; only the held unit's own figures are computed."""
     out = []
     held = Submission.objects.filter(status=SubmissionStatus.HELD, test_runs__drive_model=drive_model).distinct()
+    if submissions is not None:
+        held = held.filter(pk__in=[submission.pk for submission in submissions])
     for submission in held.order_by("pk"):
         rows_found, not_public = model_rows(submission, drive_model, public, found)
         if not not_public:

@@ -10,6 +10,7 @@ an earlier attempt wrote, so running it twice yields the same rows.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING
 
 from django.db import transaction
@@ -19,6 +20,7 @@ from analysis.bundle_reader import read_bundle
 from analysis.poison import UnreadableBundle
 from analysis.selectors import TRIAL_PROFILE, TRIAL_TARGET_KIND
 from analysis.services import store_submission
+from analysis.tasks import queue_held_figures
 from submissions.hooks import IngestOutcome
 
 if TYPE_CHECKING:
@@ -55,6 +57,8 @@ def ingest_submission(*, submission: Submission, bundle: VerifiedBundle, review_
     if result.status != "rejected":
         storage_name = submission.storage_name
         transaction.on_commit(lambda: raw_identifiers.remember_verified(storage_name, bundle))
+    if result.status == "held":  # its figures, fitted with the drive's public units, for its page and staff's review
+        transaction.on_commit(partial(queue_held_figures, submission.pk))
     reasons = result.reasons
     if review_hold and result.status != "rejected":  # the review sentence last, after the data's own reasons
         reasons = [reason for reason in reasons if reason != review_reason] + [review_reason]

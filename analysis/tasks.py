@@ -3,6 +3,7 @@
 import logging
 
 from celery import shared_task
+from django.core.cache import cache
 from django.db import InterfaceError, OperationalError
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
@@ -55,6 +56,27 @@ def refresh_factor_effects(drive_model_id: int) -> int | None:
     soft_time_limit=600,
     time_limit=660,
     autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=30,
+    max_retries=3,
+)
+def refresh_held_figures(submission_id) -> int:
+    """Fit a held submission's units with its drives' public units (analysis.factor_effects.refresh_held_figures).
+    Returns the rows written; 0 for a submission gone or no longer held."""
+    from submissions.models import Submission
+
+    submission = Submission.objects.filter(pk=submission_id).first()
+    cache.delete(_held_figures_key(submission_id))  # a change from here on may queue another refit
+    if submission is None:
+        return 0
+    return factor_effects.refresh_held_figures(submission)
+
+
+@shared_task(
+    acks_late=True,
+    ignore_result=True,
+    soft_time_limit=600,
+    time_limit=660,
+    autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=5,
     max_retries=5,
 )
@@ -79,9 +101,27 @@ def queue_factor_refit(sender=None, *, drive_model_id: int, **kwargs) -> None:
     _queue(refresh_factor_effects, drive_model_id, "factor refit")
 
 
-def _queue(task, drive_model_id: int, what: str) -> None:
+def _queue(task, object_id, what: str, of: str = "drive model") -> None:
     """The change is committed; a broker outage only delays what derives from it, so it is logged, not raised."""
     try:
-        task.delay(drive_model_id)
+        task.delay(object_id)
     except (BrokerUnavailable, OSError):
-        logger.warning("could not queue the %s of drive model %s", what, drive_model_id, exc_info=True)
+        logger.warning("could not queue the %s of %s %s", what, of, object_id, exc_info=True)
+
+
+HELD_FIGURES_QUEUED_SECONDS = 600
+
+
+def queue_held_figures(submission_id) -> None:
+    """Queue the refit of a held submission's figures, once until that task starts (or ten minutes pass): called
+    when a submission is held, and by each view of a held submission's page whose figures are stale."""
+    try:
+        if not cache.add(_held_figures_key(submission_id), 1, HELD_FIGURES_QUEUED_SECONDS):
+            return
+    except Exception:  # noqa: BLE001 - without the cache, each stale view queues one (a fit of one held unit)
+        logger.warning("held figures of %s: queued without the cache's guard", submission_id, exc_info=True)
+    _queue(refresh_held_figures, str(submission_id), "figures refit", of="held submission")
+
+
+def _held_figures_key(submission_id) -> str:
+    return f"held-figures-queued:{submission_id}"

@@ -7,7 +7,7 @@ import pytest
 
 from analysis import pcie
 from analysis.explain import MIN_UNITS, explain_submission, percentile_among
-from analysis.factor_effects import refresh_factor_effects
+from analysis.factor_effects import refresh_factor_effects, refresh_held_figures
 from analysis.models import DriveModel
 from analysis.tests.factories import (
     DriveModelFactory,
@@ -50,6 +50,8 @@ def explained(submission):
 def refit(submission):
     for model in DriveModel.objects.filter(test_runs__submission=submission).distinct():
         refresh_factor_effects(model)
+    if submission.status == "held":  # its own figures are refit apart from the drive's (and when its page is viewed)
+        refresh_held_figures(submission)
 
 
 def metric(summary, key):

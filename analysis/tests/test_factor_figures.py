@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from analysis.explain import explain_submission
-from analysis.explain_model import REFRESHING
-from analysis.factor_effects import refresh_factor_effects
+from analysis.explain_model import REFRESHING, model_rows
+from analysis.factor_effects import refresh_factor_effects, refresh_held_figures
 from analysis.factor_model import fit
 from analysis.factor_rows import drive_rows, unit_number
 from analysis.headline import BY_KEY
@@ -77,9 +77,59 @@ def test_a_held_units_figures_are_fitted_with_the_public_units_and_stored_apart(
     world = factor_population(status_of={"gen2": "held"})
     model, held = world["model"], world["submissions"]["gen2"]
     refresh_factor_effects(model)
+    assert not FactorUnitFigures.objects.filter(submission=held).exists()  # the drive's refit fits public units only
 
+    assert refresh_held_figures(held) == 2
     stored = FactorUnitFigures.objects.filter(drive_model=model, submission=held)
     assert {row.metric for row in stored} == {SEQ, "iops_4k_write"} and all(row.fit is None for row in stored)
     assert not FactorUnitFigures.objects.filter(
         drive_model=model, submission__isnull=True, unit_key=held.test_runs.first().unit_id
     ).exists()  # the public fit's rows are the public units only
+    rows = drive_rows(model).rows[SEQ] + [
+        row for row in model_rows(held, model)[0].rows[SEQ] if row.unit == held.test_runs.get(test="tp").unit_id
+    ]
+    expected = fit(rows, BY_KEY[SEQ].label).normalized(held.test_runs.get(test="tp").unit_id)
+    assert stored.get(metric=SEQ).normalized == pytest.approx(expected.value, rel=1e-12)
+
+
+def test_a_held_page_with_stale_figures_queues_their_refit_and_the_drives_refit_leaves_them(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    world = factor_population(status_of={"gen2": "held"})
+    model, held = world["model"], world["submissions"]["gen2"]
+    refresh_factor_effects(model)
+    refresh_held_figures(held)
+    fitted_at = FactorUnitFigures.objects.get(submission=held, metric=SEQ).fitted_at
+
+    # another unit published since: the drive is refit, the held unit's figures are left as they were (stale)
+    TestRunFactory(
+        drive_model=model, test="tp", headline={SEQ: 6.6e9}, max_temperature_k=320.0, percentage_used=3,
+        overprovisioning=0.0,
+    )  # fmt: skip
+    refresh_factor_effects(model)
+    assert FactorUnitFigures.objects.get(submission=held, metric=SEQ).fitted_at == fitted_at
+    queued = []
+    monkeypatch.setattr("analysis.tasks.refresh_held_figures.delay", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert metric(explain_submission(held), SEQ)["model_note"] == REFRESHING
+        metric(explain_submission(held), SEQ)
+    assert queued == [str(held.pk)]  # once, however often the page is viewed before the refit starts
+    monkeypatch.undo()
+
+    from analysis.tasks import refresh_held_figures as task
+
+    assert task(str(held.pk)) == 2  # what the worker runs
+    seq = metric(explain_submission(held), SEQ)
+    assert seq["model_note"] == "" and seq["normalized"] is not None and seq["model_units"] == 11
+
+
+def test_a_submission_no_longer_held_loses_its_held_figures_at_the_drives_next_refit():
+    world = factor_population(status_of={"gen2": "held"})
+    model, held = world["model"], world["submissions"]["gen2"]
+    refresh_factor_effects(model)
+    refresh_held_figures(held)
+    type(held).objects.filter(pk=held.pk).update(status="rejected")
+
+    refresh_factor_effects(model)
+    assert not FactorUnitFigures.objects.filter(submission=held).exists()
+    assert refresh_held_figures(held) == 0  # and a late refit of it writes none

@@ -196,6 +196,28 @@ def test_smart_counters_that_did_not_move_hold_the_submission(submission, make_v
     assert m.read_pct == 65 and m.temperature_before_k == 310 and m.temperature_after_k == 310
 
 
+def test_a_held_submission_queues_its_own_figures_once_committed(
+    submission, make_verified, shared_samples, monkeypatch, django_capture_on_commit_callbacks
+):
+    def mutate(run_dir, manifest, files):  # smart counters that did not move: held, as above
+        (run_dir / "smart").mkdir()
+        run = next(r for r in manifest["runs"] if r["read_pct"] == 65)
+        for side in ("before", "after"):
+            (run_dir / f"smart/{run['id']}.{side}.json").write_bytes((shared_samples / SMART).read_bytes())
+            run[f"smart_{side}"] = f"smart/{run['id']}.{side}.json"
+            files.append(run[f"smart_{side}"])
+
+    queued = []
+    monkeypatch.setattr("analysis.ingest.queue_held_figures", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = ingest_submission(submission=submission, bundle=make_verified(mutate=mutate))
+    assert outcome.status == "held" and queued == [submission.pk]
+    queued.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert ingest_submission(submission=submission, bundle=make_verified()).status == "published"
+    assert queued == []  # a published unit is in the drive's own refit
+
+
 def test_a_false_steady_state_claim_is_overruled_and_recorded(submission, make_verified):
     def mutate(run_dir, manifest, files):
         for claim in manifest["steady_state"]:

@@ -189,3 +189,16 @@ def test_a_broker_outage_after_the_commit_is_logged_not_raised(monkeypatch, capl
     monkeypatch.setattr(getattr(tasks, task), "delay", away)
     getattr(tasks, receiver)(drive_model_id=7)  # the change is committed: nothing may raise here
     assert f"could not queue the {what} of drive model 7" in caplog.text
+
+
+def test_a_broker_outage_queueing_a_held_submissions_figures_is_logged_not_raised(monkeypatch, caplog):
+    from kombu.exceptions import OperationalError
+
+    from analysis import tasks
+
+    def away(*args):
+        raise OperationalError("the broker is away")
+
+    monkeypatch.setattr(tasks.refresh_held_figures, "delay", away)
+    tasks.queue_held_figures("0c7e9f5e-1f2a-4c55-9a57-3d1c2a4b5e6f")
+    assert "could not queue the figures refit of held submission 0c7e9f5e" in caplog.text

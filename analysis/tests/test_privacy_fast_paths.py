@@ -124,3 +124,37 @@ def test_the_walk_finds_what_the_plain_walk_finds(sample_files):
     assert walked > 1000
     hostile = {"a": [{"serial": True}, {"Serial-Number": 12345678}, {" sn": "x1"}], "1": {"2": [{"uuid": "u-1"}]}}
     assert privacy.identifiers_in_json(hostile) == reference_identifiers_in_json(hostile) == {"12345678", "x1", "u-1"}
+
+
+def test_address_seeds_are_where_the_seed_pattern_matches(sample_files):
+    seeds = 0
+    for path, data in sample_files:
+        text = data.decode("utf-8", errors="replace")
+        plain = [match.start() for match in privacy.ADDRESS_SEED.finditer(text)]
+        assert list(privacy.address_seeds(text)) == plain, path
+        seeds += len(plain)
+    assert seeds > 1000  # times, versions, addresses and fio's own dotted numbers
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fe80::1%eth0 00:1b:63:84:45:e6 10.0.0.1 1.2.3",
+        "::--..:: -a- .F. :g: 9.9",
+        "ünïcode 10.0.0.1 then fe80::2",  # not ASCII: the pattern itself
+        ":",
+        "",
+    ],
+)
+def test_address_seeds_agree_at_the_edges_of_a_text(text):
+    assert list(privacy.address_seeds(text)) == [match.start() for match in privacy.ADDRESS_SEED.finditer(text)]
+
+
+def test_address_seeds_agree_on_random_texts_of_separators_and_hex_digits():
+    import random
+
+    rng = random.Random(20261126)
+    alphabet = ":.-0123456789abcdefABCDEFgxyz \n\"'"
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert list(privacy.address_seeds(text)) == [m.start() for m in privacy.ADDRESS_SEED.finditer(text)], text

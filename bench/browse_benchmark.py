@@ -14,7 +14,10 @@ one of them (`bench-big-drive`) with one submission per 1,000 rows (1,000 at 1 M
   cache, then 8 clients at once). Warm requests reuse a kept-alive connection; every cold request opens a new one, as
   a reader arriving after a change does, so it meets whichever worker gunicorn gives it.
 
-It prints each goal of issue 12 beside its figure with PASS / FAIL, the queries per page at each size and the growth
+The sizes run in --passes passes (default 2), in turn ascending and descending (100k, 1M, 1M, 100k), each with its
+share of the requests, and each page's samples are pooled per size: the growth compares sizes measured at the same
+times, so a machine that drifts during the run (another job, this one's own caches) is not mistaken for growth. It
+prints each goal of issue 12 beside its figure with PASS / FAIL, the queries per page at each size and the growth
 of each p95 from the smallest to the largest size, and exits 1 when a goal is missed. Timings depend on what else the
 machine runs: the load average is printed at the start and the end, and in-process each page's CPU time in this
 process (Django, not PostgreSQL), which load inflates less than wall time. Over HTTP needs PostgreSQL and REDIS_URL
@@ -154,8 +157,7 @@ def in_process(pages: dict[str, str], change: DataChange, requests: int, cold_re
         counter = QueryCounter()
         with connection.execute_wrapper(counter):
             client.get(url)
-        found[name] = {"warm": {**figures(warm), "cpu": statistics.median(warm_cpu)},
-                       "cold": {**figures(cold), "cpu": statistics.median(cold_cpu)},
+        found[name] = {"warm": warm, "warm_cpu": warm_cpu, "cold": cold, "cold_cpu": cold_cpu,
                        "queries": counter.count, "cold_queries": cold_queries}  # fmt: skip
     return found
 
@@ -311,11 +313,11 @@ def over_http(server: Server, pages: dict[str, str], change: DataChange, request
                 server.flush()
                 gc.collect()  # as in cold_concurrently
                 cold.append(_first_request(server.url(path)))
-            found["c1"][name] = {"warm": figures(warm), "cold": figures(cold)}
+            found["c1"][name] = {"warm": warm, "cold": cold}
     drive = pages["drive page"]
     timings, rps = concurrently(server, drive, CONCURRENT_CLIENTS, max(requests // 2, 10))
     cold = cold_concurrently(server, drive, change, CONCURRENT_CLIENTS, max(cold_requests // 2, 3))
-    found["c8"]["drive page"] = {"warm": {**figures(timings), "rps": rps}, "cold": figures(cold)}
+    found["c8"]["drive page"] = {"warm": timings, "rps": [rps], "cold": cold}
     return found
 
 
@@ -365,12 +367,64 @@ def one_size(args) -> None:
                 result["http"] = over_http(server, pages, change, args.requests, args.cold_requests)
     finally:
         change.restore()
-    result["write_ms"] = figures(change.write_ms) if change.write_ms else None
+    result["write_ms"] = change.write_ms
     Path(args.json_out).write_text(json.dumps(result))
 
 
 def _log(message: str) -> None:  # stderr: the report alone goes to stdout
     print(message, file=sys.stderr, flush=True)
+
+
+# --- the passes, merged -------------------------------------------------------------------------------------------
+
+
+def pass_order(sizes: list[int], passes: int) -> list[int]:
+    """The sizes of every pass, in turn ascending and descending (100k, 1M, 1M, 100k): a machine that drifts (another
+    job starting, a cache warming) weighs on every size alike, instead of on whichever size ran last."""
+    order = []
+    for number in range(passes):
+        order.extend(sizes if number % 2 == 0 else reversed(sizes))
+    return order
+
+
+def merged(runs: list[dict]) -> dict:
+    """One size's passes as one result: each page's samples pooled, then their figures (p50, p95, CPU p50); the
+    queries the most any pass counted; req/s the median of the passes'."""
+
+    def pooled(path: tuple) -> list:
+        values = []
+        for run in runs:
+            node = run
+            for key in path:
+                node = node[key]
+            values.extend(node)
+        return values
+
+    first = runs[0]
+    result = {key: first[key] for key in ("size", "measurements", "big_submissions", "big_runs")}
+    result["passes"] = len(runs)
+    result["in_process"] = {}
+    for name in first["in_process"]:
+        where = ("in_process", name)
+        result["in_process"][name] = {
+            state: {**figures(pooled((*where, state))), "cpu": statistics.median(pooled((*where, f"{state}_cpu")))}
+            for state in ("warm", "cold")
+        }
+        result["in_process"][name]["queries"] = max(run["in_process"][name]["queries"] for run in runs)
+        result["in_process"][name]["cold_queries"] = max(run["in_process"][name]["cold_queries"] for run in runs)
+    if all("http" in run for run in runs):
+        http = {"c1": {}, "c8": {}}
+        for name in first["http"]["c1"]:
+            http["c1"][name] = {state: figures(pooled(("http", "c1", name, state))) for state in ("warm", "cold")}
+        c8 = ("http", "c8", "drive page")
+        http["c8"]["drive page"] = {
+            "warm": {**figures(pooled((*c8, "warm"))), "rps": statistics.median(pooled((*c8, "rps")))},
+            "cold": figures(pooled((*c8, "cold"))),
+        }
+        result["http"] = http
+    writes = pooled(("write_ms",))
+    result["write_ms"] = figures(writes) if writes else None
+    return result
 
 
 # --- the report ---------------------------------------------------------------------------------------------------
@@ -390,7 +444,7 @@ def report(results: list[dict], goals: Report) -> None:
 
     for r in results:
         print(f"\n== {r['measurements']:,} measurement rows; bench-big-drive: {r['big_submissions']} submissions, "
-              f"{r['big_runs']} runs ==")  # fmt: skip
+              f"{r['big_runs']} runs; {r['passes']} pass(es) pooled ==")  # fmt: skip
         if r.get("write_ms"):
             w = r["write_ms"]
             print(f"  (each data change, withdraw or publish with its refresh: p50 {w['p50']:.0f} ms, "
@@ -440,6 +494,10 @@ def main() -> int:
     )
     parser.add_argument("--requests", type=int, default=40, help="warm requests per page (default 40)")
     parser.add_argument("--cold-requests", type=int, default=20, help="cold requests per page (default 20)")
+    parser.add_argument(
+        "--passes", type=int, default=2,
+        help="passes over the sizes, ascending then descending, each with its share of the requests (default 2)",
+    )  # fmt: skip
     parser.add_argument("--reseed", action="store_true", help="drop and re-seed the benchmark databases")
     parser.add_argument("--no-http", action="store_true", help="in-process only (no gunicorn)")
     parser.add_argument("--db-prefix", default=BENCH_DB_PREFIX, help="benchmark databases are <prefix>_<size>")
@@ -458,16 +516,23 @@ def main() -> int:
         print("over HTTP skipped: gunicorn with production settings needs PostgreSQL and REDIS_URL (--no-http)")
         args.no_http = True
     goals = Report("browse benchmark")
-    results = []
-    for size in sorted(int(s) for s in args.sizes.split(",")):
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    passes = 1 if SMOKE or len(sizes) < 2 else max(args.passes, 1)
+    print(f"{passes} pass(es) over the sizes: {', '.join(f'{size:,}' for size in pass_order(sizes, passes))}")
+    runs: dict[int, list[dict]] = {size: [] for size in sizes}
+    reseeded = set()
+    for size in pass_order(sizes, passes):
+        reseed = args.reseed and size not in reseeded
+        reseeded.add(size)
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
             command = [sys.executable, __file__, "--size", str(size), "--json-out", out.name,
-                       "--requests", str(args.requests), "--cold-requests", str(args.cold_requests),
-                       "--db-prefix", args.db_prefix, *(["--reseed"] if args.reseed else []),
+                       "--requests", str(max(args.requests // passes, 10)),
+                       "--cold-requests", str(max(args.cold_requests // passes, 2)),
+                       "--db-prefix", args.db_prefix, *(["--reseed"] if reseed else []),
                        *(["--no-http"] if args.no_http else [])]  # fmt: skip
             subprocess.run(command, check=True, cwd=REPO)
-            results.append(json.loads(Path(out.name).read_text()))
-    report(results, goals)
+            runs[size].append(json.loads(Path(out.name).read_text()))
+    report([merged(runs[size]) for size in sizes], goals)
     return goals.finish()
 
 

@@ -72,7 +72,7 @@ def _breakdown(data: DriveData, key: str, factor_label: str, level_of, metric: s
         {
             "type": "box",
             "name": plot_text(level),
-            "x": [plot_text(level)] * len(by_level[level]),
+            "x0": plot_text(level),  # one box per trace: its place, not one copy of it per unit
             "y": [p[1] for p in by_level[level]],
             "boxpoints": "all",
             "jitter": 0.4,

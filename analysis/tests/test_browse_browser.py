@@ -179,3 +179,30 @@ def test_a_hostile_drive_name_stays_text_in_pages_and_charts(live_server, page):
     assert page.dialogs == []
     assert page.problems == []
     page.screenshot(path=str(ARTIFACTS / "browse-hostile-name.png"), full_page=True)
+
+
+def test_a_breakdown_box_draws_every_units_point_at_its_own_level(live_server, page):
+    drive = factories.DriveModelFactory(name="Box NVMe 1TB", slug="box-1tb")
+    for firmware, units in (("FWA", 3), ("FWB", 2)):
+        for _ in range(units):
+            make_browse_submission(drive_model=drive, firmware=firmware)
+    refresh_aggregates(drive_model=drive)
+
+    page.goto(live_server.url + "/drives/box-1tb/")
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    open_every_section(page)
+    chart = page.locator("#chart-by-firmware-iops_4k_read .js-plotly-plot")
+    assert chart.count() == 1
+    boxes = chart.first.evaluate(
+        "plot => plot._fullData.map(t => ({type: t.type, x0: t.x0, n: t.y.length, drawn: t.name}))"
+    )
+    assert boxes == [
+        {"type": "box", "x0": "FWA", "n": 3, "drawn": "FWA"},
+        {"type": "box", "x0": "FWB", "n": 2, "drawn": "FWB"},
+    ]
+    points = chart.first.evaluate(  # each point drawn at its box's category on the axis (0: FWA, 1: FWB)
+        "plot => plot.calcdata.map(trace => trace[0].pts.map(p => Math.round(p.x)))"
+    )
+    assert points == [[0, 0, 0], [1, 1]]
+    assert svg_texts(page, "#chart-by-firmware-iops_4k_read .xtick text") == ["FWA", "FWB"]
+    assert page.problems == []

@@ -27,6 +27,7 @@ from django.db import transaction
 
 from analysis.headline import HEADLINES
 from analysis.models import FactorUnitFigures, Flag, FlagKind, TestRun
+from analysis.tasks import queue_held_figures
 from nvmedb_client import units
 from submissions.models import SubmissionStatus
 
@@ -178,8 +179,6 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
         and any(model.model_note == REFRESHING for model in out.values())
     ):
         # a held unit's figures are refit when it is viewed, not on every change of the drive (analysis.factor_effects)
-        from analysis.tasks import queue_held_figures
-
         transaction.on_commit(partial(queue_held_figures, submission.pk))
     return out
 

@@ -12,6 +12,7 @@ from analysis.models import DriveModel
 from browse import summaries
 from datasets import releases
 from nvmedb.storage import StorageUnavailable
+from submissions.models import Submission
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +63,6 @@ def refresh_factor_effects(drive_model_id: int) -> int | None:
 def refresh_held_figures(submission_id) -> int:
     """Fit a held submission's units with its drives' public units (analysis.factor_effects.refresh_held_figures).
     Returns the rows written; 0 for a submission gone or no longer held."""
-    from submissions.models import Submission
-
     submission = Submission.objects.filter(pk=submission_id).first()
     cache.delete(_held_figures_key(submission_id))  # a change from here on may queue another refit
     if submission is None:

@@ -1,0 +1,92 @@
+"""Where a text holds a network or unit address (analysis.privacy's address pass): UUIDs, MAC and EUI-64 addresses,
+IPv4 and IPv6 addresses, not loopback, not a version number. Found from the rare places where two separators hold only
+hex digits between them, so a 60 MB fio output takes one fast pass."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+MAC = re.compile(
+    r"(?<![0-9A-Fa-f:-])(?:[0-9A-Fa-f]{2}([:-]))(?:[0-9A-Fa-f]{2}\1){4}(?:(?:[0-9A-Fa-f]{2}\1){2})?[0-9A-Fa-f]{2}"
+    r"(?![0-9A-Fa-f:-])"
+)
+IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+IPV6 = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{1,4}|(?=::))(?::[0-9A-Fa-f]{0,4}){2,7}(?![0-9A-Fa-f])")
+# Every address above holds two separators with only hex digits between them: finding those first (they are rare in
+# fio's numbers) and looking at the run of address characters around each keeps a 60 MB output to one fast pass.
+ADDRESS_SEED = re.compile(r"[:.\-][0-9A-Fa-f]*[:.\-]")
+ADDRESS_RUN = re.compile(r"[0-9A-Fa-f:.\-]*")
+ADDRESS_RUN_BEFORE = re.compile(r"[0-9A-Fa-f:.\-]*\Z")
+VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"\Z', re.IGNORECASE)
+
+
+def _version_before(text: str, position: int) -> bool:
+    """A dotted quad that is the value of a version key (lshw's `"firmware" : "18.168.6.1"`), not an address."""
+    return bool(VERSION_KEY_BEFORE.search(text, max(0, position - 40), position))
+
+
+def _is_ipv4(text: str) -> bool:
+    try:
+        address = ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified)
+
+
+def _is_ipv6(text: str) -> bool:
+    try:
+        address = ipaddress.IPv6Address(text.split("%", 1)[0])
+    except ValueError:
+        return False
+    return not (address.is_loopback or address.is_unspecified)
+
+
+# each ASCII character as its class for ADDRESS_SEED: ":" a separator (":" "." "-"), "h" a hex digit, " " the rest
+_ADDRESS_CLASSES = bytes(
+    ord(":") if chr(i) in ":.-" else ord("h") if chr(i) in "0123456789abcdefABCDEF" else ord(" ") for i in range(256)
+)
+_ADDRESS_SEED_IN_CLASSES = re.compile(rb":h*:")
+
+
+def address_seeds(text: str) -> Iterator[int]:
+    """Where ADDRESS_SEED.finditer(text) finds its matches. An ASCII text is searched as its characters' classes,
+    where the pattern starts with a literal: the engine then jumps from separator to separator instead of testing a
+    character class at every position (about 6× faster on fio's output). Same length, so the same positions."""
+    if text.isascii():
+        classes = text.encode("ascii").translate(_ADDRESS_CLASSES)
+        return (match.start() for match in _ADDRESS_SEED_IN_CLASSES.finditer(classes))
+    return (match.start() for match in ADDRESS_SEED.finditer(text))
+
+
+def address_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a UUID, a MAC or EUI-64, or an IPv4/IPv6 address (not loopback, not a version number)."""
+    spans: list[tuple[int, int]] = []
+    covered = 0
+    for seed in address_seeds(text):
+        if seed < covered:
+            continue
+        begin = seed - len(ADDRESS_RUN_BEFORE.search(text, max(0, seed - 64), seed).group(0))
+        end = ADDRESS_RUN.match(text, seed).end()
+        covered = end
+        run = text[begin:end]
+        for pattern in (UUID, MAC, IPV4, IPV6):
+            for found in pattern.finditer(run):
+                start, stop = begin + found.start(), begin + found.end()
+                if pattern is IPV6 and text[stop - 1] == ":" and text[stop - 2] != ":":
+                    stop -= 1  # "fe80::1: link up"
+                value = text[start:stop]
+                if pattern is IPV4 and (not _is_ipv4(value) or _version_before(text, start)):
+                    continue
+                if pattern is IPV6 and not _is_ipv6(value):
+                    continue
+                if _alnum(text, start - 1) or _alnum(text, stop):
+                    continue  # part of a longer word: "std::vector" holds "d::ec"
+                spans.append((start, stop))
+    return spans
+
+
+def _alnum(text: str, index: int) -> bool:
+    return 0 <= index < len(text) and text[index].isascii() and text[index].isalnum()

@@ -344,7 +344,7 @@ def content_matches(submission: Submission) -> dict[object, ContentMatch]:
         by_key: dict[str, dict] = defaultdict(dict)
         for start in range(0, len(keys), _CHUNK):
             rows = (
-                MeasurementSignature.objects.filter(key__in=keys[start : start + _CHUNK])
+                MeasurementSignature.objects.filter(key__any_of=keys[start : start + _CHUNK])
                 .exclude(submission=submission)
                 .annotate(figures=Cast("values", TextField()))
                 .values_list("id", "submission_id", "key", "figures")
@@ -422,7 +422,7 @@ def lock_fingerprints(submission: Submission) -> None:
     ids: set[int] = set()
     for start in range(0, len(neighbours), _CHUNK):
         chunk = neighbours[start : start + _CHUNK]
-        ids.update(MeasurementSignature.objects.filter(key__in=chunk).values_list("id", flat=True))
+        ids.update(MeasurementSignature.objects.filter(key__any_of=chunk).values_list("id", flat=True))
     ordered = sorted(ids)  # one order over all chunks, the same in every transaction: no deadlock
     for start in range(0, len(ordered), _CHUNK):
         rows = MeasurementSignature.objects.select_for_update().filter(id__in=ordered[start : start + _CHUNK])

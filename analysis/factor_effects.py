@@ -25,6 +25,7 @@ from contextlib import contextmanager
 
 from django.db import connection, transaction
 from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
 from submissions.models import SubmissionStatus
@@ -131,17 +132,21 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
 
 def _insert_figures(rows: list[FactorUnitFigures]) -> None:
     """The units' figures, thousands of rows of a JSON document each: on PostgreSQL by COPY (bulk_create would send
-    each column as one array parameter, quoting every document's every quote in Python, five times the CPU)."""
+    each column as one array parameter, quoting every document's every quote in Python, five times the CPU). The
+    values go to COPY as they are, the document wrapped as JSON: the rows are made here, of Python ints, floats,
+    strings, UUIDs and aware datetimes, so the fields' own preparation (a third of the write) would change nothing."""
     if connection.vendor != "postgresql":
         FactorUnitFigures.objects.bulk_create(rows)
         return
     fields = [f for f in FactorUnitFigures._meta.concrete_fields if not f.primary_key]
+    document = [f.attname == "figures" for f in fields]
     quote = connection.ops.quote_name
     sql = f"COPY {quote(FactorUnitFigures._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) FROM STDIN"
     with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
         for row in rows:
             row.fit_id = row.fit.pk if row.fit is not None else None  # its summary was saved after it was made
-            copy.write_row([f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields])
+            values = [getattr(row, f.attname) for f in fields]
+            copy.write_row([Jsonb(v) if is_document else v for v, is_document in zip(values, document, strict=True)])
 
 
 @contextmanager

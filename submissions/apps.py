@@ -6,4 +6,5 @@ class SubmissionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from submissions import lookups  # noqa: F401  # why: registers CharField's `any_of` lookup once apps load
+        # why: registers CharField's `any_of` lookup (submissions.lookups), once the apps are loaded
+        from submissions import lookups  # noqa: F401

@@ -96,7 +96,7 @@ def test_a_factor_level_with_one_unit_is_a_point_not_a_flat_box(client, db):
     refresh_and_summarise(drive_model=drive)
     figures = embedded_figures(client.get(f"/drives/{drive.slug}/").content.decode())
     by_firmware = next(f for f in figures if f["layout"]["title"]["text"].endswith("by firmware"))
-    kinds = {trace["x"][0]: trace["type"] for trace in by_firmware["data"]}
+    kinds = {trace["name"]: trace["type"] for trace in by_firmware["data"]}
     assert kinds == {"FW1": "box", "FW2": "scatter"}
     lone = next(t for t in by_firmware["data"] if t["type"] == "scatter")
     assert lone["mode"] == "markers" and len(lone["y"]) == 1 and lone["text"] == ["1 unit: no spread"]

@@ -100,12 +100,15 @@ def queue_factor_refit(sender=None, *, drive_model_id: int, **kwargs) -> None:
     _queue(refresh_factor_effects, drive_model_id, "factor refit")
 
 
-def _queue(task, object_id, what: str, of: str = "drive model") -> None:
-    """The change is committed; a broker outage only delays what derives from it, so it is logged, not raised."""
+def _queue(task, object_id, what: str, of: str = "drive model") -> bool:
+    """The change is committed; a broker outage only delays what derives from it, so it is logged, not raised.
+    Whether the task was queued."""
     try:
         task.delay(object_id)
     except (BrokerUnavailable, OSError):
         logger.warning("could not queue the %s of %s %s", what, of, object_id, exc_info=True)
+        return False
+    return True
 
 
 HELD_FIGURES_QUEUED_SECONDS = 600
@@ -113,13 +116,16 @@ HELD_FIGURES_QUEUED_SECONDS = 600
 
 def queue_held_figures(submission_id) -> None:
     """Queue the refit of a held submission's figures, once until that task starts (or ten minutes pass): called
-    when a submission is held, and by each view of a held submission's page whose figures are stale."""
+    when a submission is held, and by each view of a held submission's page whose figures are stale. Not queued (the
+    broker away), the next view tries again."""
+    key = _held_figures_key(submission_id)
     try:
-        if not cache.add(_held_figures_key(submission_id), 1, HELD_FIGURES_QUEUED_SECONDS):
+        if not cache.add(key, 1, HELD_FIGURES_QUEUED_SECONDS):
             return
     except Exception:  # noqa: BLE001 - without the cache, each stale view queues one (a fit of one held unit)
         logger.warning("held figures of %s: queued without the cache's guard", submission_id, exc_info=True)
-    _queue(refresh_held_figures, str(submission_id), "figures refit", of="held submission")
+    if not _queue(refresh_held_figures, str(submission_id), "figures refit", of="held submission"):
+        cache.delete(key)
 
 
 def _held_figures_key(submission_id) -> str:

@@ -202,3 +202,7 @@ def test_a_broker_outage_queueing_a_held_submissions_figures_is_logged_not_raise
     monkeypatch.setattr(tasks.refresh_held_figures, "delay", away)
     tasks.queue_held_figures("0c7e9f5e-1f2a-4c55-9a57-3d1c2a4b5e6f")
     assert "could not queue the figures refit of held submission 0c7e9f5e" in caplog.text
+    queued = []
+    monkeypatch.setattr(tasks.refresh_held_figures, "delay", queued.append)
+    tasks.queue_held_figures("0c7e9f5e-1f2a-4c55-9a57-3d1c2a4b5e6f")  # the broker back: the next view queues it
+    assert queued == ["0c7e9f5e-1f2a-4c55-9a57-3d1c2a4b5e6f"]

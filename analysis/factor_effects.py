@@ -28,7 +28,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
-from submissions.models import SubmissionStatus
+from submissions.models import Submission, SubmissionStatus
 
 logger = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ def refresh_held_figures(submission) -> int:
         with transaction.atomic():
             list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
             FactorUnitFigures.objects.filter(drive_model=drive_model, submission=submission).delete()
-            if type(submission).objects.filter(pk=submission.pk, status=SubmissionStatus.HELD).exists():
+            if Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.HELD).exists():
                 _insert_figures(figures)
                 written += len(figures)
     return written

@@ -16,6 +16,18 @@ from submissions.models import Submission
 
 logger = logging.getLogger(__name__)
 
+# A factor fit (a drive's public units, or a held submission's): acknowledged once done, so a killed worker's runs
+# again; retried on a database fault; ten minutes at most.
+FIT_TASK = {
+    "acks_late": True,
+    "ignore_result": True,
+    "soft_time_limit": 600,
+    "time_limit": 660,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 30,
+    "max_retries": 3,
+}
+
 
 @shared_task(
     acks_late=True,
@@ -33,15 +45,7 @@ def build_release(force: bool = False) -> int | None:
     return result.number
 
 
-@shared_task(
-    acks_late=True,
-    ignore_result=True,
-    soft_time_limit=600,
-    time_limit=660,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=30,
-    max_retries=3,
-)
+@shared_task(**FIT_TASK)
 def refresh_factor_effects(drive_model_id: int) -> int | None:
     """Refit a drive model's factor effects after its public data changed (analysis.factor_effects). Returns the
     effect rows written; 0 for a drive model deleted since; None when an earlier refit already read this change."""
@@ -51,15 +55,7 @@ def refresh_factor_effects(drive_model_id: int) -> int | None:
     return factor_effects.refresh_factor_effects(drive_model, only_if_changed=True)
 
 
-@shared_task(
-    acks_late=True,
-    ignore_result=True,
-    soft_time_limit=600,
-    time_limit=660,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=30,
-    max_retries=3,
-)
+@shared_task(**FIT_TASK)
 def refresh_held_figures(submission_id) -> int:
     """Fit a held submission's units with its drives' public units (analysis.factor_effects.refresh_held_figures).
     Returns the rows written; 0 for a submission gone or no longer held."""

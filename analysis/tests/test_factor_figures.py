@@ -25,6 +25,14 @@ def block_fitting(monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)
 
 
+def publish_another_unit(model):
+    """A public run of a new unit of `model`: the drive's data changed since its last fit."""
+    TestRunFactory(
+        drive_model=model, test="tp", headline={SEQ: 6.6e9}, max_temperature_k=320.0, percentage_used=3,
+        overprovisioning=0.0,
+    )  # fmt: skip
+
+
 def test_the_page_reads_the_stored_figures_and_never_fits(client, monkeypatch):
     world = factor_population()
     model, gen2 = world["model"], world["submissions"]["gen2"]
@@ -59,10 +67,7 @@ def test_figures_of_older_data_are_not_shown_until_the_refit(monkeypatch):
     assert metric(explain_submission(normal), SEQ)["normalized"] is not None
 
     # another unit published since the fit
-    TestRunFactory(
-        drive_model=model, test="tp", headline={SEQ: 6.6e9}, max_temperature_k=320.0, percentage_used=3,
-        overprovisioning=0.0,
-    )  # fmt: skip
+    publish_another_unit(model)
     block_fitting(monkeypatch)
     seq = metric(explain_submission(normal), SEQ)
     assert seq["model_note"] == REFRESHING and seq["normalized"] is None and seq["lines"] == []
@@ -102,10 +107,7 @@ def test_a_held_page_with_stale_figures_queues_their_refit_and_the_drives_refit_
     fitted_at = FactorUnitFigures.objects.get(submission=held, metric=SEQ).fitted_at
 
     # another unit published since: the drive is refit, the held unit's figures are left as they were (stale)
-    TestRunFactory(
-        drive_model=model, test="tp", headline={SEQ: 6.6e9}, max_temperature_k=320.0, percentage_used=3,
-        overprovisioning=0.0,
-    )  # fmt: skip
+    publish_another_unit(model)
     refresh_factor_effects(model)
     assert FactorUnitFigures.objects.get(submission=held, metric=SEQ).fitted_at == fitted_at
     queued = []

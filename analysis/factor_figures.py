@@ -13,30 +13,57 @@ analysis.factor_effects.refresh_held_figures (a submission held, or a held one's
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from analysis.explain_model import model_rows, unit_model
 from analysis.factor_model import FactorFit, fit
 from analysis.factor_rows import DriveRows, unit_key, unit_number
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import DriveModel, FactorFitSummary, FactorUnitFigures, TestRun
+from analysis.models import DriveModel, FactorFitSummary, TestRun
 from analysis.selectors import pts_q
 from submissions.models import Submission, SubmissionStatus
 
 
-def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, now, **owner) -> FactorUnitFigures:
+class FiguresRow(NamedTuple):
+    """One FactorUnitFigures row as the refit writes it: its column values, made thousands at a time, so without a
+    model instance each (a third of the rows' making). `fit` is the public fit's summary, saved after the row is made
+    (its id is read at the write); None for a held submission's own fit."""
+
+    drive_model_id: int
+    fit: FactorFitSummary | None
+    submission_id: object
+    metric: str
+    unit_key: int
+    normalized: float | None
+    normalized_low: float | None
+    normalized_high: float | None
+    figures: dict
+    input_digest: str
+    fitted_at: object
+
+    def columns(self) -> dict:
+        """The row's values by column (attribute) name, the fit's id read now."""
+        values = self._asdict()
+        fit = values.pop("fit")
+        return {**values, "fit_id": fit.pk if fit is not None else None}
+
+
+def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, now, fit=None, submission=None):
     model = unit_model(fitted, BY_KEY[metric], key)
     figures = fitted.units.get(key) if model.normalized else None
     normalized = figures.normalized if figures else None  # full precision here; the page's are rounded
-    return FactorUnitFigures(
-        drive_model=drive_model,
-        metric=metric,
-        unit_key=unit_number(key),
-        normalized=normalized and normalized.value,
-        normalized_low=normalized and normalized.low,
-        normalized_high=normalized and normalized.high,
-        figures=model.stored(),
-        input_digest=digest,
-        fitted_at=now,
-        **owner,
+    return FiguresRow(
+        drive_model.pk,
+        fit,
+        submission.pk if submission is not None else None,
+        metric,
+        unit_number(key),
+        normalized and normalized.value,
+        normalized and normalized.low,
+        normalized and normalized.high,
+        model.stored(),
+        digest,
+        now,
     )
 
 

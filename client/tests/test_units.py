@@ -1,5 +1,8 @@
 """The shared formatting rules: a unit on every value, 3 significant digits, latency and bytes scaled per magnitude."""
 
+import math
+import random
+
 import pytest
 
 from nvmedb_client import units
@@ -83,3 +86,14 @@ def test_the_safety_checks_state_sizes_by_the_same_rules(tmp_path):
 
     with pytest.raises(safety.UnsafeTargetError, match=r"size 512 B is below the minimum of 16\.8 MB \(16\.0 MiB\)"):
         safety.check_file_target(tmp_path / "target.img", 512)
+
+
+def test_the_scale_is_chosen_as_rounding_each_value_would_choose_it():
+    """_scaled skips formatting values that cannot round to 1 or more; it picks what formatting each one would."""
+    rng = random.Random(7)
+    edges = [0.999, 0.9995, 0.99949999999, 0.99950000001, 1.0, 0.99899999, math.nextafter(0.999, 0), math.inf]
+    edges += [math.nextafter(1.0, 0), math.nextafter(units._ROUNDS_BELOW_ONE, 0), units._ROUNDS_BELOW_ONE, math.nan]
+    values = edges + [-v for v in edges] + [rng.uniform(0.99, 1.01) for _ in range(20_000)]
+    values += [10 ** rng.uniform(-6, 6) for _ in range(20_000)]
+    for value in values:
+        assert units._rounds_to_one_or_more(value) == (abs(float(f"{value:.{units.DIGITS}g}")) >= 1), value

@@ -4,8 +4,16 @@ or copies of content published before would no longer be recognised."""
 import json
 import random
 
+import pytest
+
 from nvmedb_client.fio_output import FioOutputError, parse_fio_output
-from submissions.content import canonical_json, measurement_digest, result_digest
+from submissions.content import (
+    MEASURED_KEYS,
+    _spelled_as_the_standard_library,
+    canonical_json,
+    measurement_digest,
+    result_digest,
+)
 
 
 def standard(value) -> bytes:
@@ -25,6 +33,36 @@ def test_every_real_fio_sample_gets_the_standard_librarys_bytes(shared_samples):
             assert result_digest(doc) == measurement_digest(path.read_bytes())
         checked += 1
     assert checked > 300
+
+
+def test_orjsons_bytes_are_taken_for_every_real_fio_result(shared_samples):
+    """The fast writer's check passes the usual fio result: the digests do not fall back to the slow writer."""
+    orjson = pytest.importorskip("orjson")
+    checked = 0
+    for path in sorted((shared_samples / "ssspt-hp-iops-1").glob("*.json")):
+        jobs = parse_fio_output(path.read_bytes())["jobs"]
+        measured = [{key: job[key] for key in MEASURED_KEYS if key in job} for job in jobs]
+        assert _spelled_as_the_standard_library(orjson.dumps(measured, option=orjson.OPT_SORT_KEYS)), path.name
+        checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize("value", [1e-05, -1e-05, [0.00001234], {"a": [-0.00009]}, "é", "\x7f"])
+def test_orjsons_bytes_are_refused_where_they_differ(value):
+    orjson = pytest.importorskip("orjson")
+    fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    assert fast != standard(value)
+    assert not _spelled_as_the_standard_library(fast)
+    assert canonical_json(value) == standard(value)
+
+
+@pytest.mark.parametrize("value", [{"a": 1e16}, {"a": -2.5e-300}, [1, 1e20], 5e-324, 1.5e300])
+def test_every_number_with_an_exponent_goes_to_the_standard_library(value):
+    """orjson spells some of these as the standard library does, not all of them (its own versions differ): an
+    exponent is never trusted."""
+    orjson = pytest.importorskip("orjson")
+    assert not _spelled_as_the_standard_library(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    assert canonical_json(value) == standard(value)
 
 
 def random_value(rng: random.Random, depth: int = 0):

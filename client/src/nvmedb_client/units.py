@@ -37,11 +37,24 @@ def significant(value: float, digits: int = DIGITS) -> str:
     return text
 
 
+# Below this a value rounded to DIGITS significant digits stays below 1 (0.999 is the largest such number)
+_ROUNDS_BELOW_ONE = 1 - 10**-DIGITS
+
+
+def _rounds_to_one_or_more(scaled: float) -> bool:
+    magnitude = abs(scaled)
+    if magnitude >= 1:
+        return True
+    if magnitude < _ROUNDS_BELOW_ONE:
+        return False
+    return abs(float(f"{scaled:.{DIGITS}g}")) >= 1  # 0.9996 rounds to 1
+
+
 def _scaled(value: float, scales: tuple[tuple[float, str], ...], template: str) -> str:
     """Pick the largest scale that keeps the rounded value at or above 1 (999,999 ns is "1.00 ms")."""
     for scale, prefix in scales:
         scaled = value / scale
-        if abs(float(f"{scaled:.{DIGITS}g}")) >= 1 or scale == scales[-1][0]:
+        if _rounds_to_one_or_more(scaled) or scale == scales[-1][0]:
             return template.format(number=significant(scaled), prefix=prefix)
     raise AssertionError("unreachable")
 

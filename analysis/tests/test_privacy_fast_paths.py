@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import re
 
 import pytest
@@ -158,3 +159,59 @@ def test_address_seeds_agree_on_random_texts_of_separators_and_hex_digits():
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert list(privacy.address_seeds(text)) == [m.start() for m in privacy.ADDRESS_SEED.finditer(text)], text
+
+
+def reference_identifiers_in_file(data: bytes) -> set[str]:
+    """identifiers_in_file as it was: every text pattern on the whole text, and the walk of its document if it is
+    one."""
+    text = data.decode("utf-8", errors="replace")
+    found = privacy.identifiers_in_text(text)
+    if len(data) <= privacy.MAX_PARSED_BYTES and text.lstrip()[:1] in ("{", "["):
+        with contextlib.suppress(ValueError, RecursionError):
+            found |= privacy.identifiers_in_json(privacy._loads(data, text))
+    return found
+
+
+# JSON documents that try each pattern the file path skips or keeps: labelled lines and uname lines inside strings
+# (escaped newlines), a key repeated (the walk sees its last value only), keys the pair pattern matches in other
+# spellings, a key that is not ASCII (ſ is an "s" to the pattern's case-insensitive match), NaN (only the standard
+# library reads it), a number beyond 64 bits, an lspci dump, a by-id path and addresses inside strings
+HOSTILE_DOCUMENTS = [
+    b'{"note": "x\\nSerial Number: SN-IN-A-STRING\\nLinux host-a 6.1.0 #1"}',
+    b'{"serial": "FIRST-SERIAL", "serial": "LAST-SERIAL"}',
+    b'{"Serial_Number": "S-1", "host-name": "h-2", "S e r i a l": "S-3"}',
+    '{"ſerial": "LONG-S-SERIAL", "K": 1}'.encode(),
+    b'{"serial": NaN, "sn": "NAN-DOC-SN"}',
+    b'{"serial": 123456789012345678901234567890}',
+    b'{"lspci": "Device Serial Number 11-22-33-44-55-66-77-88", "dev": "/dev/disk/by-id/nvme-Model_X_SER123"}',
+    b'[{"addr": "fe80::1 and 192.168.10.20 and 00:11:22:33:44:55"}, "nqn.2014-08.org.nvmexpress:uuid:1234"]',
+    b'{\n  "a": [\n    null,\n    true\n  ],\n  "hostname": "box-1"\n}\n',
+    b'{"a": 1}\nSerial Number: AFTER-THE-DOCUMENT\n',
+    b'  \n{"nodename": "n-1"}',
+    b'{"home": "/home/alice/fio", "Users": "/Users/bob/x"}',
+]
+
+
+def test_a_files_identifiers_are_what_every_pattern_and_the_walk_find(sample_files):
+    for path, data in sample_files:
+        assert privacy.identifiers_in_file(path.name, data) == reference_identifiers_in_file(data), path
+    for data in HOSTILE_DOCUMENTS:
+        assert privacy.identifiers_in_file("x.json", data) == reference_identifiers_in_file(data), data
+    assert {"FIRST-SERIAL", "LAST-SERIAL", "S-1", "h-2", "S-3", "NAN-DOC-SN", "box-1", "n-1"} <= set().union(
+        *(privacy.identifiers_in_file("x.json", data) for data in HOSTILE_DOCUMENTS)
+    )
+
+
+def test_a_key_the_pair_pattern_starts_at_is_one_the_walk_calls_identifying():
+    """The file path runs the pair pattern only when the walk met an identifying or non-ASCII key: any ASCII key the
+    pattern can start at must be identifying."""
+    rng = random.Random(5)
+    separators = ["", "", "", "_", "-", " "]
+    for _ in range(20_000):
+        name = rng.choice(sorted(privacy.IDENTIFYING_KEYS))
+        key = "".join(rng.choice((c.lower(), c.upper())) + rng.choice(separators) for c in name)
+        key = rng.choice(("", "x", "_", " ")) + key + rng.choice(("", "", "x", "_"))
+        if privacy.JSON_PAIR_START.match(f'"{key}": "v"'):
+            assert privacy._identifying_key(key), key
+    for key in ("s_e_r_i_a_l", "SERIAL", "Host-Name", "sn", "serial_number"):
+        assert privacy.JSON_PAIR_START.match(f'"{key}":') and privacy._identifying_key(key), key

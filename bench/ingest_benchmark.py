@@ -16,10 +16,13 @@ realistic model. Bundles are stored in a temporary FileSystemStorage (the defaul
 validated by submissions.services.submission_validate exactly as the Celery task calls it; the tasks the ingest
 queues on commit (the factor refit) run through Celery at the commit, eagerly as nvmedb.settings.test has it, inside
 the measured full path, as does the caching of the bundle's raw-file identifiers, gathered on commit from the bundle
-already in memory. With REDIS_URL set it also runs bundles through a freshly started Celery worker (production task
-routing, local settings): one cold, one warm, then --burst bundles of the same drive queued at once, each timed until
-the worker has also run every task their ingests queued; a factor refit that finds the drive's change already fitted
-(by the refit of an earlier bundle of the burst) does nothing. BENCH_SMOKE=1 (or --small): a small bundle, one run.
+already in memory. The submissions of each repeat are removed before the next one (untimed), so every full path
+meets the seeded database: one new upload, not the n-th copy of the repeats before it (their fio outputs would be
+content matches, compared signature by signature, more with each repeat). With REDIS_URL set it also runs bundles
+through a freshly started Celery worker (production task routing, local settings): one cold, one warm, then --burst
+bundles of the same drive queued at once (copies of one account's bundle, each compared with those before it), each
+timed until the worker has also run every task their ingests queued; a factor refit that finds the drive's change
+already fitted (by the refit of an earlier bundle of the burst) does nothing. BENCH_SMOKE=1 (or --small): a small bundle, one run.
 
     DATABASE_URL=postgres://nvmedb:nvmedb-ci@127.0.0.1:5432/nvmedb .venv/bin/python bench/ingest_benchmark.py
     ... bench/ingest_benchmark.py --profile          # cProfile of one full path, top functions
@@ -529,7 +532,10 @@ def main() -> int:
                     outcome = ingest_submission(submission=submission, bundle=bundle)
                 if outcome.status == "rejected":
                     sys.exit(f"the benchmark bundle was rejected: {outcome.reasons[:3]}")
-            rows = Measurement.objects.filter(test_run__submission=done).count()
+                rows = Measurement.objects.filter(test_run__submission=done).count()
+                # every repeat meets the seeded database: a new upload, not the n-th copy of the ones before it
+                forget(added)
+                added.clear()
             print(f"measurement rows per bundle: {rows}; outcome: {done.status}; {args.repeats} runs, median (min):")
             print(f"tasks the ingest queued, run in the measured path: {', '.join(sorted(task_times)) or 'none'}")
             report("baseline: gunzip + tar + orjson.loads of every JSON member", base)

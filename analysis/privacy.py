@@ -32,126 +32,31 @@ from analysis.privacy_addresses import (  # noqa: F401 - the address pass's name
     address_seeds,
     address_spans,
 )
+from analysis.privacy_patterns import (  # noqa: F401 - the patterns' names, where callers look for them
+    BY_ID_PATH,
+    HOME_PATH,
+    IDENTIFYING_KEYS,
+    JSON_NUMBER_PAIR,
+    JSON_PAIR_START,
+    JSON_STRING_PAIR,
+    LINE_PATTERNS_AFTER_NEWLINE,
+    NQN,
+    PLACEHOLDERS,
+    SCRUBBED,
+    TEXT_PATTERNS,
+)
 
 try:
     import orjson
 except ImportError:  # the server has it; the standard library gives the same identifiers, slower
     orjson = None
 
-SCRUBBED = "[scrubbed]"
-RULES_VERSION = 2  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
+RULES_VERSION = 3  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
 MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
 MIN_NEEDLE_CHARS = 3
 MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down
 MAX_TRIE_CHARS = 128  # longer identifiers (rare) are replaced with str.replace
 CHUNK_CHARS = 1024**2
-
-# JSON keys (compared lowercased, without "_" "-" " ") whose values identify one unit, one machine or one network.
-IDENTIFYING_KEYS = frozenset(
-    {
-        "sn",
-        "serial",
-        "serialnumber",
-        "serialno",
-        "subnqn",
-        "subsystemnqn",
-        "nqn",
-        "nguid",
-        "fguid",
-        "eui64",
-        "wwn",
-        "wwid",
-        "uuid",
-        "hostname",
-        "nodename",
-        "hostnqn",
-        "hostid",
-        "host",
-        "ip",
-        "ipaddress",
-        "ipv4",
-        "ipv6",
-        "mac",
-        "macaddress",
-        "hwaddr",
-        "user",
-        "username",
-        "login",
-        "logname",
-        "sudouser",
-        "machineid",
-        "bootid",
-        "productserial",
-        "boardserial",
-        "chassisserial",
-        "assettag",
-        "chassisassettag",
-        "productuuid",
-        "signature",
-    }
-)
-# Values that name nothing in particular (vendor placeholders, lshw -sanitize output): never used as needles.
-PLACEHOLDERS = frozenset(
-    v.lower()
-    for v in (
-        SCRUBBED,
-        "[REMOVED]",
-        "computer",
-        "localhost",
-        "localhost.localdomain",
-        "To Be Filled By O.E.M.",
-        "Default string",
-        "System Serial Number",
-        "Not Specified",
-        "None",
-        "N/A",
-        "Unknown",
-        "0123456789",
-        "true",
-        "false",
-        "root",
-    )
-)
-
-BY_ID_PATH = re.compile(r"(/dev/disk/by-(?:id|uuid|partuuid|path|label|partlabel|diskseq)/)([^\s\"',;:]+)")
-# NVMe qualified names: "nqn.2014.08.org.nvmexpress:<vid><ssvid><serial> <model>" or "...:uuid:<uuid>"
-NQN = re.compile(r"(nqn\.\d{4}[.-]\d{2}\.[A-Za-z0-9.-]+:)([^\s\"',;]+)")
-HOME_PATH = re.compile(r"(/(?:home|Users)/)([^/\s\"',;:]+)")
-# Text lines "<label> <separator> <value>" where the label names a serial number or a host.
-_LABELLED_LINE = (
-    # the lookahead on the labels' first letters lets the engine leave a line (fio's `"key" : value`) at once
-    r"([ \t]*+(?=[abcehilmnpst])"
-    r"(?:Serial Number|Serial No\.?|serial|sn|subnqn|hostnqn|(?:static |transient |pretty )?hostname"
-    r"|nodename|machine[ _-]?id|boot[ _-]?id|LU WWN Device Id|(?:IEEE )?EUI-?64|NGUID|asset[ _-]?tag"
-    r"|(?:product|board|chassis)[ _-]?serial|logname|sudo_user)[ \t]*[:=][ \t]*)(\S.*)$"
-)
-_UNAME_LINE = r"((?:Linux|GNU/Linux|FreeBSD|Darwin)[ \t]+)(?!version\b)([A-Za-z0-9][A-Za-z0-9.-]*)(?=[ \t]+\d)"
-TEXT_PATTERNS = (
-    re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
-    re.compile(r"(\[SN\] Serial number:\s*)(\S.*)", re.IGNORECASE),  # lspci VPD
-    re.compile("^" + _LABELLED_LINE, re.IGNORECASE | re.MULTILINE),
-    # `uname -a`: the host name follows the kernel's name
-    re.compile("^" + _UNAME_LINE, re.MULTILINE),
-)
-# The two line patterns from the newline before each line: a literal first character lets the engine jump from line
-# to line instead of trying `^` at every character (text_pattern_matches)
-LINE_PATTERNS_AFTER_NEWLINE = {
-    TEXT_PATTERNS[2]: re.compile("\n" + _LABELLED_LINE, re.IGNORECASE | re.MULTILINE),
-    TEXT_PATTERNS[3]: re.compile("\n" + _UNAME_LINE, re.MULTILINE),
-}
-# "key": value pairs whose key is identifying ("Serial_Number", "serial-number" and "SerialNumber" alike), found in
-# the text whether or not it is one JSON document
-_KEY = (
-    "(?i:" + "|".join("[_ -]?".join(map(re.escape, k)) for k in sorted(IDENTIFYING_KEYS, key=len, reverse=True)) + ")"
-)
-# the lookahead on the key's first letter lets the engine skip most quotes without trying every key
-_KEY = (
-    "(?=[" + "".join(sorted({k[0] for k in IDENTIFYING_KEYS} | {k[0].upper() for k in IDENTIFYING_KEYS})) + "])" + _KEY
-)
-JSON_STRING_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)"((?:[^"\\\n]|\\.){0,512})"')
-JSON_NUMBER_PAIR = re.compile(r'("' + _KEY + r'"\s*:\s*)(\d{4,40})(?![\d.eE])')
-JSON_PAIR_START = re.compile(r'"' + _KEY + r'"\s*:\s*')  # where either pair can start (json_pair_matches)
-
 
 _SEPARATORS = re.compile(r"[\s_\-]")
 
@@ -255,15 +160,17 @@ def text_pattern_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
     after_newline = LINE_PATTERNS_AFTER_NEWLINE.get(pattern)
     if after_newline is None:
         return pattern.finditer(text)
-    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in ("Linux", "FreeBSD", "Darwin")):
-        return iter(())  # every kernel name _UNAME_LINE accepts holds one of these
+    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in _KERNEL_NAMES):
+        return iter(())
     first = pattern.match(text)  # `^` at the very start; every later line starts after a newline
     return itertools.chain([first] if first else [], after_newline.finditer(text))
 
 
 def identifiers_in_json(document) -> set[str]:
     """Identifiers a parsed document names by key, walked without recursion. lshw's machine node (`"class":
-    "system"` with an `id`, also inside an array) is named by the host name."""
+    "system"` with an `id`, also inside an array) is named by the host name. A string value is a text of its own:
+    what its labelled lines and `uname -a` lines name counts too (a log or a command's output kept in a JSON string,
+    its newlines escaped in the file, where no line pattern over the file's text sees a line start)."""
     return _walk(document)[0]
 
 
@@ -279,26 +186,47 @@ def _walk(document) -> tuple[set[str], bool]:
             if node.get("class") == "system" and isinstance(node.get("id"), str):
                 found.add(node["id"])
             if "".join(node).isdigit():  # a histogram's bins (fio json+): no key names anything, few values nest
-                stack.extend(_containers(node.values()))
+                found |= _nested(node.values(), stack)
                 continue
             for key, value in node.items():
                 identifying = _identifying_key_seen(key)
                 pair_keys = pair_keys or identifying or not str(key).isascii()
                 if isinstance(value, (dict, list)):
                     stack.append(value)
-                elif identifying and isinstance(value, (str, int)) and not isinstance(value, bool):
+                    continue
+                if identifying and isinstance(value, (str, int)) and not isinstance(value, bool):
                     found.add(str(value).strip())
+                if isinstance(value, str):
+                    found |= _string_lines(value)
         elif isinstance(node, list):
-            stack.extend(_containers(node))
+            found |= _nested(node, stack)
     return found, pair_keys
 
 
-def _containers(values) -> list:
-    """The dicts and lists among `values`, their types looked at once each (a json+ histogram holds none)."""
+def _nested(values, stack: list) -> set[str]:
+    """Pushes the dicts and lists among `values` on `stack` and returns what their strings' lines name, each type
+    looked at once (a json+ histogram holds only numbers)."""
     values = list(values)
-    if not any(issubclass(kind, (dict, list)) for kind in set(map(type, values))):
-        return []
-    return [value for value in values if isinstance(value, (dict, list))]
+    kinds = set(map(type, values))
+    if any(issubclass(kind, (dict, list)) for kind in kinds):
+        stack.extend(value for value in values if isinstance(value, (dict, list)))
+    found: set[str] = set()
+    if any(issubclass(kind, str) for kind in kinds):
+        for value in values:
+            if isinstance(value, str):
+                found |= _string_lines(value)
+    return found
+
+
+_KERNEL_NAMES = ("Linux", "FreeBSD", "Darwin")  # every kernel name _UNAME_LINE accepts holds one of these
+
+
+def _string_lines(value: str) -> set[str]:
+    """_line_identifiers of a string value, tried only when it holds what a line pattern needs: a label's ":" or
+    "=", or a kernel's name."""
+    if ":" in value or "=" in value or any(name in value for name in _KERNEL_NAMES):
+        return _line_identifiers(value)
+    return set()
 
 
 _KEY_VERDICTS: dict[str, bool] = {}  # the same few hundred keys recur in every fio output and smart-log of a bundle

@@ -212,6 +212,20 @@ def test_a_serial_seen_in_one_file_is_removed_from_every_other(shared_samples):
     assert serial not in Scrubber(union).text(other.decode())
 
 
+def test_a_log_kept_in_a_json_string_names_its_host_and_serial():
+    """A command's output saved as one JSON string has its newlines escaped: the file's text has no line of it, but
+    the string is read as a text of its own."""
+    uname = "Linux lab-box-7 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian"
+    document = {"commands": {"uname -a": uname, "smartctl": "=== INFO ===\nSerial Number:    S5GXNF0R912345\n"}}
+    data = json.dumps(document, indent=2).encode()
+    assert b"\nSerial" not in data.replace(b"\\n", b"")  # the newlines are escapes in the file
+    found = identifiers_in_file("commands.json", data)
+    assert {"lab-box-7", "S5GXNF0R912345"} <= found
+    scrubbed = Scrubber(found).text(data.decode())
+    assert "lab-box-7" not in scrubbed and "S5GXNF0R912345" not in scrubbed
+    assert json.loads(scrubbed)["commands"]["uname -a"].startswith("Linux [scrubbed] 6.1.0")
+
+
 def test_version_numbers_that_look_like_addresses_are_kept(shared_samples):
     text = (shared_samples / SONNIX).read_text()
     scrubbed = Scrubber(identifiers_in_file("lshw.json", text.encode())).text(text)

@@ -16,6 +16,13 @@ import pytest
 from analysis import privacy
 
 
+def reference_string_lines(value: str) -> set[str]:
+    found: set[str] = set()
+    for pattern in (privacy.TEXT_PATTERNS[2], privacy.TEXT_PATTERNS[3]):  # the line patterns, by plain finditer
+        found.update(match.group(2).strip() for match in pattern.finditer(value))
+    return found
+
+
 def reference_identifiers_in_json(document) -> set[str]:
     found: set[str] = set()
     stack = [document]
@@ -26,14 +33,23 @@ def reference_identifiers_in_json(document) -> set[str]:
                 found.add(node["id"])
             if "".join(node).isdigit():
                 stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+                for value in node.values():
+                    if isinstance(value, str):
+                        found |= reference_string_lines(value)
                 continue
             for key, value in node.items():
                 if isinstance(value, (dict, list)):
                     stack.append(value)
-                elif isinstance(value, (str, int)) and not isinstance(value, bool) and privacy._identifying_key(key):
+                    continue
+                if isinstance(value, (str, int)) and not isinstance(value, bool) and privacy._identifying_key(key):
                     found.add(str(value).strip())
+                if isinstance(value, str):
+                    found |= reference_string_lines(value)
         elif isinstance(node, list):
             stack.extend(item for item in node if isinstance(item, (dict, list)))
+            for item in node:
+                if isinstance(item, str):
+                    found |= reference_string_lines(item)
     return found
 
 
@@ -125,6 +141,14 @@ def test_the_walk_finds_what_the_plain_walk_finds(sample_files):
     assert walked > 1000
     hostile = {"a": [{"serial": True}, {"Serial-Number": 12345678}, {" sn": "x1"}], "1": {"2": [{"uuid": "u-1"}]}}
     assert privacy.identifiers_in_json(hostile) == reference_identifiers_in_json(hostile) == {"12345678", "x1", "u-1"}
+    in_strings = {
+        "log": "started\nSerial Number: SN-LOG-1\n",
+        "uname": "Linux host-in-a-string 6.1.0-18-amd64 #1 SMP",
+        "lines": ["x", 1, "hostname=host-in-a-list", {"k": ["nodename: n-deep"]}],
+        "7": {"1": "machine-id: m-in-bins", "2": 5},
+    }
+    expected = {"SN-LOG-1", "host-in-a-string", "host-in-a-list", "n-deep", "m-in-bins"}
+    assert privacy.identifiers_in_json(in_strings) == reference_identifiers_in_json(in_strings) == expected
 
 
 def test_address_seeds_are_where_the_seed_pattern_matches(sample_files):

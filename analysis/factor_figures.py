@@ -26,7 +26,7 @@ from submissions.models import Submission, SubmissionStatus
 
 class FiguresRow(NamedTuple):
     """One FactorUnitFigures row as the refit writes it: its column values, made thousands at a time, so without a
-    model instance each (a third of the rows' making). `fit` is the public fit's summary, saved after the row is made
+    model instance each (a fifth of the rows' making). `fit` is the public fit's summary, saved after the row is made
     (its id is read at the write); None for a held submission's own fit."""
 
     drive_model_id: int

@@ -267,8 +267,7 @@ def file_fingerprints(root: Path, files: Iterable[Path]) -> list[Fingerprint]:
 
 
 def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprint]) -> None:
-    """Stores the digests and signatures of `submission` (again: running twice adds nothing). The rows are made by
-    the submission's id: a bundle has thousands, and setting a related object on each costs more than its insert."""
+    """Stores the digests and signatures of `submission` (again: running twice adds nothing)."""
     FioOutputFingerprint.objects.bulk_create(
         [
             FioOutputFingerprint(submission_id=submission.pk, kind=f.kind, digest=f.digest, path=f.path[:1024])
@@ -285,7 +284,7 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
                 direction=f.direction,
                 key=f.digest,
                 values=list(f.values),
-            )  # fmt: skip
+            )
             for f in fingerprints
             if f.kind == SIGNATURE
         ],

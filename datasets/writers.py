@@ -13,6 +13,7 @@ from datetime import UTC
 
 import orjson
 
+from datasets.float_text import postgres_float
 from datasets.spreadsheet import spreadsheet_safe
 from datasets.tables import Column
 
@@ -85,6 +86,8 @@ def _csv_field(value) -> str:
     bare carriage return went out unquoted and split the record for readers; it also wrote "" and None alike."""
     if value is None:
         return ""
+    if isinstance(value, float):
+        return postgres_float(value)
     if not isinstance(value, str):
         return str(value)
     if value == "":

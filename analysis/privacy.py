@@ -36,9 +36,12 @@ from analysis.privacy_patterns import (  # noqa: F401 - the patterns' names, whe
     BY_ID_PATH,
     HOME_PATH,
     IDENTIFYING_KEYS,
+    INLINE_PATTERNS,
     JSON_NUMBER_PAIR,
     JSON_PAIR_START,
     JSON_STRING_PAIR,
+    KERNEL_NAMES,
+    LINE_PATTERNS,
     LINE_PATTERNS_AFTER_NEWLINE,
     NQN,
     PLACEHOLDERS,
@@ -111,9 +114,6 @@ def _pair_identifiers(text: str) -> set[str]:
     return found
 
 
-LINE_PATTERNS = (TEXT_PATTERNS[2], TEXT_PATTERNS[3])  # anchored at a line's start
-
-
 def _line_identifiers(text: str) -> set[str]:
     """What labelled lines and `uname -a` lines name."""
     found: set[str] = set()
@@ -126,9 +126,8 @@ def _inline_identifiers(text: str) -> set[str]:
     """What the patterns that match anywhere in a line find: lspci's serials, by-id and /home paths, NQNs,
     addresses."""
     found: set[str] = set()
-    for pattern in TEXT_PATTERNS:
-        if pattern not in LINE_PATTERNS:
-            found.update(match.group(2).strip() for match in text_pattern_matches(pattern, text))
+    for pattern in INLINE_PATTERNS:
+        found.update(match.group(2).strip() for match in pattern.finditer(text))
     for match in BY_ID_PATH.finditer(text):
         found |= _by_id_identifiers(match.group(2))
     found.update(match.group(2) for match in HOME_PATH.finditer(text))
@@ -160,7 +159,7 @@ def text_pattern_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
     after_newline = LINE_PATTERNS_AFTER_NEWLINE.get(pattern)
     if after_newline is None:
         return pattern.finditer(text)
-    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in _KERNEL_NAMES):
+    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in KERNEL_NAMES):
         return iter(())
     first = pattern.match(text)  # `^` at the very start; every later line starts after a newline
     return itertools.chain([first] if first else [], after_newline.finditer(text))
@@ -218,13 +217,10 @@ def _nested(values, stack: list) -> set[str]:
     return found
 
 
-_KERNEL_NAMES = ("Linux", "FreeBSD", "Darwin")  # every kernel name _UNAME_LINE accepts holds one of these
-
-
 def _string_lines(value: str) -> set[str]:
     """_line_identifiers of a string value, tried only when it holds what a line pattern needs: a label's ":" or
     "=", or a kernel's name."""
-    if ":" in value or "=" in value or any(name in value for name in _KERNEL_NAMES):
+    if ":" in value or "=" in value or any(name in value for name in KERNEL_NAMES):
         return _line_identifiers(value)
     return set()
 

@@ -85,6 +85,7 @@ _LABELLED_LINE = (
     r"|nodename|machine[ _-]?id|boot[ _-]?id|LU WWN Device Id|(?:IEEE )?EUI-?64|NGUID|asset[ _-]?tag"
     r"|(?:product|board|chassis)[ _-]?serial|logname|sudo_user)[ \t]*[:=][ \t]*)(\S.*)$"
 )
+KERNEL_NAMES = ("Linux", "FreeBSD", "Darwin")  # every kernel name _UNAME_LINE accepts holds one of these
 _UNAME_LINE = r"((?:Linux|GNU/Linux|FreeBSD|Darwin)[ \t]+)(?!version\b)([A-Za-z0-9][A-Za-z0-9.-]*)(?=[ \t]+\d)"
 TEXT_PATTERNS = (
     re.compile(r"(Device Serial Number\s+)(\S.*)"),  # lspci -vvv capability
@@ -93,6 +94,8 @@ TEXT_PATTERNS = (
     # `uname -a`: the host name follows the kernel's name
     re.compile("^" + _UNAME_LINE, re.MULTILINE),
 )
+LINE_PATTERNS = (TEXT_PATTERNS[2], TEXT_PATTERNS[3])  # anchored at a line's start
+INLINE_PATTERNS = (TEXT_PATTERNS[0], TEXT_PATTERNS[1])  # anywhere in a line (inside a JSON string too)
 # The two line patterns from the newline before each line: a literal first character lets the engine jump from line
 # to line instead of trying `^` at every character (text_pattern_matches)
 LINE_PATTERNS_AFTER_NEWLINE = {

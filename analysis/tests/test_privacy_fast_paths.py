@@ -239,3 +239,10 @@ def test_a_key_the_pair_pattern_starts_at_is_one_the_walk_calls_identifying():
             assert privacy._identifying_key(key), key
     for key in ("s_e_r_i_a_l", "SERIAL", "Host-Name", "sn", "serial_number"):
         assert privacy.JSON_PAIR_START.match(f'"{key}":') and privacy._identifying_key(key), key
+
+
+def test_every_text_pattern_is_either_a_line_or_an_in_line_pattern():
+    """identifiers_in_text runs the two groups; a pattern added to TEXT_PATTERNS alone would never run."""
+    assert set(privacy.LINE_PATTERNS) | set(privacy.INLINE_PATTERNS) == set(privacy.TEXT_PATTERNS)
+    assert not set(privacy.LINE_PATTERNS) & set(privacy.INLINE_PATTERNS)
+    assert set(privacy.LINE_PATTERNS) == set(privacy.LINE_PATTERNS_AFTER_NEWLINE)

@@ -14,9 +14,12 @@ one of them (`bench-big-drive`) with one submission per 1,000 rows (1,000 at 1 M
   cache, then 8 clients at once). Warm requests reuse a kept-alive connection; every cold request opens a new one, as
   a reader arriving after a change does, so it meets whichever worker gunicorn gives it.
 
-The sizes run in --passes passes (default 2), in turn ascending and descending (100k, 1M, 1M, 100k), each with its
-share of the requests, and each page's samples are pooled per size: the growth compares sizes measured at the same
-times, so a machine that drifts during the run (another job, this one's own caches) is not mistaken for growth. Each
+Every size's process, database and server stay up for the whole run, and the sizes take --rounds rounds (default
+10) in turn ascending and descending (100k, 1M, 1M, 100k, ...), each round with its share of the requests; each
+page's samples are pooled per size. The growth so compares sizes measured within seconds of each other: a machine
+that drifts during the run (another job, this one's own caches) is not mistaken for growth. (With each size's
+samples taken in one or two stretches of minutes, the same 100 k page measured 14.0 to 16.8 ms p50 from one stretch
+to the next on a quiet machine, more than the growth goal allows.) Each
 page gets 100 warm and 40 cold requests per size (--requests, --cold-requests), so a p95 is not one stray request. It
 prints each goal of issue 12 beside its figure with PASS / FAIL, the queries per page at each size and the growth
 of each p95 from the smallest to the largest size, and exits 1 when a goal is missed. Timings depend on what else the
@@ -33,6 +36,7 @@ too (DATABASE_URL=sqlite:///...: the databases are files in the var folder). BEN
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import logging
@@ -323,6 +327,9 @@ def over_http(server: Server, pages: dict[str, str], change: DataChange, request
 
 
 def one_size(args) -> None:
+    """One size's process: sets up its database, pages and server, then runs one round of every measurement each
+    time the parent asks ("round" on stdin), answering with the round's samples as one JSON line (see `Child`)."""
+    answer = _answer_channel()
     logging.getLogger("httpx").setLevel(logging.WARNING)
     size = args.size
     url = _seed.bench_database_url(f"{args.db_prefix}_{size}")
@@ -352,7 +359,7 @@ def one_size(args) -> None:
         "drive list, filtered + sorted": "/drives/?sort=-iops_4k_read&pcie_generation=4&compliance=pts",
         "compare (4 drives)": "/compare/?drives=" + ",".join([big.slug, *others]),
     }
-    result = {
+    about = {
         "size": size,
         "measurements": Measurement.objects.count(),
         "big_submissions": TestRun.objects.filter(drive_model=big).values("submission").distinct().count(),
@@ -360,37 +367,83 @@ def one_size(args) -> None:
     }
     change = DataChange(big.slug)
     try:
-        _log(f"{size:,} rows: in-process")
-        result["in_process"] = in_process(pages, change, args.requests, args.cold_requests)
-        if not args.no_http:
-            _log(f"{size:,} rows: over HTTP")
-            with Server(url, os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0") as server:
-                result["http"] = over_http(server, pages, change, args.requests, args.cold_requests)
+        with contextlib.ExitStack() as stack:
+            server = None
+            if not args.no_http:
+                server = stack.enter_context(Server(url, os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"))
+            answer(about)
+            for command in sys.stdin:
+                if command.strip() != "round":
+                    break
+                _log(f"{size:,} rows: a round in-process" + ("" if server is None else " and over HTTP"))
+                result = {**about, "in_process": in_process(pages, change, args.requests, args.cold_requests)}
+                if server is not None:
+                    result["http"] = over_http(server, pages, change, args.requests, args.cold_requests)
+                result["write_ms"], change.write_ms = change.write_ms, []
+                answer(result)
     finally:
         change.restore()
-    result["write_ms"] = change.write_ms
-    Path(args.json_out).write_text(json.dumps(result))
+
+
+def _answer_channel():
+    """A private line to the parent on the process's standard output, which from here on is the standard error: what
+    the site's code prints (task logs, warnings) cannot mix with the answers."""
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+    def answer(document: dict) -> None:
+        channel.write(json.dumps(document) + "\n")
+        channel.flush()
+
+    return answer
 
 
 def _log(message: str) -> None:  # stderr: the report alone goes to stdout
     print(message, file=sys.stderr, flush=True)
 
 
-# --- the passes, merged -------------------------------------------------------------------------------------------
+# --- the rounds, merged -------------------------------------------------------------------------------------------
 
 
-def pass_order(sizes: list[int], passes: int) -> list[int]:
-    """The sizes of every pass, in turn ascending and descending (100k, 1M, 1M, 100k): a machine that drifts (another
-    job starting, a cache warming) weighs on every size alike, instead of on whichever size ran last."""
+def round_order(sizes: list[int], rounds: int) -> list[int]:
+    """The sizes of every round, in turn ascending and descending (100k, 1M, 1M, 100k, ...): a machine that drifts
+    (another job starting, a cache warming) weighs on every size alike, instead of on whichever size ran last."""
     order = []
-    for number in range(passes):
+    for number in range(rounds):
         order.extend(sizes if number % 2 == 0 else reversed(sizes))
     return order
 
 
+class Child:
+    """One size's process (`one_size`), alive for the whole run: every size's server and database stay up, so the
+    rounds of the sizes alternate within seconds of each other instead of a size's every sample being taken in one
+    stretch of minutes (which then compared two stretches of a drifting machine, not two sizes)."""
+
+    def __init__(self, command: list[str]):
+        self.process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.about = self._answer()  # once set up: seeded, migrated, its server answering
+
+    def round(self) -> dict:
+        self.process.stdin.write("round\n")
+        self.process.stdin.flush()
+        return self._answer()
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the benchmark process {self.process.args} ended (exit {self.process.wait()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()  # the end of its commands: it restores its data and stops its server
+        self.process.wait(timeout=120)
+
+
 def merged(runs: list[dict]) -> dict:
-    """One size's passes as one result: each page's samples pooled, then their figures (p50, p95, CPU p50); the
-    queries the most any pass counted; req/s the median of the passes'."""
+    """One size's rounds as one result: each page's samples pooled, then their figures (p50, p95, CPU p50); the
+    queries the most any round counted; req/s the median of the rounds'."""
 
     def pooled(path: tuple) -> list:
         values = []
@@ -403,7 +456,7 @@ def merged(runs: list[dict]) -> dict:
 
     first = runs[0]
     result = {key: first[key] for key in ("size", "measurements", "big_submissions", "big_runs")}
-    result["passes"] = len(runs)
+    result["rounds"] = len(runs)
     result["in_process"] = {}
     for name in first["in_process"]:
         where = ("in_process", name)
@@ -445,7 +498,7 @@ def report(results: list[dict], goals: Report) -> None:
 
     for r in results:
         print(f"\n== {r['measurements']:,} measurement rows; bench-big-drive: {r['big_submissions']} submissions, "
-              f"{r['big_runs']} runs; {r['passes']} pass(es) pooled ==")  # fmt: skip
+              f"{r['big_runs']} runs; {r['rounds']} round(s) pooled ==")  # fmt: skip
         if r.get("write_ms"):
             w = r["write_ms"]
             print(f"  (each data change, withdraw or publish with its refresh: p50 {w['p50']:.0f} ms, "
@@ -497,14 +550,13 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=100, help="warm requests per page (default 100)")
     parser.add_argument("--cold-requests", type=int, default=40, help="cold requests per page (default 40)")
     parser.add_argument(
-        "--passes", type=int, default=2,
-        help="passes over the sizes, ascending then descending, each with its share of the requests (default 2)",
+        "--rounds", type=int, default=10,
+        help="rounds over the sizes, ascending then descending, each with its share of the requests (default 10)",
     )  # fmt: skip
     parser.add_argument("--reseed", action="store_true", help="drop and re-seed the benchmark databases")
     parser.add_argument("--no-http", action="store_true", help="in-process only (no gunicorn)")
     parser.add_argument("--db-prefix", default=BENCH_DB_PREFIX, help="benchmark databases are <prefix>_<size>")
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)  # one size, in a child process
-    parser.add_argument("--json-out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.size:
         one_size(args)
@@ -519,21 +571,25 @@ def main() -> int:
         args.no_http = True
     goals = Report("browse benchmark")
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    passes = 1 if SMOKE or len(sizes) < 2 else max(args.passes, 1)
-    print(f"{passes} pass(es) over the sizes: {', '.join(f'{size:,}' for size in pass_order(sizes, passes))}")
+    rounds = 1 if SMOKE else max(args.rounds, 1)
+    print(f"{rounds} round(s) over the sizes, each size's process alive throughout: "
+          f"{', '.join(f'{size:,}' for size in round_order(sizes, min(rounds, 2)))}, ...")  # fmt: skip
     runs: dict[int, list[dict]] = {size: [] for size in sizes}
-    reseeded = set()
-    for size in pass_order(sizes, passes):
-        reseed = args.reseed and size not in reseeded
-        reseeded.add(size)
-        with tempfile.NamedTemporaryFile(suffix=".json") as out:
-            command = [sys.executable, __file__, "--size", str(size), "--json-out", out.name,
-                       "--requests", str(max(args.requests // passes, 10)),
-                       "--cold-requests", str(max(args.cold_requests // passes, 2)),
-                       "--db-prefix", args.db_prefix, *(["--reseed"] if reseed else []),
-                       *(["--no-http"] if args.no_http else [])]  # fmt: skip
-            subprocess.run(command, check=True, cwd=REPO)
-            runs[size].append(json.loads(Path(out.name).read_text()))
+    children: dict[int, Child] = {}
+    try:
+        for size in sizes:  # one at a time: a size seeding its database does not slow the other's setting up
+            children[size] = Child(
+                [sys.executable, __file__, "--size", str(size),
+                 "--requests", str(-(-args.requests // rounds)),
+                 "--cold-requests", str(-(-args.cold_requests // rounds)),
+                 "--db-prefix", args.db_prefix, *(["--reseed"] if args.reseed else []),
+                 *(["--no-http"] if args.no_http else [])]
+            )  # fmt: skip
+        for size in round_order(sizes, rounds):
+            runs[size].append(children[size].round())
+    finally:
+        for child in children.values():
+            child.close()
     report([merged(runs[size]) for size in sizes], goals)
     return goals.finish()
 

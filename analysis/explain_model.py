@@ -154,13 +154,15 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
     )  # why: factor_rows loads numpy (the model's package)
 
     found, not_public = model_rows(submission, runs[0].drive_model)
+    by_test = {run.test: run for run in runs}
     stored = {
         (f.metric, f.unit_key): f
         for f in FactorUnitFigures.objects.filter(
-            drive_model=runs[0].drive_model, submission=submission if not_public else None
-        )
+            drive_model=runs[0].drive_model,
+            submission=submission if not_public else None,
+            unit_key__in={unit_number(unit_key(run.unit_id, run.pk)) for run in by_test.values()},
+        )  # this submission's units only: a drive's public fit holds a row per unit of every submission
     }
-    by_test = {run.test: run for run in runs}
     out: dict[str, MetricModel] = {}
     for headline in HEADLINES:
         run = by_test.get(headline.test)

@@ -113,8 +113,8 @@ def settle() -> None:
     """The freshly loaded database as a site that has run a while has it. On PostgreSQL, VACUUM (ANALYZE): the
     visibility map set and the rows' hint bits written and frozen, work that autovacuum and the first readers of each
     page otherwise do in the middle of the measurements. With ANALYZE alone, autovacuum vacuumed the fresh 1 M-row
-    database's loaded tables (2.4 GB) while the browse benchmark measured it, and the HTTP first requests of the drive
-    list grew 1.50× at p95 from 100 k rows (p50 1.05×); with the database settled, 0.91×. Elsewhere, and inside a
+    database's loaded tables (2.4 GB) in the course of a browse benchmark run, whose HTTP first requests of the drive
+    list grew 1.50× at p95 from 100 k rows (p50 1.05×); on databases seeded and settled, 0.91×. Elsewhere, and inside a
     transaction (VACUUM cannot run in one), ANALYZE."""
     from django.db import connection
 

@@ -340,6 +340,9 @@ class Scrubber:
         short = sorted({n.lower() for n in found if len(n) <= MAX_TRIE_CHARS}, key=lambda n: (-len(n), n))
         self._long = [re.compile(re.escape(n), re.IGNORECASE) for n in found if len(n) > MAX_TRIE_CHARS]
         self._needles = re.compile(_trie_pattern(short), re.IGNORECASE) if short else None
+        # The same trie without IGNORECASE, for an ASCII text searched lowered (`_replace_needles`).
+        ascii_only = short and all(n.isascii() for n in short)
+        self._ascii_needles = re.compile(_trie_pattern(short)) if ascii_only else None
 
     def names(self, value: str) -> bool:
         """Whether `value` is, whole, one of the identifiers (a number is checked from 6 digits on)."""
@@ -358,8 +361,19 @@ class Scrubber:
         for long_needle in self._long:
             text = long_needle.sub(SCRUBBED, text)
         if self._needles is not None:
-            text = self._needles.sub(_needle, text)
+            text = self._replace_needles(text)
         return text
+
+    def _replace_needles(self, text: str) -> str:
+        """Every identifier standing alone replaced. An ASCII text with ASCII identifiers is searched lowered and
+        case-sensitively: the same matches (ASCII case folding is lowering), in a quarter of the time of IGNORECASE,
+        which the regex engine cannot scan for by a literal. Any other text, where IGNORECASE also folds characters
+        such as the Kelvin sign or a long s onto ASCII letters, is searched as the pattern reads it."""
+        if self._ascii_needles is None or not text.isascii():
+            return self._needles.sub(_needle, text)
+        lowered = text.lower()
+        found = self._ascii_needles.finditer(lowered)
+        return _replace_spans(text, [match.span() for match in found if _standalone(lowered, *match.span())])
 
     def chunks(self, pieces: Iterable[str]) -> Iterator[str]:
         """Scrub a long text given in pieces, cut only at line ends (in a line longer than a chunk, after a comma),
@@ -381,12 +395,15 @@ class Scrubber:
 
 def _needle(match: re.Match) -> str:
     """An identifier standing alone (not the middle of a longer word or number) is replaced."""
-    text, start, end = match.string, match.start(), match.end()
-    if (start > 0 and text[start - 1].isascii() and text[start - 1].isalnum()) or (
-        end < len(text) and text[end].isascii() and text[end].isalnum()
-    ):
-        return match.group(0)
-    return SCRUBBED
+    return SCRUBBED if _standalone(match.string, match.start(), match.end()) else match.group(0)
+
+
+def _standalone(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is not the middle of a longer word or number (an ASCII letter or digit beside it)."""
+    return not (
+        (start > 0 and text[start - 1].isascii() and text[start - 1].isalnum())
+        or (end < len(text) and text[end].isascii() and text[end].isalnum())
+    )
 
 
 def _scrub_string_pair(match: re.Match) -> str:

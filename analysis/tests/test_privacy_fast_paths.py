@@ -246,3 +246,53 @@ def test_every_text_pattern_is_either_a_line_or_an_in_line_pattern():
     assert set(privacy.LINE_PATTERNS) | set(privacy.INLINE_PATTERNS) == set(privacy.TEXT_PATTERNS)
     assert not set(privacy.LINE_PATTERNS) & set(privacy.INLINE_PATTERNS)
     assert set(privacy.LINE_PATTERNS) == set(privacy.LINE_PATTERNS_AFTER_NEWLINE)
+
+
+def reference_replaced_needles(scrubber: privacy.Scrubber, text: str) -> str:
+    """The identifiers replaced as the pattern reads them: case-insensitively, on the text as it is."""
+    return scrubber._needles.sub(privacy._needle, text)
+
+
+def test_the_lowered_search_replaces_what_the_case_insensitive_one_replaces(sample_files):
+    """An ASCII text is searched lowered and case-sensitively; identifiers taken from each sample itself, in mixed
+    case, some inside longer words (left as they are), must be replaced exactly where the case-insensitive search
+    replaces them."""
+    rng = random.Random(27)
+    replaced = 0
+    for path, data in sample_files:
+        text = data.decode("utf-8", errors="replace")
+        if len(data) > 2_000_000 or len(text) < 40 or not text.isascii():
+            continue
+        picks = []
+        for _ in range(6):
+            start = rng.randrange(len(text) - 30)
+            piece = text[start : start + rng.randint(6, 24)].strip()
+            picks.append("".join(rng.choice((c.lower(), c.upper())) for c in piece))
+        scrubber = privacy.Scrubber(picks)
+        if scrubber._ascii_needles is None:
+            continue
+        expected = reference_replaced_needles(scrubber, text)
+        assert scrubber._replace_needles(text) == expected, path
+        replaced += expected.count(privacy.SCRUBBED) - text.count(privacy.SCRUBBED)
+    assert replaced > 1000  # the comparison met identifiers, standing alone and not
+
+
+def test_the_lowered_search_agrees_on_random_texts():
+    rng = random.Random(1126)
+    alphabet = "abcABC019 _-./:\n\"'"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        words = ["".join(rng.choice("abcABC019-_") for _ in range(rng.randint(6, 9))) for _ in range(rng.randint(1, 4))]
+        scrubber = privacy.Scrubber(words)
+        if scrubber._needles is None:
+            continue
+        assert scrubber._replace_needles(text) == reference_replaced_needles(scrubber, text), (words, text)
+
+
+def test_a_text_that_is_not_ascii_is_searched_case_insensitively():
+    """IGNORECASE folds a long s and the Kelvin sign onto ASCII letters: a lowered copy would keep them."""
+    scrubber = privacy.Scrubber(["labhost01", "kitchen-box"])
+    text = "host labhoſt01 and LabHost01, \u212aitchen-box and kitchen-boxes"
+    assert scrubber.text(text) == (
+        f"host {privacy.SCRUBBED} and {privacy.SCRUBBED}, {privacy.SCRUBBED} and kitchen-boxes"
+    )

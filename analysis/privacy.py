@@ -31,6 +31,7 @@ from analysis.privacy_addresses import (  # noqa: F401 - the address pass's name
     UUID,
     address_seeds,
     address_spans,
+    alnum_at,
 )
 from analysis.privacy_patterns import (  # noqa: F401 - the patterns' names, where callers look for them
     BY_ID_PATH,
@@ -339,10 +340,10 @@ class Scrubber:
         self._exact = {n.lower() for n in found}
         short = sorted({n.lower() for n in found if len(n) <= MAX_TRIE_CHARS}, key=lambda n: (-len(n), n))
         self._long = [re.compile(re.escape(n), re.IGNORECASE) for n in found if len(n) > MAX_TRIE_CHARS]
-        self._needles = re.compile(_trie_pattern(short), re.IGNORECASE) if short else None
+        trie = _trie_pattern(short) if short else None
+        self._needles = re.compile(trie, re.IGNORECASE) if trie else None
         # The same trie without IGNORECASE, for an ASCII text searched lowered (`_replace_needles`).
-        ascii_only = short and all(n.isascii() for n in short)
-        self._ascii_needles = re.compile(_trie_pattern(short)) if ascii_only else None
+        self._ascii_needles = re.compile(trie) if trie and all(n.isascii() for n in short) else None
 
     def names(self, value: str) -> bool:
         """Whether `value` is, whole, one of the identifiers (a number is checked from 6 digits on)."""
@@ -400,10 +401,7 @@ def _needle(match: re.Match) -> str:
 
 def _standalone(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] is not the middle of a longer word or number (an ASCII letter or digit beside it)."""
-    return not (
-        (start > 0 and text[start - 1].isascii() and text[start - 1].isalnum())
-        or (end < len(text) and text[end].isascii() and text[end].isalnum())
-    )
+    return not (alnum_at(text, start - 1) or alnum_at(text, end))
 
 
 def _scrub_string_pair(match: re.Match) -> str:

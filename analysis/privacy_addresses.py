@@ -82,11 +82,13 @@ def address_spans(text: str) -> list[tuple[int, int]]:
                     continue
                 if pattern is IPV6 and not _is_ipv6(value):
                     continue
-                if _alnum(text, start - 1) or _alnum(text, stop):
+                if alnum_at(text, start - 1) or alnum_at(text, stop):
                     continue  # part of a longer word: "std::vector" holds "d::ec"
                 spans.append((start, stop))
     return spans
 
 
-def _alnum(text: str, index: int) -> bool:
+def alnum_at(text: str, index: int) -> bool:
+    """Whether text[index] is an ASCII letter or digit (False outside the text): what makes a match part of a longer
+    word or number."""
     return 0 <= index < len(text) and text[index].isascii() and text[index].isalnum()

@@ -389,8 +389,7 @@ def _answer_channel():
     """A private line to the parent on the process's standard output, which from here on is the standard error: what
     the site's code prints (task logs, warnings) cannot mix with the answers."""
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "w")
-    sys.stdout.flush()
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # (anything sys.stdout still buffers goes to stderr too)
 
     def answer(document: dict) -> None:
         channel.write(json.dumps(document) + "\n")

@@ -185,12 +185,15 @@ def _walk(document) -> tuple[set[str], bool]:
         if isinstance(node, dict):
             if node.get("class") == "system" and isinstance(node.get("id"), str):
                 found.add(node["id"])
-            if "".join(node).isdigit():  # a histogram's bins (fio json+): no key names anything, few values nest
+            if node.keys() <= _PLAIN_KEYS or "".join(node).isdigit():
+                # keys that name nothing (seen before, or a histogram's bins): only the values' strings can
                 found |= _nested(node.values(), stack)
                 continue
             for key, value in node.items():
                 identifying = _identifying_key_seen(key)
                 pair_keys = pair_keys or identifying or not str(key).isascii()
+                if not identifying and type(key) is str and key.isascii() and len(_PLAIN_KEYS) < 10_000:
+                    _PLAIN_KEYS.add(key)
                 if isinstance(value, (dict, list)):
                     stack.append(value)
                     continue
@@ -203,15 +206,26 @@ def _walk(document) -> tuple[set[str], bool]:
     return found, pair_keys
 
 
+_JSON_NUMBERS = frozenset({int, float, bool, type(None)})
+_JSON_TYPES = _JSON_NUMBERS | {str, dict, list}
+
+
 def _nested(values, stack: list) -> set[str]:
     """Pushes the dicts and lists among `values` on `stack` and returns what their strings' lines name, each type
     looked at once (a json+ histogram holds only numbers)."""
     values = list(values)
     kinds = set(map(type, values))
-    if any(issubclass(kind, (dict, list)) for kind in kinds):
+    if kinds <= _JSON_NUMBERS:
+        return set()
+    if kinds <= _JSON_TYPES:  # what a parser makes: tested by identity, not by subclass
+        nests, strings = dict in kinds or list in kinds, str in kinds
+    else:
+        nests = any(issubclass(kind, (dict, list)) for kind in kinds)
+        strings = any(issubclass(kind, str) for kind in kinds)
+    if nests:
         stack.extend(value for value in values if isinstance(value, (dict, list)))
     found: set[str] = set()
-    if any(issubclass(kind, str) for kind in kinds):
+    if strings:
         for value in values:
             if isinstance(value, str):
                 found |= _string_lines(value)
@@ -227,6 +241,10 @@ def _string_lines(value: str) -> set[str]:
 
 
 _KEY_VERDICTS: dict[str, bool] = {}  # the same few hundred keys recur in every fio output and smart-log of a bundle
+# Of those, the ASCII strings that are not identifying: a dict whose keys are all among them (most of every fio
+# output after the first) is walked by its values alone, its keys tested in C as one set comparison. Such a key can
+# neither name an identifier nor start a JSON_PAIR_START.
+_PLAIN_KEYS: set[str] = set()
 
 
 def _identifying_key_seen(key) -> bool:

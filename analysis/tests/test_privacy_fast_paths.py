@@ -151,6 +151,26 @@ def test_the_walk_finds_what_the_plain_walk_finds(sample_files):
     assert privacy.identifiers_in_json(in_strings) == reference_identifiers_in_json(in_strings) == expected
 
 
+def test_a_dict_of_keys_seen_plain_is_still_walked_for_what_its_values_name():
+    class Label(str):  # not a parser's own type: the walk falls back to subclass tests
+        pass
+
+    plain = {"job options": {"rw": "randread", "bs": "4k"}, "values": [1, 2.5, None, True]}
+    assert privacy.identifiers_in_json(plain) == set()  # its keys are now known to name nothing
+    assert {"job options", "rw", "bs", "values"} <= privacy._PLAIN_KEYS
+    later = {
+        "job options": {"rw": "hostname=host-in-options", "bs": {"serial": "SN-NESTED-1"}},
+        "values": [1, Label("Serial Number: SN-LABEL-2"), [{"uuid": "u-deep-3"}]],
+        "rw": 7,
+    }
+    expected = {"host-in-options", "SN-NESTED-1", "SN-LABEL-2", "u-deep-3"}
+    assert privacy.identifiers_in_json(later) == reference_identifiers_in_json(later) == expected
+    assert "serial" not in privacy._PLAIN_KEYS and "uuid" not in privacy._PLAIN_KEYS
+    # a plain key beside an identifying one: the dict is walked key by key
+    mixed = {"rw": "x", "Serial-Number": 42}
+    assert privacy.identifiers_in_json(mixed) == {"42"}
+
+
 def test_address_seeds_are_where_the_seed_pattern_matches(sample_files):
     seeds = 0
     for path, data in sample_files:

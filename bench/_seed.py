@@ -4,7 +4,8 @@ tests/test_bench_seeders.py runs every seeder here at a tiny size, on SQLite and
 
     from bench import _seed
     url = _seed.bench_database_url("nvmedb_bench_browse")
-    created = _seed.ensure_database(url)          # CREATE DATABASE when missing (reseed=True drops it first)
+    created = _seed.ensure_database(url)          # CREATE DATABASE when missing or never fully seeded (reseed=True
+                                                  # drops it first); the seeders mark a database seeded at their end
     _seed.setup_django(url)                       # DJANGO_SETTINGS_MODULE=nvmedb.settings.test, django.setup()
     _seed.migrate()
     summary = _seed.seed(drive_models=20, submissions_for_big_model=1000, measurements_total=1_000_000)
@@ -64,20 +65,25 @@ def bench_database_url(name: str) -> str:
     return server.rsplit("/", 1)[0] + f"/{name}"
 
 
+SEEDED_MARKER = "nvmedb_bench_seeded"  # a table the seeders create once every row is in (mark_seeded)
+
+
 def ensure_database(url: str, *, reseed: bool = False) -> bool:
-    """Create the database named by `url` if needed (drop it first when `reseed`); True when it must be seeded."""
+    """Create the database named by `url` if needed (drop it first when `reseed`); True when it must be seeded. A
+    database whose seeding never finished (a run stopped midway: no SEEDED_MARKER) is dropped and made again, so it
+    is neither measured half full nor seeded a second time on top of its first rows."""
     if url.startswith("sqlite"):
         import sqlite3
 
         path = Path(url.removeprefix("sqlite:///"))
-        if reseed:
-            path.unlink(missing_ok=True)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            return True
-        with sqlite3.connect(path) as db:
-            tables = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'analysis_measurement'").fetchone()
-            return not (tables and db.execute("SELECT EXISTS (SELECT 1 FROM analysis_measurement)").fetchone()[0])
+        if path.exists() and not reseed:
+            with sqlite3.connect(path) as db:
+                marker = db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [SEEDED_MARKER]).fetchone()
+            if marker:
+                return False
+        path.unlink(missing_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return True
     import psycopg
 
     name = url.rsplit("/", 1)[1]
@@ -85,14 +91,20 @@ def ensure_database(url: str, *, reseed: bool = False) -> bool:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if exists and not reseed:
             with psycopg.connect(url) as db:
-                seeded = db.execute("SELECT to_regclass('analysis_measurement') IS NOT NULL").fetchone()[0]
-                if seeded and db.execute("SELECT EXISTS (SELECT 1 FROM analysis_measurement)").fetchone()[0]:
+                if db.execute("SELECT to_regclass(%s) IS NOT NULL", [SEEDED_MARKER]).fetchone()[0]:
                     return False
-            return True
         if exists:
             conn.execute(f'DROP DATABASE "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return True
+
+
+def mark_seeded() -> None:
+    """Record that every row of the seed is in: ensure_database keeps this database from now on."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE TABLE IF NOT EXISTS {SEEDED_MARKER} (finished text)")
 
 
 def setup_django(url: str) -> None:
@@ -235,6 +247,7 @@ def seed(
     refresh_drive_models(models)
     export_rows.rebuild_all()  # the measurements CSV's rows, as ingest writes them (a publish rewrites its own)
     settle()
+    mark_seeded()
     return SeedSummary(
         drive_models=len(models),
         submissions=len(plan),
@@ -358,6 +371,7 @@ def seed_export(*, runs: int = 800, rounds: int = 25, drive_models: int = 60, lo
     refresh_drive_models(drives)
     export_rows.rebuild_all()  # the measurements CSV's rows, as ingest writes them
     settle()
+    mark_seeded()
     seconds = time.perf_counter() - started
     log(f"seeded {written:,} measurement rows ({flagged:,} flagged) in {seconds:.0f} s")
     return SeedSummary(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.files.storage import FileSystemStorage
+from django.db import connection
 
 from bench import _seed, ingest_benchmark
 
@@ -56,6 +57,7 @@ def test_browse_seed_fills_every_table_it_promises():
         assert DriveModelAggregate.objects.filter(n_contributors__gte=1).exists()
         assert DrivePageSummary.objects.exists()
         assert FactorFitSummary.objects.exists()
+    assert _seed.SEEDED_MARKER in connection.introspection.table_names()  # the database is kept from now on
 
 
 def test_export_seed_fills_every_table_it_promises():
@@ -110,3 +112,47 @@ def test_ingest_benchmark_bundle_publishes(tmp_path, shared_samples, settings):
     assert Measurement.objects.filter(test_run__submission=done).count() == len(manifest["runs"])
     assert identifiers > 0  # cached on commit from the bundle in memory
     assert done.size == len(data)
+
+
+def test_a_database_whose_seeding_did_not_finish_is_made_again(tmp_path):
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'bench.sqlite3'}"
+    path = tmp_path / "bench.sqlite3"
+    assert _seed.ensure_database(url) is True  # none yet
+    with sqlite3.connect(path) as db:  # a run stopped midway: users written, no marker
+        db.execute("CREATE TABLE auth_user (username text UNIQUE)")
+        db.execute("INSERT INTO auth_user VALUES ('bench-contributor-0')")
+    db.close()
+    assert _seed.ensure_database(url) is True
+    assert not path.exists()  # dropped: the seed starts on an empty database, not on the first run's rows
+    with sqlite3.connect(path) as db:
+        db.execute(f"CREATE TABLE {_seed.SEEDED_MARKER} (finished text)")
+    db.close()
+    assert _seed.ensure_database(url) is False  # seeded: kept
+    assert path.exists()
+    assert _seed.ensure_database(url, reseed=True) is True and not path.exists()
+
+
+@pytest.mark.postgres
+def test_a_postgres_database_whose_seeding_did_not_finish_is_made_again():
+    import os
+    import uuid
+
+    import psycopg
+
+    server = os.environ["DATABASE_URL"].rsplit("/", 1)[0]
+    name = f"nvmedb_test_seed_marker_{uuid.uuid4().hex[:8]}"
+    url = f"{server}/{name}"
+    try:
+        assert _seed.ensure_database(url) is True
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("CREATE TABLE stopped_midway (x int)")
+        assert _seed.ensure_database(url) is True
+        with psycopg.connect(url, autocommit=True) as db:  # made again: the first run's table is gone
+            assert db.execute("SELECT to_regclass('stopped_midway')").fetchone()[0] is None
+            db.execute(f"CREATE TABLE {_seed.SEEDED_MARKER} (finished text)")
+        assert _seed.ensure_database(url) is False
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')

@@ -29,7 +29,8 @@ already fitted (by the refit of an earlier bundle of the burst) does nothing. BE
     ... bench/ingest_benchmark.py --no-celery        # skip the runs through a real Celery worker
 
 Prints the baseline (gunzip + tar + orjson.loads of every JSON member), the full worker path, verification alone,
-ingest alone and each queued task's share, and the goals: full path / baseline <= 3 (issues 12 and 24) for one
+ingest alone, where the full path's time goes (each stage of the pipeline and each queued task, timed on the measured
+paths themselves: bench/_stages.py), and the goals: full path / baseline <= 3 (issues 12 and 24) for one
 bundle and per bundle of a burst, with verdicts; exits 1 when one is missed.
 """
 
@@ -427,6 +428,7 @@ def main() -> int:
     import argparse
 
     from bench._report import SMOKE, Report
+    from bench._stages import StageClock
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database", default="nvmedb_bench_ingest", help="bench database name (created if missing)")
@@ -506,6 +508,7 @@ def main() -> int:
             return submission
 
         tasks = TaskLog()
+        stages = StageClock()
         try:
             base, full, verify, ingest, reading = [], [], [], [], []
             task_times: dict[str, list[float]] = {}  # task -> its wall time in each measured full path
@@ -515,7 +518,7 @@ def main() -> int:
 
                 submission = new_submission()
                 tasks.take()
-                with Timed(full):
+                with Timed(full), stages.timing():
                     done, identifiers = worker_path(submission, storage)
                 if done.status != "published":
                     sys.exit(f"the benchmark bundle was not published: {done.status} {done.report}")
@@ -543,9 +546,9 @@ def main() -> int:
             report("  verify alone (archive stream, hashes, signature, limits)", verify)
             report("  ingest alone: ingest_submission (+ its tasks on commit)", ingest)
             report("    of which read_bundle (parse + checks, no database)", reading)
-            for name, seconds in sorted(task_times.items()):
-                per_run = sum(seconds) / args.repeats  # a task may run more than once per path, or not at all
-                print(f"  of the full path, task {name.rsplit('.', 1)[-1]:38} {per_run * 1000:8.1f} ms per path (mean)")
+            # a task may run more than once per path, or not at all: its mean per path
+            task_means = {name: sum(seconds) / args.repeats for name, seconds in task_times.items()}
+            stages.report(statistics.mean(f[0] for f in full), task_means)
             goals.note(f"the ingest cached {identifiers} raw-file identifiers of the last bundle")
             ratios(goals, "wall", 0, base, full, verify, ingest)
             ratios(goals, "CPU ", 1, base, full, verify, ingest)

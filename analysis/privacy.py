@@ -186,7 +186,7 @@ def _walk(document) -> tuple[set[str], bool]:
             if node.get("class") == "system" and isinstance(node.get("id"), str):
                 found.add(node["id"])
             if node.keys() <= _PLAIN_KEYS or "".join(node).isdigit():
-                # keys that name nothing (seen before, or a histogram's bins): only the values' strings can
+                # keys that name nothing (seen before, or a histogram's bins): only the values can name something
                 found |= _nested(node.values(), stack)
                 continue
             for key, value in node.items():

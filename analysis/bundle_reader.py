@@ -40,7 +40,7 @@ from analysis.records import (
 from analysis.run_conditions import run_condition_problems
 from analysis.values import optional_int
 from analysis.wear import wear_from_smart
-from nvmedb_client.fio_output import FioOutputError, FioSummary, parse_fio_output
+from nvmedb_client.fio_output import FioOutputError, FioSummary
 from nvmedb_client.system import nvme
 from nvmedb_client.tracking import evaluate_runs
 
@@ -193,7 +193,7 @@ def _parse_runs(
         run_id, path = str(run.get("id")), run.get("output_file")
         try:
             with reading(f"run {run_id}: {path}", expected=(FioOutputError,)):
-                doc = bundle.parsed(path, parse_fio_output)
+                doc = bundle.fio_output(path)
                 summaries[run_id] = bundle.fio_summary(path)
             documents[run_id] = doc
         except (FioOutputError, KeyError) as exc:

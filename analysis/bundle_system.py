@@ -45,6 +45,10 @@ class ListedFiles:
         """`parse` of the file's bytes, once per bundle (VerifiedBundle.parsed): do not change the result."""
         return self.bundle.parsed(path, parse)
 
+    def fio_output(self, path: str) -> dict:
+        """The fio output's result, parsed once per bundle (VerifiedBundle.fio_output): do not change it."""
+        return self.bundle.fio_output(path)
+
     def fio_summary(self, path: str) -> FioSummary:
         """The summary of a fio output, made once per bundle (the content fingerprints made it first)."""
         return bundle_summary(self.bundle, path)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterator
+from functools import partial
 
 from django.core.cache import cache
 
@@ -51,10 +52,11 @@ def _text_pieces(stream) -> Iterator[str]:
     yield decoder.decode(b"", final=True)
 
 
-def identifiers_of_file(path: str, size: int, stream) -> set[str]:
-    """What one file names, read from `stream` (parsed whole up to privacy.MAX_PARSED_BYTES, by pattern beyond)."""
+def identifiers_of_file(path: str, size: int, stream, load=None) -> set[str]:
+    """What one file names, read from `stream` (parsed whole up to privacy.MAX_PARSED_BYTES, by pattern beyond;
+    `load`: privacy.identifiers_in_file's)."""
     if size <= privacy.MAX_PARSED_BYTES:
-        return privacy.identifiers_in_file(path, stream.read())
+        return privacy.identifiers_in_file(path, stream.read(), load)
     return privacy.identifiers_in_chunks(_text_pieces(stream))
 
 
@@ -67,8 +69,10 @@ def identifiers_of_verified(bundle) -> set[str]:
     manifest = json.loads(bundle.manifest_bytes) if bundle.manifest_bytes else bundle.manifest
     found = identifiers_of_manifest(manifest)
     for entry in manifest["files"]:
-        with bundle.open(entry["path"]) as stream:
-            found |= identifiers_of_file(entry["path"], int(entry["size"]), stream)
+        path = entry["path"]
+        with bundle.open(path) as stream:
+            # the document the ingest parsed already (every fio output), not parsed again
+            found |= identifiers_of_file(path, int(entry["size"]), stream, partial(bundle.json_document, path))
     return found
 
 

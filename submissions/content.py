@@ -226,7 +226,7 @@ def bundle_fingerprints(bundle: VerifiedBundle) -> list[Fingerprint]:
         if not isinstance(path, str) or path not in hashes:
             continue
         try:
-            doc = bundle.parsed(path, parse_fio_output)  # parsed once: the ingest reads the same result
+            doc = bundle.fio_output(path)  # parsed once: the ingest reads the same result
         except OSError:
             continue
         except Exception:  # noqa: BLE001 - best effort: the ingest judges the output and names what is wrong with it

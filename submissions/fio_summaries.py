@@ -7,7 +7,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
-from nvmedb_client.fio_output import FioSummary, parse_fio_output, summarize
+from nvmedb_client.fio_output import FioSummary, summarize
 
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
@@ -26,5 +26,5 @@ def bundle_summary(bundle: VerifiedBundle, path: str) -> FioSummary:
         weakref.finalize(bundle, _SUMMARIES.pop, id(bundle), None)
     summary = summaries.get(path)
     if summary is None:
-        summary = summaries[path] = summarize(bundle.parsed(path, parse_fio_output))
+        summary = summaries[path] = summarize(bundle.fio_output(path))
     return summary

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from analysis.bulk import insert_rows
 from analysis.models import DemandIntensityCurve, DemandIntensityPoint, HistogramBucket, OperatingPoint
 from analysis.records import FlagRecord, SubmissionRecord
-from nvmedb_client.fio_output import parse_fio_output
 from nvmedb_client.pts import demand_intensity, dirth, dirth_capture
 
 MAX_CLAIM_BYTES = 256 * 1024  # a real claim is a few KiB (49 cells, 3 histograms of at most 91 buckets)
@@ -23,7 +22,7 @@ def apply(manifest: Mapping, runs: Sequence[Mapping], bundle, record: Submission
     difference (the server's derivation stands)."""
     by_test = {tr.test: tr for tr in record.test_runs}
     # the bundle's parse cache: ingest has parsed every fio output once already (analysis.bundle_reader)
-    derived = demand_intensity.derive_all([dict(r) for r in runs], lambda path: bundle.parsed(path, parse_fio_output))
+    derived = demand_intensity.derive_all([dict(r) for r in runs], bundle.fio_output)
     raw_claims = manifest.get("demand_intensity")
     claims = [c for c in raw_claims if isinstance(c, Mapping)] if isinstance(raw_claims, list) else []
     for entry in derived:

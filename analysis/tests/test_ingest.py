@@ -511,6 +511,40 @@ def test_the_bundles_identifiers_are_cached_from_memory_once_the_rows_are_commit
     assert cached[submission.storage_name], "a real bundle names its host at least"
 
 
+def test_the_identifiers_walk_the_documents_the_ingest_parsed(
+    submission, make_verified, monkeypatch, django_capture_on_commit_callbacks
+):
+    from analysis import privacy, raw_identifiers
+    from nvmedb_client import jsonload
+
+    bundle = make_verified()
+    with django_capture_on_commit_callbacks(execute=False):
+        outcome = ingest_submission(submission=submission, bundle=bundle)
+    assert outcome.status in ("published", "held"), outcome.reasons
+    outputs = {run["output_file"] for run in bundle.manifest["runs"]}
+    assert all(bundle.fio_output(path) is bundle.json_document(path) for path in outputs)  # one parse, shared
+    orjson, loaded = jsonload.orjson, []
+
+    class CountingOrjson:
+        JSONDecodeError = orjson.JSONDecodeError
+
+        @staticmethod
+        def loads(data):
+            loaded.append(bytes(data))
+            return orjson.loads(data)
+
+    monkeypatch.setattr(jsonload, "orjson", CountingOrjson)  # the bundle's parse
+    monkeypatch.setattr(privacy, "orjson", CountingOrjson)  # the walk's own
+    found = raw_identifiers.identifiers_of_verified(bundle)
+    assert loaded, "the smart-logs and system files were not parsed by the ingest"
+    assert not {bundle.read_bytes(path) for path in outputs} & set(loaded), "a fio output was parsed again"
+    monkeypatch.undo()
+    one_by_one = raw_identifiers.identifiers_of_manifest(bundle.manifest)
+    for entry in bundle.manifest["files"]:
+        one_by_one |= privacy.identifiers_in_file(entry["path"], bundle.read_bytes(entry["path"]))
+    assert found == one_by_one and found
+
+
 def test_a_rejected_bundle_caches_nothing(submission, make_verified, monkeypatch, django_capture_on_commit_callbacks):
     from analysis import raw_identifiers
 

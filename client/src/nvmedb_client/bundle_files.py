@@ -9,10 +9,15 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from nvmedb_client import jsonload
 from nvmedb_client.bundle_format import CHUNK_BYTES, FILES_DIR, BundleError
+from nvmedb_client.fio_output import parse_fio_output
+
+_JSON_DOCUMENT, _FIO_OUTPUT = "json document", "fio output"  # their keys in a bundle's parse cache
 
 
 @dataclass
@@ -46,13 +51,36 @@ class VerifiedBundle:
             raise KeyError(f"{path!r} is not listed in the bundle manifest")
         return self.files.read_bytes(path)
 
-    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
-        """`parse` of a listed file's bytes, computed once per bundle and parser: the server's content fingerprints
-        and its ingest both read every fio output. Callers must not change what it returns."""
-        key = (path, parse)
+    def parsed(self, path: str, parse: Callable[[bytes], Any], *, key: object = None) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser (or `key`, for a parser made anew at
+        each call): the server's content fingerprints and its ingest both read every fio output. Callers must not
+        change what it returns."""
+        key = (path, parse if key is None else key)
         if key not in self._parsed:
             self._parsed[key] = parse(self.read_bytes(path))
         return self._parsed[key]
+
+    def json_document(self, path: str, data: bytes | None = None) -> Any:
+        """orjson.loads of a listed file's bytes (`data`, when the caller has read them), computed once per bundle: a
+        fio output's parse (`fio_output`) and the server's walk for identifiers read the same document. Raises
+        orjson.JSONDecodeError, every time, for a file orjson does not read; only where orjson is installed (the
+        server)."""
+        key = (path, _JSON_DOCUMENT)
+        if key not in self._parsed:
+            try:
+                self._parsed[key] = jsonload.orjson.loads(self.read_bytes(path) if data is None else data)
+            except jsonload.orjson.JSONDecodeError as refused:
+                self._parsed[key] = refused.with_traceback(None)  # no frames kept alive by the cache
+        found = self._parsed[key]
+        if isinstance(found, jsonload.orjson.JSONDecodeError):
+            raise found.with_traceback(None)  # a traceback of this raise alone, not one grown by every raise
+        return found
+
+    def fio_output(self, path: str) -> dict:
+        """parse_fio_output of a listed file, computed once per bundle (its whole-text parse from `json_document`
+        where orjson is installed). Raises what parse_fio_output raises, every time."""
+        load = (lambda raw: self.json_document(path, raw)) if jsonload.orjson is not None else None
+        return self.parsed(path, partial(parse_fio_output, load=load), key=_FIO_OUTPUT)
 
     def open(self, path: str) -> BinaryIO:
         """A binary stream of a file the manifest lists, for files too large to read at once."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from nvmedb_client import jsonload
@@ -77,16 +77,20 @@ class FioSummary:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, max_depth: int = MAX_DEPTH) -> dict:
+def parse_fio_output(
+    text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, max_depth: int = MAX_DEPTH, load: Callable | None = None
+) -> dict:
     """The final complete fio JSON document in `text`, however much else surrounds it. Every document must be strict
-    JSON (no NaN or Infinity, no number beyond a double) nested at most `max_depth` deep (nvmedb_client.jsonload)."""
+    JSON (no NaN or Infinity, no number beyond a double) nested at most `max_depth` deep (nvmedb_client.jsonload).
+    `load`: what orjson.loads of the whole text gives (raising as it raises), from where the caller keeps it (a
+    bundle parses each file's JSON once for every reader: VerifiedBundle.json_document)."""
     size = len(text)
     if size > max_bytes:
         raise FioOutputError(f"fio output is {size} bytes, more than the {max_bytes}-byte limit")
     raw = text if isinstance(text, bytes) else text.encode("utf-8", errors="surrogatepass")
     if not jsonload.within_depth(raw, max_depth):
         raise FioOutputError(f"fio output is nested deeper than {max_depth} levels")
-    clean = _one_clean_result(raw)
+    clean = _one_clean_result(raw, load)
     if clean is not None:
         return clean
     if isinstance(text, bytes):
@@ -104,7 +108,7 @@ def parse_fio_output(text: str | bytes, *, max_bytes: int = MAX_OUTPUT_BYTES, ma
     return results[-1]
 
 
-def _one_clean_result(raw: bytes) -> dict | None:
+def _one_clean_result(raw: bytes, load: Callable | None = None) -> dict | None:
     """The usual case, at the parser's own speed: the whole output is one strict UTF-8 JSON fio result. orjson
     refuses what the slower path below would refuse (NaN, a number beyond a double, a lone surrogate escape, bytes
     that are not UTF-8), so None sends anything else there, to be read or refused with its reason. The depth was
@@ -112,7 +116,7 @@ def _one_clean_result(raw: bytes) -> dict | None:
     if jsonload.orjson is None or raw.lstrip()[:1] != b"{":
         return None
     try:
-        doc = jsonload.orjson.loads(raw)
+        doc = (load or jsonload.orjson.loads)(raw)
     except jsonload.orjson.JSONDecodeError:
         return None
     return doc if isinstance(doc, dict) and ("jobs" in doc or "client_stats" in doc) else None

@@ -309,7 +309,7 @@ def summary_lines(derived: Iterable[dict]) -> list[str]:
 
 def rederive(bundle) -> list[dict]:
     """derive_all from a verified bundle's raw files (nvmedb_client.bundle.VerifiedBundle)."""
-    return derive_all(bundle.manifest["runs"], lambda path: bundle.parsed(path, parse_fio_output))
+    return derive_all(bundle.manifest["runs"], bundle.fio_output)
 
 
 def manifest_claim(manifest: Mapping, *, read: Callable[[str], bytes], summaries=None, ioengine=None) -> list | None:

@@ -10,7 +10,6 @@ from django.db import transaction
 
 from analysis import columns, dataset_rows, pcie, plausibility
 from analysis.aggregate_refresh import refresh_aggregates, refresh_aggregates_for_submission
-from analysis.bulk import insert_rows
 from analysis.headline import HEADLINES, measurement_value
 from analysis.identity_rows import identity_rows, model_link_evidence
 from analysis.models import DriveModel, Flag, Measurement, PcieLink, Round, TestRun
@@ -21,6 +20,7 @@ from analysis.pts.store import insert_recovery
 from analysis.records import SubmissionRecord
 from analysis.run_status import HELD, PUBLISHED, REJECTED, STATUS_MARKS, runs_follow_status
 from datasets import export_rows
+from nvmedb.bulk import insert_rows
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Fill a database with a realistic volume of published PTS results for benchmarks, through the current models
-(analysis.bulk.insert_rows: COPY on PostgreSQL, bulk_create elsewhere), so a fresh database seeds on today's schema.
+(nvmedb.bulk.insert_rows: COPY on PostgreSQL, bulk_create elsewhere), so a fresh database seeds on today's schema.
 tests/test_bench_seeders.py runs every seeder here at a tiny size, on SQLite and on PostgreSQL.
 
     from bench import _seed
@@ -189,9 +189,9 @@ def seed(
     """Seed the connected (migrated, empty) database; see the module docstring for what it holds."""
     from django.db import transaction
 
-    from analysis.bulk import insert_rows
     from analysis.models import DriveModel, Firmware, Host, PcieLink, PhysicalUnit, Round, TestRun, Vendor
     from datasets import export_rows
+    from nvmedb.bulk import insert_rows
     from submissions.models import Submission
 
     started = time.perf_counter()
@@ -293,12 +293,12 @@ def seed_export(*, runs: int = 800, rounds: int = 25, drive_models: int = 60, lo
     """The export benchmark's data set: `runs` IOPS runs of `rounds` rounds × 56 cells each (800 × 25 × 56 is about
     1.1 million measurement rows), spread over `drive_models` drives; every 25th submission withdrawn, every 40th
     hidden, 1 % of the measurements flagged bus-bound. Parent rows through the factories, measurements and flags
-    through analysis.bulk.insert_rows (COPY on PostgreSQL)."""
+    through nvmedb.bulk.insert_rows (COPY on PostgreSQL)."""
 
-    from analysis.bulk import insert_rows
     from analysis.models import Flag, Measurement, Round
     from analysis.tests import factories
     from datasets import export_rows
+    from nvmedb.bulk import insert_rows
 
     started = time.perf_counter()
     user = factories.UserFactory(username="bench")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from django.db import transaction
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 
@@ -35,6 +36,7 @@ try:
 except ImportError:  # the server has it; the standard library writes the same bytes, slower
     orjson = None
 
+from nvmedb.bulk import insert_rows
 from nvmedb_client.fio_output import FioSummary, parse_fio_output, summarize
 from submissions.fio_summaries import bundle_summary
 from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
@@ -267,29 +269,33 @@ def file_fingerprints(root: Path, files: Iterable[Path]) -> list[Fingerprint]:
 
 
 def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprint]) -> None:
-    """Stores the digests and signatures of `submission` (again: running twice adds nothing)."""
-    FioOutputFingerprint.objects.bulk_create(
-        [
-            FioOutputFingerprint(submission_id=submission.pk, kind=f.kind, digest=f.digest, path=f.path[:1024])
-            for f in fingerprints
-            if f.kind != SIGNATURE
-        ],
-        ignore_conflicts=True,
-    )
-    MeasurementSignature.objects.bulk_create(
-        [
-            MeasurementSignature(
-                submission_id=submission.pk,
-                path=f.path[:1024],
-                direction=f.direction,
-                key=f.digest,
-                values=list(f.values),
-            )
-            for f in fingerprints
-            if f.kind == SIGNATURE
-        ],
-        ignore_conflicts=True,
-    )
+    """Stores the digests and signatures of `submission` in place of any it had (running twice stores the same
+    rows), each kind in one COPY on PostgreSQL (nvmedb.bulk). Of two fio outputs with one digest, the first keeps it,
+    as each row is stored once per submission (its unique constraints)."""
+    digests: dict[tuple, Fingerprint] = {}
+    signatures: dict[tuple, Fingerprint] = {}
+    for f in fingerprints:
+        if f.kind == SIGNATURE:
+            signatures.setdefault((f.path[:1024], f.direction), f)
+        else:
+            digests.setdefault((f.kind, f.digest), f)
+    with transaction.atomic():
+        FioOutputFingerprint.objects.filter(submission_id=submission.pk).delete()
+        MeasurementSignature.objects.filter(submission_id=submission.pk).delete()
+        insert_rows(
+            [
+                FioOutputFingerprint(submission_id=submission.pk, kind=f.kind, digest=f.digest, path=f.path[:1024])
+                for f in digests.values()
+            ]
+        )
+        insert_rows(
+            [
+                MeasurementSignature(
+                    submission_id=submission.pk, path=path, direction=direction, key=f.digest, values=list(f.values)
+                )
+                for (path, direction), f in signatures.items()
+            ]
+        )
 
 
 # --- who received a measurement first ------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from analysis.bulk import insert_rows
 from analysis.models import DemandIntensityCurve, DemandIntensityPoint, HistogramBucket, OperatingPoint
 from analysis.records import FlagRecord, SubmissionRecord
+from nvmedb.bulk import insert_rows
 from nvmedb_client.pts import demand_intensity, dirth, dirth_capture
 
 MAX_CLAIM_BYTES = 256 * 1024  # a real claim is a few KiB (49 cells, 3 histograms of at most 91 buckets)

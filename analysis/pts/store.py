@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from analysis.bulk import insert_rows
 from analysis.models.recovery import MAX_POINTS_PER_SEGMENT, HirWaitState, RecoveryPoint, XsrGroup
+from nvmedb.bulk import insert_rows
 from nvmedb_client.pts.derive import claim, differences
 
 

@@ -88,3 +88,33 @@ def test_grouped_matching_finds_what_one_by_one_matching_finds(shared_samples, d
         assert {k: vars(m) for k, m in content.content_matches(submission).items()} == expected
         compared += sum(1 for m in expected.values() if m["near_paths"])
     assert compared >= 20  # near matches were really found, not only agreed on being absent
+
+
+def test_recording_again_stores_the_same_rows_and_a_shared_digest_once(django_user_model):
+    user = django_user_model.objects.create(username="resender")
+    submission = Submission.objects.create(uploader=user, sha256="f" * 64, size=1, storage_name="b-again")
+    fingerprints = [
+        content.Fingerprint(content.BYTES, "d" * 64, "fio/a.json"),
+        content.Fingerprint(content.BYTES, "d" * 64, "fio/b.json"),  # the same bytes in a second output
+        content.Fingerprint(content.MEASUREMENTS, "e" * 64, "fio/a.json"),
+        content.Fingerprint(content.SIGNATURE, "k1", "fio/a.json", direction="read", values=(1.0, None, 3.5)),
+        content.Fingerprint(content.SIGNATURE, "k2", "fio/a.json", direction="write", values=(2.0, 4.0)),
+    ]
+
+    def stored():
+        digests = sorted(
+            FioOutputFingerprint.objects.filter(submission=submission).values_list("kind", "digest", "path")
+        )
+        signatures = sorted(
+            MeasurementSignature.objects.filter(submission=submission).values_list("path", "direction", "key", "values")
+        )
+        return digests, signatures
+
+    content.record_fingerprints(submission=submission, fingerprints=fingerprints)
+    first = stored()
+    assert first == (
+        [(content.BYTES, "d" * 64, "fio/a.json"), (content.MEASUREMENTS, "e" * 64, "fio/a.json")],
+        [("fio/a.json", "read", "k1", [1.0, None, 3.5]), ("fio/a.json", "write", "k2", [2.0, 4.0])],
+    )
+    content.record_fingerprints(submission=submission, fingerprints=fingerprints)  # a second validation attempt
+    assert stored() == first

@@ -523,18 +523,9 @@ def test_the_identifiers_walk_the_documents_the_ingest_parsed(
     assert outcome.status in ("published", "held"), outcome.reasons
     outputs = {run["output_file"] for run in bundle.manifest["runs"]}
     assert all(bundle.fio_output(path) is bundle.json_document(path) for path in outputs)  # one parse, shared
-    orjson, loaded = jsonload.orjson, []
-
-    class CountingOrjson:
-        JSONDecodeError = orjson.JSONDecodeError
-
-        @staticmethod
-        def loads(data):
-            loaded.append(bytes(data))
-            return orjson.loads(data)
-
-    monkeypatch.setattr(jsonload, "orjson", CountingOrjson)  # the bundle's parse
-    monkeypatch.setattr(privacy, "orjson", CountingOrjson)  # the walk's own
+    loads, loaded = jsonload.orjson.loads, []
+    # the one orjson module: the bundle's parse and the walk's own both call it
+    monkeypatch.setattr(jsonload.orjson, "loads", lambda data: loaded.append(bytes(data)) or loads(data))
     found = raw_identifiers.identifiers_of_verified(bundle)
     assert loaded, "the smart-logs and system files were not parsed by the ingest"
     assert not {bundle.read_bytes(path) for path in outputs} & set(loaded), "a fio output was parsed again"

@@ -31,17 +31,8 @@ def bundle(tmp_path):
 def loads_seen(monkeypatch):
     if jsonload.orjson is None:
         pytest.skip("orjson is not installed")
-    orjson, seen = jsonload.orjson, []
-
-    class Counting:
-        JSONDecodeError = orjson.JSONDecodeError
-
-        @staticmethod
-        def loads(data):
-            seen.append(bytes(data))
-            return orjson.loads(data)
-
-    monkeypatch.setattr(jsonload, "orjson", Counting)
+    loads, seen = jsonload.orjson.loads, []
+    monkeypatch.setattr(jsonload.orjson, "loads", lambda data: seen.append(bytes(data)) or loads(data))
     return seen
 
 

@@ -9,7 +9,6 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -51,11 +50,10 @@ class VerifiedBundle:
             raise KeyError(f"{path!r} is not listed in the bundle manifest")
         return self.files.read_bytes(path)
 
-    def parsed(self, path: str, parse: Callable[[bytes], Any], *, key: object = None) -> Any:
-        """`parse` of a listed file's bytes, computed once per bundle and parser (or `key`, for a parser made anew at
-        each call): the server's content fingerprints and its ingest both read every fio output. Callers must not
-        change what it returns."""
-        key = (path, parse if key is None else key)
+    def parsed(self, path: str, parse: Callable[[bytes], Any]) -> Any:
+        """`parse` of a listed file's bytes, computed once per bundle and parser. Callers must not change what it
+        returns."""
+        key = (path, parse)
         if key not in self._parsed:
             self._parsed[key] = parse(self.read_bytes(path))
         return self._parsed[key]
@@ -79,8 +77,11 @@ class VerifiedBundle:
     def fio_output(self, path: str) -> dict:
         """parse_fio_output of a listed file, computed once per bundle (its whole-text parse from `json_document`
         where orjson is installed). Raises what parse_fio_output raises, every time."""
-        load = (lambda raw: self.json_document(path, raw)) if jsonload.orjson is not None else None
-        return self.parsed(path, partial(parse_fio_output, load=load), key=_FIO_OUTPUT)
+        key = (path, _FIO_OUTPUT)
+        if key not in self._parsed:
+            load = (lambda raw: self.json_document(path, raw)) if jsonload.orjson is not None else None
+            self._parsed[key] = parse_fio_output(self.read_bytes(path), load=load)
+        return self._parsed[key]
 
     def open(self, path: str) -> BinaryIO:
         """A binary stream of a file the manifest lists, for files too large to read at once."""

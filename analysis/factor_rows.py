@@ -28,13 +28,13 @@ import hashlib
 import statistics
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, QuerySet
 
 from analysis.factor_model import Run
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import DriveModel, Flag, FlagKind
+from analysis.models import DriveModel, FlagKind
 from analysis.overprovisioning import spare_vs_user
-from analysis.selectors import pts_q, public_pts_runs
+from analysis.selectors import pts_q, public_pts_runs, run_flagged_q
 
 METRICS: tuple[str, ...] = tuple(h.key for h in HEADLINES)
 # A latency headline's throughput: its 4 KiB at QD1, one I/O in flight, so block ÷ mean latency.
@@ -130,8 +130,7 @@ def _throttled(run: dict) -> bool | None:
 
 def public_runs(drive_model: DriveModel, runs_of: QuerySet | None = None) -> list[dict]:
     """The drive's public PTS runs (or PTS runs of `runs_of`) with what the rows read, in one query."""
-    on_run = Q(test_run=OuterRef("pk")) | Q(submission=OuterRef("submission_id"), test_run__isnull=True)
-    thermal = Exists(Flag.objects.filter(on_run, kind=FlagKind.THERMAL_THROTTLE))
+    thermal = ExpressionWrapper(run_flagged_q(kind=FlagKind.THERMAL_THROTTLE), output_field=BooleanField())
     runs = public_pts_runs() if runs_of is None else runs_of.filter(pts_q())
     return list(
         runs.filter(drive_model=drive_model)

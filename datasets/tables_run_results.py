@@ -29,8 +29,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
 from analysis.headline import HEADLINES, LAST_ROUNDS_MEAN, STEADY_WINDOW_MEAN, Headline
-from analysis.models import FactorUnitFigures, Flag, FlagKind
-from analysis.selectors import public_pts_runs
+from analysis.models import FactorUnitFigures, FlagKind
+from analysis.selectors import public_pts_runs, run_flagged_q
 from reports.table_types import Column
 
 # analysis.factor_rows.LATENCY_THROUGHPUT_METRIC (not imported: factor_rows loads the model, and numpy with it)
@@ -88,10 +88,9 @@ def _link_limited(headline: Headline):
     )
 
 
-def _run_flags(**kinds) -> Exists:
-    """A flag on the run (or on one of its measurements) or on its whole submission."""
-    on_run = Q(test_run=OuterRef("pk")) | Q(submission=OuterRef("submission_id"), test_run__isnull=True)
-    return Exists(Flag.objects.filter(on_run, **kinds))
+def _run_flags(**kinds) -> ExpressionWrapper:
+    """A flag on the run (or on one of its measurements) or on its whole submission (analysis.selectors)."""
+    return ExpressionWrapper(run_flagged_q(**kinds), output_field=BooleanField())
 
 
 def _throttled():

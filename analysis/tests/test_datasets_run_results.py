@@ -200,3 +200,23 @@ def test_the_postgresql_copy_path_gives_the_same_normalized_figures_as_the_pytho
         (by_run[k] is None) == (v is None) and (v is None or by_run[k] == pytest.approx(v, rel=1e-12))
         for k, v in expected.items()
     )
+
+
+def test_a_flag_counts_on_its_run_or_on_its_whole_submission_only():
+    """analysis.selectors.run_flagged_q, read by the model rows and the export alike: a flag on one run does not
+    flag the other runs of its submission; a flag on the whole submission (no run) flags each of its runs."""
+    flagged = TestRunFactory(test="iops", headline={RW: 2e5}, max_temperature_k=330)
+    sibling = TestRunFactory(test="tp", submission=flagged.submission, drive_model=flagged.drive_model,
+                             headline={SEQ: 3e9}, max_temperature_k=330)  # fmt: skip
+    whole = TestRunFactory(test="iops", drive_model=flagged.drive_model, headline={RW: 1e5}, max_temperature_k=330)
+    plain = TestRunFactory(test="iops", drive_model=flagged.drive_model, headline={RW: 3e5}, max_temperature_k=330)
+    FlagFactory(submission=flagged.submission, test_run=flagged, kind=FlagKind.THERMAL_THROTTLE, reason="run")
+    FlagFactory(submission=whole.submission, test_run=None, kind=FlagKind.THERMAL_THROTTLE, reason="submission")
+    FlagFactory(submission=plain.submission, test_run=plain, kind=FlagKind.BUS_BOUND, reason="another kind")
+    expected = {flagged.pk: True, sibling.pk: False, whole.pk: True, plain.pk: False}
+    model = {run["id"]: run["thermal_flag"] for run in factor_rows.public_runs(flagged.drive_model)}
+    assert model == expected
+    exported = {row["run_id"]: row for row in rows()}
+    assert {pk: exported[pk]["flag_thermal_throttle"] for pk in expected} == expected
+    assert {pk: exported[pk]["throttled"] for pk in expected} == expected
+    assert exported[plain.pk]["flag_bus_bound"] is True and exported[flagged.pk]["flag_bus_bound"] is False

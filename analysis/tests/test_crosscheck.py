@@ -205,3 +205,15 @@ def test_every_fio_sample_with_a_result_passes_the_arithmetic_checks(shared_samp
         assert crosscheck.check_bytes_runtime(doc, raw_file=path.name) == [], path.name
         passed += 1
     assert passed >= 24
+
+
+def test_job_file_options_keep_nothing_of_the_file_read_before():
+    """The parser is reused between job files: what one file set (its sections, its DEFAULT section, a file cut
+    short by a parse error) never shows in the next file's options."""
+    first = "[DEFAULT]\nverify=md5\n[global]\nioengine=libaio\nbs=128k\n[seq]\nrw=read\ntime_based\n"
+    assert crosscheck.job_file_options(first) == {
+        "verify": "md5", "ioengine": "libaio", "bs": "128k", "rw": "read", "time_based": "1",
+    }  # fmt: skip
+    assert crosscheck.job_file_options("iodepth=32\n[cell]\nrw=randread\n") == {}  # an option before any section
+    assert crosscheck.job_file_options("[cell]\nbs=4k\nrw=randwrite\n") == {"bs": "4k", "rw": "randwrite"}
+    assert crosscheck.job_file_options("") == {} and crosscheck.job_file_options(None) == {}

@@ -174,11 +174,12 @@ def identifiers_in_json(document) -> set[str]:
     return _walk(document)[0]
 
 
-def _walk(document) -> tuple[set[str], bool]:
-    """identifiers_in_json, and whether a key of the document could start a JSON_PAIR_START: one that is identifying
-    or not ASCII (the pattern ignores case the Unicode way, `_key` lowercases)."""
+def _walk(document) -> tuple[set[str], bool, bool]:
+    """identifiers_in_json; whether a key of the document could start a JSON_PAIR_START: one that is identifying or
+    not ASCII (the pattern ignores case the Unicode way, `_key` lowercases); and whether an identifying key holds a
+    float (orjson reads an integer beyond 64 bits as one: _walk_file reads such a document again)."""
     found: set[str] = set()
-    pair_keys = False
+    pair_keys = float_named = False
     stack = [document]
     while stack:
         node = stack.pop()
@@ -199,11 +200,13 @@ def _walk(document) -> tuple[set[str], bool]:
                     continue
                 if identifying and isinstance(value, (str, int)) and not isinstance(value, bool):
                     found.add(str(value).strip())
+                elif identifying and isinstance(value, float):
+                    float_named = True
                 if isinstance(value, str):
                     found |= _string_lines(value)
         elif isinstance(node, list):
             found |= _nested(node, stack)
-    return found, pair_keys
+    return found, pair_keys, float_named
 
 
 _JSON_NUMBERS = frozenset({int, float, bool, type(None)})
@@ -272,7 +275,7 @@ def identifiers_in_file(name: str, data: bytes, load: Callable[[bytes], object] 
     if len(data) > MAX_PARSED_BYTES or text.lstrip()[:1] not in ("{", "["):
         return identifiers_in_text(text)
     try:
-        found, pair_keys = _walk(_loads(data, text, load))
+        found, pair_keys = _walk_file(data, text, load)
     except (ValueError, RecursionError):
         # not one JSON document, or deeper than the parser goes: the text patterns find what it names
         return identifiers_in_text(text)
@@ -287,6 +290,26 @@ def has_long_integer(data: bytes) -> bool:
     """Whether `data` holds 20 ASCII digits in a row, as re.search(rb"\\d{20}", data) says, at substring-search speed
     (every digit as "0", so twenty "0"s are twenty digits) where the regular expression tries each of fio's digits."""
     return b"0" * 20 in data.translate(_DIGITS_AS_ZERO)
+
+
+_UNREAD = object()
+
+
+def _walk_file(data: bytes, text: str, load: Callable[[bytes], object] | None) -> tuple[set[str], bool]:
+    """_walk of the file's document as orjson reads it (or `load` gives it), read again by the standard library only
+    when an identifying key holds a float there: orjson reads an integer beyond 64 bits as a double, which would spell
+    a long numeric serial wrongly, and a long integer anywhere else names nothing. The same identifiers as _walk of
+    _loads, without searching every file for a long integer first."""
+    document = _UNREAD
+    if orjson is not None:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            document = (load or orjson.loads)(data)
+    if document is not _UNREAD:
+        found, pair_keys, float_named = _walk(document)
+        if not float_named:
+            return found, pair_keys
+    found, pair_keys, _ = _walk(json.loads(text))
+    return found, pair_keys
 
 
 def _loads(data: bytes, text: str, load: Callable[[bytes], object] | None = None):

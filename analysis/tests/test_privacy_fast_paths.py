@@ -227,6 +227,8 @@ HOSTILE_DOCUMENTS = [
     '{"ſerial": "LONG-S-SERIAL", "K": 1}'.encode(),
     b'{"serial": NaN, "sn": "NAN-DOC-SN"}',
     b'{"serial": 123456789012345678901234567890}',
+    b'{"jobs": [{"io_bytes": 123456789012345678901234}], "dev": {"wwn": 98765432109876543210987}, "host": 1.5}',
+    b'{"ticks": 99999999999999999999999, "sn": "SHORT-SN"}',
     b'{"lspci": "Device Serial Number 11-22-33-44-55-66-77-88", "dev": "/dev/disk/by-id/nvme-Model_X_SER123"}',
     b'[{"addr": "fe80::1 and 192.168.10.20 and 00:11:22:33:44:55"}, "nqn.2014-08.org.nvmexpress:uuid:1234"]',
     b'{\n  "a": [\n    null,\n    true\n  ],\n  "hostname": "box-1"\n}\n',
@@ -244,6 +246,22 @@ def test_a_files_identifiers_are_what_every_pattern_and_the_walk_find(sample_fil
     assert {"FIRST-SERIAL", "LAST-SERIAL", "S-1", "h-2", "S-3", "NAN-DOC-SN", "box-1", "n-1"} <= set().union(
         *(privacy.identifiers_in_file("x.json", data) for data in HOSTILE_DOCUMENTS)
     )
+
+
+def test_a_document_read_by_orjson_is_read_again_only_to_spell_a_long_number_an_identifying_key_holds(sample_files):
+    """orjson reads an integer beyond 64 bits as a double: the file path reads the document with it (or takes the
+    bundle's parse, `load`) and reads it again with the standard library only when an identifying key holds a float,
+    so a long numeric serial is spelled digit for digit either way."""
+    orjson = pytest.importorskip("orjson")
+    for path, data in sample_files:
+        assert privacy.identifiers_in_file(path.name, data, orjson.loads) == reference_identifiers_in_file(data), path
+    for data in HOSTILE_DOCUMENTS:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            orjson.loads(data)
+            assert privacy.identifiers_in_file("x.json", data, orjson.loads) == reference_identifiers_in_file(data)
+    nested = next(data for data in HOSTILE_DOCUMENTS if b'"wwn"' in data)
+    found = privacy.identifiers_in_file("x.json", nested, orjson.loads)
+    assert "98765432109876543210987" in found and "123456789012345678901234" not in found
 
 
 def test_a_key_the_pair_pattern_starts_at_is_one_the_walk_calls_identifying():

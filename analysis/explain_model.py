@@ -68,8 +68,13 @@ class MetricModel:
         return {**self.as_dict(), "differs": sorted(self.differs)}
 
     @classmethod
-    def from_stored(cls, data: dict) -> MetricModel:
-        return cls(**{**data, "differs": set(data.get("differs", []))})
+    def from_stored(cls, data: dict, unit: str) -> MetricModel:
+        """A stored entry, its normalized figure shown in `unit` (the refit stores its numbers only: a page formats
+        the one unit it shows, where the refit would format every unit of the drive)."""
+        model = cls(**{**data, "differs": set(data.get("differs", []))})
+        if model.normalized is not None and "display" not in model.normalized:
+            model.normalized = {**model.normalized, "display": _display(unit, model.normalized)}
+        return model
 
     def as_dict(self) -> dict:
         return {
@@ -85,12 +90,20 @@ class MetricModel:
 
 def _figure(unit: str, estimate) -> dict:
     """An estimate with its interval, as numbers and as the site shows them ("6.50 GB/s [6.41, 6.59 GB/s]")."""
-    value, low, high = (_round(v) for v in (estimate.value, estimate.low, estimate.high))
-    low_text, high_text = units.by_unit(unit, low), units.by_unit(unit, high)
-    display = units.by_unit(unit, value)
+    figure = _numbers(estimate)
+    return {**figure, "display": _display(unit, figure)}
+
+
+def _numbers(estimate) -> dict:
+    return {"value": _round(estimate.value), "low": _round(estimate.low), "high": _round(estimate.high)}
+
+
+def _display(unit: str, figure: dict) -> str:
+    low_text, high_text = units.by_unit(unit, figure["low"]), units.by_unit(unit, figure["high"])
+    display = units.by_unit(unit, figure["value"])
     if low_text != high_text:  # a unit at the reference conditions is its own figure, with no interval to quote
         display += f" [{low_text}, {high_text}]"
-    return {"value": value, "low": low, "high": high, "display": display}
+    return display
 
 
 @lru_cache(maxsize=64)
@@ -118,7 +131,8 @@ def model_rows(submission, drive_model, public: list[dict] | None = None, base=N
 
 def unit_model(fitted, headline, key) -> MetricModel:
     """The explanation's figures and lines for unit `key` from a fit (analysis.factor_model.FactorFit) of one
-    headline metric: what the refit task stores (analysis.factor_figures) and a page reads."""
+    headline metric: what the refit task stores (analysis.factor_figures) and a page reads (the normalized figure as
+    numbers, shown in its unit by MetricModel.from_stored)."""
     model = MetricModel(model_units=fitted.n_units)
     if fitted.status != "fitted" or fitted.reference_level is None:
         model.model_note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
@@ -130,7 +144,7 @@ def unit_model(fitted, headline, key) -> MetricModel:
     model.reference = dict(_reference_figure(headline.unit, fitted.reference_level))
     model.gap = _round(figures.observed / fitted.reference_level.value - 1)
     model.gap_display = _signed(model.gap)
-    model.normalized = _figure(headline.unit, figures.normalized)
+    model.normalized = _numbers(figures.normalized)  # shown in its unit when read (MetricModel.from_stored)
     model.differs = _differs(fitted, figures)
     for line in fitted.explain(key, headline.label):
         c = line.contribution
@@ -174,7 +188,7 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
         elif record is None or record.input_digest != rows_digest(found.rows.get(headline.key, [])):
             out[headline.key] = MetricModel(model_note=REFRESHING)
         else:
-            out[headline.key] = MetricModel.from_stored(record.figures)
+            out[headline.key] = MetricModel.from_stored(record.figures, headline.unit)
     if (
         not_public
         and submission.status == SubmissionStatus.HELD

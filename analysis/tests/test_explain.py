@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from analysis import pcie
+from analysis import explain_model, pcie
 from analysis.explain import MIN_UNITS, explain_submission, percentile_among
 from analysis.factor_effects import refresh_factor_effects, refresh_held_figures
 from analysis.models import DriveModel
@@ -91,6 +91,8 @@ def test_a_downtrained_unit_among_normal_ones_is_explained_by_its_link():
     assert read["value_display"] == "850k IOPS"
     # at the reference conditions (a capable link) it is a unit like the others
     assert read["gap_display"] == "−15%" and read["normalized"]["low"] < 1e6 < read["normalized"]["high"]
+    normalized = read["normalized"]
+    assert normalized["display"] == explain_model._display("IOPS", normalized) and " IOPS [" in normalized["display"]
     assert [f["kind"] for f in summary["factors"]] == ["link_below_capability"]
 
 
@@ -461,3 +463,20 @@ def test_a_held_unit_is_explained_against_the_public_ones_and_stays_out_of_their
     assert factor(summary, "bus_bound")["lines"][0].startswith("1024 KiB sequential read −7")
     public_units = {row.unit for row in drive_rows(world["model"]).rows[SEQ]}
     assert held.test_runs.first().unit_id not in public_units and len(public_units) == 9
+
+
+def test_a_stored_normalized_figure_is_shown_in_its_unit_when_read():
+    """The refit stores a unit's normalized figure as numbers; the page formats the one it shows, as the refit did
+    before (an entry stored with its text keeps it)."""
+    from analysis.factor_model import Estimate  # why: the model's package loads numpy; the others here do not
+
+    estimate = Estimate(6.5e9, 6.41e9, 6.59e9)
+    stored = explain_model.MetricModel(normalized=explain_model._numbers(estimate)).stored()
+    assert "display" not in stored["normalized"]
+    read = explain_model.MetricModel.from_stored(stored, "bytes/s")
+    assert read.normalized == explain_model._figure("bytes/s", estimate)
+    assert read.normalized["display"] == "6.50 GB/s [6.41 GB/s, 6.59 GB/s]"
+    at_reference = explain_model.MetricModel(normalized=explain_model._numbers(Estimate(4e5, 4e5, 4e5))).stored()
+    assert explain_model.MetricModel.from_stored(at_reference, "IOPS").normalized["display"] == "400k IOPS"
+    older = {**stored, "normalized": {**stored["normalized"], "display": "as stored"}}
+    assert explain_model.MetricModel.from_stored(older, "bytes/s").normalized["display"] == "as stored"

@@ -205,13 +205,15 @@ def _differs(fitted, figures) -> set[str]:
     from analysis.factor_model.data import BY_KEY
 
     away = set()
+    runs = figures.unit.runs
     for key, reference in fitted.reference.items():
         spec = BY_KEY[key]
-        values = figures.unit.values(spec)
+        # Unit.values, read here without a call per run: level_of is the run's attribute but for the link flag
+        values = figures.unit.values(spec) if key == "link_limited" else [getattr(run, key) for run in runs]
         if spec.kind == "continuous":
             away_here = abs(sum(float(v) for v in values) / len(values) - reference) >= spec.step / 2
         elif spec.kind == "bool":
-            away_here = any(bool(v) for v in values)
+            away_here = any(values)
         else:
             away_here = any(v != reference for v in values)
         if away_here:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from operator import is_
+from operator import attrgetter, is_
 
 import numpy as np
 
 from analysis.factor_model.data import BY_KEY, FACTORS, MIN_RECORDED_SHARE, Factor, Run, Table, Unit, UnitLevels, as_run
 
 _KEYS = tuple(f.key for f in FACTORS)
+_LEVELS = attrgetter(*_KEYS)  # a run's value of every factor, as one tuple
 
 
 def _positive(value: object) -> bool:
@@ -68,7 +69,7 @@ class RunColumns:
         unit_index = dict(base.unit_index) if base is not None else {}
         unit_codes = _numbered([r.unit for r in runs], unit_index)
         logs = np.array([math.log(float(r.value)) if _positive(r.value) else math.nan for r in runs], dtype=float)
-        raw = list(zip(*(tuple(getattr(r, key) for key in _KEYS) for r in runs), strict=True)) or [()] * len(_KEYS)
+        raw = list(zip(*map(_LEVELS, runs), strict=True)) or [()] * len(_KEYS)
         levels = dict(zip(_KEYS, map(list, raw), strict=True))
         levels["link_limited"] = [  # level_of: the two link flags as exclusive levels of the link
             None if limited is None else bool(limited and not below)

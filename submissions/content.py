@@ -36,7 +36,7 @@ try:
 except ImportError:  # the server has it; the standard library writes the same bytes, slower
     orjson = None
 
-from nvmedb.bulk import insert_rows
+from nvmedb.bulk import insert_values
 from nvmedb_client.fio_output import FioSummary, parse_fio_output, summarize
 from submissions.fio_summaries import bundle_summary
 from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
@@ -282,19 +282,15 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
     with transaction.atomic():
         FioOutputFingerprint.objects.filter(submission_id=submission.pk).delete()
         MeasurementSignature.objects.filter(submission_id=submission.pk).delete()
-        insert_rows(
-            [
-                FioOutputFingerprint(submission_id=submission.pk, kind=f.kind, digest=f.digest, path=f.path[:1024])
-                for f in digests.values()
-            ]
+        insert_values(
+            FioOutputFingerprint,
+            ("submission_id", "kind", "digest", "path"),
+            ((submission.pk, f.kind, f.digest, f.path[:1024]) for f in digests.values()),
         )
-        insert_rows(
-            [
-                MeasurementSignature(
-                    submission_id=submission.pk, path=path, direction=direction, key=f.digest, values=list(f.values)
-                )
-                for (path, direction), f in signatures.items()
-            ]
+        insert_values(
+            MeasurementSignature,
+            ("submission_id", "path", "direction", "key", "values"),
+            ((submission.pk, path, direction, f.digest, list(f.values)) for (path, direction), f in signatures.items()),
         )
 
 

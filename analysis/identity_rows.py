@@ -73,6 +73,7 @@ def model_link_evidence(drive_model: DriveModel, submission) -> plausibility.Mod
         .exclude(submission_id=submission.pk)
         .exclude(submission__uploader_id=submission.uploader_id)
         .values_list("submission__uploader_id", "unit_id", "pcie_link__capable_speed_gts", "pcie_link__capable_width")
+        .order_by()  # no ordering: it would add the submission's time to the DISTINCT, a row per run
         .distinct()
     )
     established = established_uploader_ids({row[0] for row in rows})

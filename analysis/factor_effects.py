@@ -29,6 +29,7 @@ from django.utils import timezone
 from psycopg.types.json import Jsonb
 
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
+from nvmedb.bulk import insert_rows
 from submissions.models import Submission, SubmissionStatus
 
 logger = logging.getLogger(__name__)
@@ -128,7 +129,9 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
             figures.extend(unit_figures)
         _insert_figures(figures)
         DriveModel.objects.filter(pk=drive_model.pk).update(factors_version=data_version)
-        return len(FactorEffect.objects.bulk_create(effects))
+        for effect in effects:
+            effect.fit_id = effect.fit.pk  # its summary was saved after the effect was made
+        return len(insert_rows(effects))
 
 
 def _insert_figures(rows: list) -> None:

@@ -8,14 +8,13 @@ have used the drive, some firmware counts oddly), so a disagreement there holds 
 
 from __future__ import annotations
 
-import configparser
 import math
 import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from analysis.job_files import job_file_options
 from analysis.plan_cells import PlanCells
 from analysis.pts import captures as pts_captures
 from analysis.pts import prewrites as pts_prewrites
@@ -227,35 +226,6 @@ def parse_seconds(text: str) -> float | None:
         return None
     value, unit = float(match.group(1)), match.group(2) or "s"
     return value * {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}[unit]
-
-
-def job_file_options(job_file_text: str | None) -> dict[str, str]:
-    """The options a job file sets (later sections over earlier ones); empty when it does not parse."""
-    options: dict[str, str] = {}
-    if job_file_text:
-        parser = _empty_parser()
-        try:
-            parser.read_string(job_file_text)
-        except configparser.Error:
-            return options
-        for section in parser.sections():
-            options.update({k: (v if v is not None else "1") for k, v in parser.items(section)})
-    return options
-
-
-_PARSERS = threading.local()
-
-
-def _empty_parser() -> configparser.ConfigParser:
-    """This thread's job-file parser, emptied: made once, since making one costs as much as reading a job file
-    (a bundle holds hundreds)."""
-    parser = getattr(_PARSERS, "parser", None)
-    if parser is None:
-        parser = _PARSERS.parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None)
-    for section in parser.sections():
-        parser.remove_section(section)
-    parser[parser.default_section].clear()
-    return parser
 
 
 def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str]:

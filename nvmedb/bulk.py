@@ -22,10 +22,6 @@ def insert_rows(rows: Sequence[Model], *, batch_size: int = 1000) -> list[Model]
         return type(rows[0]).objects.bulk_create(rows, batch_size=batch_size)
     model = type(rows[0])
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    table = connection.ops.quote_name(model._meta.db_table)
-    pk = connection.ops.quote_name(model._meta.pk.column)
-    converters = [(f.attname, isinstance(f, JSONField)) for f in fields]
     with connection.cursor() as cursor:
         # ids come from the sequence in COPY order; reserving them first makes the mapping exact
         cursor.execute(
@@ -33,13 +29,8 @@ def insert_rows(rows: Sequence[Model], *, batch_size: int = 1000) -> list[Model]
             [model._meta.db_table, model._meta.pk.column, len(rows)],
         )
         ids = [row[0] for row in cursor.fetchall()]
-        with cursor.cursor.copy(f"COPY {table} ({pk}, {columns}) FROM STDIN") as copy:
-            for row_id, row in zip(ids, rows, strict=True):
-                values = [row_id]
-                for attname, is_json in converters:
-                    value = getattr(row, attname)
-                    values.append(json.dumps(value) if is_json and value is not None else value)
-                copy.write_row(values)
+        values = ([row_id, *(getattr(row, f.attname) for f in fields)] for row_id, row in zip(ids, rows, strict=True))
+        _copy(cursor, model, [model._meta.pk, *fields], values)
     for row_id, row in zip(ids, rows, strict=True):
         row.pk = row_id
         row._state.adding = False
@@ -58,11 +49,16 @@ def insert_values(model: type[Model], names: Sequence[str], rows: Iterable[Seque
         model.objects.bulk_create([model(**dict(zip(names, row, strict=True))) for row in rows], batch_size=1000)
         return
     by_attname = {f.attname: f for f in model._meta.concrete_fields}
-    fields = [by_attname[name] for name in names]
+    with connection.cursor() as cursor:
+        _copy(cursor, model, [by_attname[name] for name in names], rows)
+
+
+def _copy(cursor, model: type[Model], fields: list, rows: Iterable[Sequence]) -> None:
+    """COPY `rows` (values of `fields`, in order) into the model's table; a JSON field's value as its JSON text."""
     json_at = [i for i, f in enumerate(fields) if isinstance(f, JSONField)]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     table = connection.ops.quote_name(model._meta.db_table)
-    with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+    with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for row in rows:
             if json_at:
                 row = list(row)

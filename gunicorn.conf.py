@@ -32,10 +32,10 @@ GUNICORN_GRACEFUL_TIMEOUT (120 s: a streamed export in progress gets that long t
 Each thread may hold one PostgreSQL connection: workers × threads must stay under the server's max_connections.
 """
 
-import gc
 import os
 import sys
 
+from nvmedb.collector import freeze_long_lived
 from nvmedb.env import env_int, env_str
 
 bind = env_str("GUNICORN_BIND", "0.0.0.0:8000")
@@ -56,8 +56,7 @@ def post_fork(server, worker):
 
 
 def post_worker_init(worker):
-    gc.collect()  # what loading left as garbage is freed, not frozen
-    gc.freeze()
+    freeze_long_lived()  # what loading left as garbage is freed first, not frozen
 
 
 def resident_mb() -> float | None:

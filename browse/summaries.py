@@ -32,6 +32,7 @@ from analysis.selectors import is_extension, pts_q, public_flags, public_test_ru
 from browse import compare, drive_page, queries
 from browse.charts_breakdowns import breakdowns
 from browse.factors import FACTOR_METRICS
+from nvmedb.collector import cycle_collector_paused
 from reports.chart_kit import Chart
 
 CURRENT, WRITTEN, DELETED, NEWER, GONE = "current", "written", "deleted", "newer", "gone"
@@ -51,7 +52,7 @@ def rebuild_summary(drive_model_id: int) -> str:
     if is_current(drive):
         return CURRENT
     snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
+    with transaction.atomic(), cycle_collector_paused():  # tens of thousands of short-lived rows (nvmedb.collector)
         if snapshot:  # every query below sees the same committed state, and the version it is of
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")

@@ -4,6 +4,8 @@ from celery import Celery
 from celery.signals import worker_init, worker_ready
 from django.conf import settings
 
+from nvmedb.collector import freeze_long_lived
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "nvmedb.settings.local")
 
 app = Celery("nvmedb")
@@ -25,3 +27,5 @@ def import_the_fit_libraries(**kwargs):
     # why: only a worker fits; the web processes and the client never import these
     import scipy.special  # noqa: F401
     import statsmodels.regression.linear_model  # noqa: F401
+
+    freeze_long_lived()  # what the worker holds for life is never walked by a collection again (nvmedb.collector)

@@ -18,6 +18,7 @@ from django.core.files.storage import Storage, default_storage
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from nvmedb.collector import cycle_collector_paused
 from nvmedb_client.bundle import BundleError, BundleLimits, VerifiedBundle, verify_bundle_stream
 from submissions import hooks, leases
 from submissions.content import (
@@ -45,8 +46,10 @@ SPILL_PREFIX = "nvmedb-validate-"
 
 
 def submission_validate(*, submission_id: uuid.UUID, storage: Storage | None = None) -> Submission | None:
-    """Checks a stored bundle and hands it to the dataset ingest; returns the submission as it ends up."""
-    with leases.leased(submission_id) as ours:
+    """Checks a stored bundle and hands it to the dataset ingest; returns the submission as it ends up. The cycle
+    collector waits until it is done (nvmedb.collector: a bundle's parsed documents would make it walk a million
+    objects once per bundle)."""
+    with cycle_collector_paused(), leases.leased(submission_id) as ours:
         if not ours:  # a live worker is validating it: this is a second delivery of the same message
             logger.info("submission %s is being validated by another worker; nothing to do", submission_id)
             return Submission.objects.filter(pk=submission_id).first()

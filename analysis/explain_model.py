@@ -133,28 +133,50 @@ def unit_model(fitted, headline, key) -> MetricModel:
     """The explanation's figures and lines for unit `key` from a fit (analysis.factor_model.FactorFit) of one
     headline metric: what the refit task stores (analysis.factor_figures) and a page reads (the normalized figure as
     numbers, shown in its unit by MetricModel.from_stored)."""
-    model = MetricModel(model_units=fitted.n_units)
+    return unit_models(fitted, headline, [key])[0]
+
+
+def unit_models(fitted, headline, keys) -> list[MetricModel]:
+    """unit_model of each of `keys`, what is the same for every unit of the fit worked out once: the units whose
+    lines `explain` is asked for (FactorFit.explainable: a refit's hundreds of units, most with none) and the factors
+    each unit is away from the reference in."""
     if fitted.status != "fitted" or fitted.reference_level is None:
-        model.model_note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
-        return model
-    figures = fitted.units.get(key)
-    if figures is None:
-        model.model_note = "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
-        return model
-    model.reference = dict(_reference_figure(headline.unit, fitted.reference_level))
-    model.gap = _round(figures.observed / fitted.reference_level.value - 1)
-    model.gap_display = _signed(model.gap)
-    model.normalized = _numbers(figures.normalized)  # shown in its unit when read (MetricModel.from_stored)
-    model.differs = _differs(fitted, figures)
+        note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
+        return [MetricModel(model_units=fitted.n_units, model_note=note) for _ in keys]
+    reference = _reference_figure(headline.unit, fitted.reference_level)
+    explainable = fitted.explainable().tolist()
+    differs = _differs_by_unit(fitted)
+    models = []
+    for key in keys:
+        model = MetricModel(model_units=fitted.n_units)
+        models.append(model)
+        figures = fitted.units.get(key)
+        if figures is None:
+            model.model_note = (
+                "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
+            )
+            continue
+        model.reference = dict(reference)
+        model.gap = _round(figures.observed / fitted.reference_level.value - 1)
+        model.gap_display = _signed(model.gap)
+        model.normalized = _numbers(figures.normalized)  # shown in its unit when read (MetricModel.from_stored)
+        model.differs = differs[figures.index]
+        if explainable[figures.index]:
+            model.lines = _lines(fitted, headline, key, figures)
+    return models
+
+
+def _lines(fitted, headline, key, figures) -> list[dict]:
+    lines = []
     for line in fitted.explain(key, headline.label):
         c = line.contribution
         above = _above_reference(fitted, figures, line.factor)
-        model.lines.append(
+        lines.append(
             {"metric": headline.label, "factor": line.factor, "label": line.label, "gap": _round(line.gap),
              "effect": _round(c.value - 1), "low": _round(c.low - 1), "high": _round(c.high - 1),
              "status": line.status, "text": line.text, "above_reference": above}
         )  # fmt: skip
-    return model
+    return lines
 
 
 def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
@@ -199,25 +221,27 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
     return out
 
 
-def _differs(fitted, figures) -> set[str]:
-    """The factors in the fit at which this unit is away from the reference (as the model's columns count it)."""
+def _differs_by_unit(fitted) -> list[set[str]]:
+    """Per unit of the fit (UnitFigures.index): the factors at which it is away from the reference, as the model's
+    columns count it, read from the fit's levels per unit (FactorFit.unit_levels): a continuous factor's mean at half
+    a step or more from the reference, a flag set on any run, a category level other than the reference on any run."""
     # why: the factor_model package loads numpy and statsmodels; a page view reads stored fits without them
     from analysis.factor_model.data import BY_KEY
 
-    away = set()
-    runs = figures.unit.runs
+    away: list[set[str]] = [set() for _ in range(fitted.n_units)]
     for key, reference in fitted.reference.items():
-        spec = BY_KEY[key]
-        # Unit.values, read here without a call per run: level_of is the run's attribute but for the link flag
-        values = figures.unit.values(spec) if key == "link_limited" else [getattr(run, key) for run in runs]
+        spec, levels = BY_KEY[key], fitted.unit_levels[key]
         if spec.kind == "continuous":
-            away_here = abs(sum(float(v) for v in values) / len(values) - reference) >= spec.step / 2
+            half = spec.step / 2
+            marked = [abs(mean - reference) >= half for mean in levels.means.tolist()]
         elif spec.kind == "bool":
-            away_here = any(values)
+            marked = [count > 0 for count in levels.set_counts.tolist()]
         else:
-            away_here = any(v != reference for v in values)
-        if away_here:
-            away.add(key)
+            others = [i for i, level in enumerate(levels.levels) if level != reference]
+            marked = levels.counts[:, others].any(axis=1).tolist() if others else [False] * fitted.n_units
+        for unit, is_away in zip(away, marked, strict=True):
+            if is_away:
+                unit.add(key)
     return away
 
 

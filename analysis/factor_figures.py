@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from analysis.explain_model import model_rows, unit_model
+from analysis.explain_model import model_rows, unit_model, unit_models
 from analysis.factor_model import FactorFit, fit
 from analysis.factor_rows import DriveRows, unit_key, unit_number
 from analysis.headline import BY_KEY, HEADLINES
@@ -48,8 +48,9 @@ class FiguresRow(NamedTuple):
         return {**values, "fit_id": fit.pk if fit is not None else None}
 
 
-def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, now, fit=None, submission=None):
-    model = unit_model(fitted, BY_KEY[metric], key)
+def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, now, fit=None, submission=None,
+         model=None):  # fmt: skip
+    model = model if model is not None else unit_model(fitted, BY_KEY[metric], key)
     figures = fitted.units.get(key) if model.normalized else None
     normalized = figures.normalized if figures else None  # full precision here; the page's are rounded
     return FiguresRow(
@@ -72,8 +73,12 @@ def public_figures(
 ) -> list:
     """One row per unit of the public fit's rows (a unit the fit left out gets its note, no figure)."""
     digest = found.digest(summary.metric)
-    keys = dict.fromkeys(row.unit for row in found.rows[summary.metric])
-    return [_row(drive_model, fitted, summary.metric, key, digest, now, fit=summary) for key in keys]
+    keys = list(dict.fromkeys(row.unit for row in found.rows[summary.metric]))
+    models = unit_models(fitted, BY_KEY[summary.metric], keys)
+    return [
+        _row(drive_model, fitted, summary.metric, key, digest, now, fit=summary, model=model)
+        for key, model in zip(keys, models, strict=True)
+    ]
 
 
 def held_figures(

@@ -108,7 +108,7 @@ def fit(
     member = table.memberships
     contributors = member.shape[1]
     out = FactorFit(metric, "fitted", "", n, table.n_runs, contributors, notes=table.notes, reference=references)
-    out.run_columns = table.run_columns
+    out.run_columns, out.unit_levels = table.run_columns, table.levels
     p = 1 + len(kept)
     if n < p + 2:
         out.status = "too_few_units"

@@ -133,6 +133,8 @@ class FactorFit:
     reference_level: Estimate | None = None  # a typical unit at the reference conditions
     units: dict[object, UnitFigures] = field(default_factory=dict)
     run_columns: object = field(default=None, repr=False, compare=False)  # its rows as read (factor_model.table)
+    # each fitted factor's levels per unit, in the units' order (UnitFigures.index): data.Table.levels
+    unit_levels: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def effects(self) -> list[Effect]:
@@ -158,6 +160,24 @@ class FactorFit:
             if column.factor.key == factor and (level is None or column.level == level):
                 return estimate
         return None
+
+    def explainable(self) -> np.ndarray:
+        """Per unit (UnitFigures.index): whether `explain` can name a factor for it, computed for every unit at once:
+        away from the reference in a column whose effect is significant, the unit's gap and the effect of one sign.
+        A superset of the units with lines (the signs are compared, not the product of the logs), so a refit asks
+        `explain` of these units only and gets every line."""
+        n = self.n_units
+        figures = next(iter(self.units.values()), None)
+        if figures is None or self.reference_level is None or not figures.fit_contributions.effects:
+            return np.zeros(n, dtype=bool)
+        contributions = figures.fit_contributions
+        gaps = np.ones(len(contributions.value), dtype=float)
+        for unit in self.units.values():
+            gaps[unit.index] = unit.observed / self.reference_level.value
+        significant = np.array([effect.significant for effect in contributions.effects], dtype=bool)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            same_sign = np.sign(np.log(gaps))[:, None] * np.sign(np.log(contributions.value)) > 0
+        return (contributions.away & significant & same_sign).any(axis=1)
 
     def explain(self, unit: object, metric_label: str = "") -> list[Explanation]:
         """The factors that account for this unit's gap: its level is not the reference, the effect's interval

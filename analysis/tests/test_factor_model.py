@@ -221,3 +221,38 @@ def test_odd_inputs_numpy_and_decimal_values_non_positive_runs_and_a_unit_thrott
     (line,) = model.explain("u0")
     assert "thermal throttling on 50% of its runs accounts for −1" in line.text  # √0.7 − 1 = −16 %
     assert model.contribution("u0", "throttled").covers(math.sqrt(0.7))
+
+
+@pytest.mark.parametrize("metric", [SEQ, RW])
+def test_the_units_explain_names_a_factor_for_are_all_among_the_explainable(metric):
+    """FactorFit.explainable lets a refit ask `explain` of a few units only: every unit with a line must be in it."""
+    model = fit(population(3, metric, copies=2), metric)
+    explainable = model.explainable().tolist()
+    with_lines = {key for key in model.units if model.explain(key)}
+    assert with_lines, "the factor units are explained"
+    assert all(explainable[model.units[key].index] for key in with_lines)
+    assert not all(explainable), "a normal unit is left out"
+
+
+def test_each_units_differences_from_the_reference_are_read_off_its_runs():
+    """explain_model's `differs` (per unit, from the fit's levels per unit) says what a walk over the unit's own runs
+    says: a flag set on any run, a category level other than the reference, a mean half a step or more away."""
+    from analysis.explain_model import _differs_by_unit
+    from analysis.factor_model.data import BY_KEY, level_of
+
+    model = fit(population(4, SEQ), SEQ)
+    differs = _differs_by_unit(model)
+    for figures in model.units.values():
+        expected = set()
+        for key, reference in model.reference.items():
+            spec = BY_KEY[key]
+            values = [level_of(spec, run) for run in figures.unit.runs]
+            if spec.kind == "continuous":
+                away = abs(math.fsum(map(float, values)) / len(values) - reference) >= spec.step / 2
+            else:
+                away = any(values) if spec.kind == "bool" else any(v != reference for v in values)
+            if away:
+                expected.add(key)
+        assert differs[figures.index] == expected, figures.unit.id
+    assert differs[model.units["old-firmware"].index] >= {"firmware"}
+    assert differs[model.units["gen2"].index] >= {"link_limited", "host_cpu"}

@@ -23,3 +23,60 @@ def test_any_of_matches_what_in_matches():
         assert found == plain
         if connection.vendor == "postgresql" and wanted:
             assert "= ANY(" in queries[0]["sql"]
+
+
+def test_a_long_list_goes_in_one_array_on_postgresql_and_in_chunks_elsewhere(monkeypatch):
+    from submissions import lookups
+
+    monkeypatch.setattr(lookups, "CHUNK", 2)
+    values = [f"k{i}" for i in range(5)]
+    parts = lookups.chunks(values)
+    assert [v for part in parts for v in part] == values
+    assert len(parts) == (1 if connection.vendor == "postgresql" else 3)
+    assert lookups.chunks([]) == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("split", [False, True])
+def test_lock_any_of_locks_exactly_the_rows_named(monkeypatch, split):
+    """Every named row and no other, in one query or over several chunks (ids gathered, then locked by id): another
+    connection finds the named rows locked and the others free until the transaction ends."""
+    from django.db import transaction
+
+    from submissions import lookups
+
+    if split:  # the chunked path, on any database
+        monkeypatch.setattr(lookups, "chunks", lambda values: [values[i : i + 2] for i in range(0, len(values), 2)])
+        monkeypatch.setattr(lookups, "CHUNK", 2)
+    submission = SubmissionFactory()
+    rows = {
+        key: MeasurementSignature.objects.create(
+            submission=submission, path=f"fio/{key}.json", direction="read", key=key, values={}
+        ).pk
+        for key in ("a", "b", "c", "d", "e")
+    }
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        lookups.lock_any_of(MeasurementSignature, "key", ["e", "a", "c", "missing"])
+        if connection.vendor != "postgresql":
+            assert not any("FOR UPDATE" in q["sql"] for q in queries)  # SQLite has no row locks
+            return
+        assert all("ORDER BY" in q["sql"] for q in queries if "FOR UPDATE" in q["sql"])
+        locked = {key for key, pk in rows.items() if _locked_elsewhere(MeasurementSignature, pk)}
+    assert locked == {"a", "c", "e"}
+    assert not any(_locked_elsewhere(MeasurementSignature, pk) for pk in rows.values())
+
+
+def _locked_elsewhere(model, pk: int) -> bool:
+    """Whether another connection finds the row locked (FOR UPDATE NOWAIT fails)."""
+    import psycopg
+
+    settings = connection.settings_dict
+    with psycopg.connect(
+        host=settings["HOST"], port=settings["PORT"] or 5432, user=settings["USER"], password=settings["PASSWORD"],
+        dbname=settings["NAME"], autocommit=False,
+    ) as other:  # fmt: skip
+        try:
+            other.execute(f"SELECT id FROM {model._meta.db_table} WHERE id = %s FOR UPDATE NOWAIT", [pk])
+        except psycopg.errors.LockNotAvailable:
+            return True
+        return False

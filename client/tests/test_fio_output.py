@@ -409,3 +409,24 @@ def test_a_generated_job_file_gives_total_latency_percentiles_in_json_plus(tmp_p
     for direction in ("read", "write"):
         for key, total in summary.percentiles_ns[direction].items():
             assert total >= summary.clat_percentiles_ns[direction][key] * 0.98  # bins are ~2 % wide
+
+
+def test_percentile_keys_are_spelled_alike_however_many_an_output_invents():
+    """The keys of a latency table as summaries spell them (0 left out), the same on every read; an output with
+    thousands of made-up keys is summarized in full and leaves the remembered spellings bounded."""
+    from nvmedb_client import fio_output
+
+    def output(percentiles: dict) -> dict:
+        read = {"iops": 10.0, "bw_bytes": 40960, "io_bytes": 409600, "runtime": 10000, "total_ios": 100,
+                "clat_ns": {"mean": 1000.0, "max": 5000, "N": 100, "percentile": percentiles}}  # fmt: skip
+        return {"fio version": "fio-3.33", "jobs": [{"jobname": "j", "error": 0, "read": read}]}
+
+    fio = {"0.00": 0, "1.000000": 100, "99.990000": 4000, "5.5": 200, "1e1": 300}
+    for _ in range(2):
+        table = summarize(output(fio)).clat_percentiles_ns["read"]
+        assert table == {"1.000000": 100.0, "99.990000": 4000.0, "5.500000": 200.0, "10.000000": 300.0}
+    invented = {f"{i / 100:.6f}": i for i in range(1, 5001)}
+    assert len(summarize(output(invented)).clat_percentiles_ns["read"]) == 5000
+    assert len(fio_output._PERCENTILE_ENTRIES) <= 1024
+    with pytest.raises(FioOutputError, match="unexpected shape"):
+        summarize(output({"p99": 5}))

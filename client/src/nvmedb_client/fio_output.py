@@ -365,11 +365,12 @@ def _latency_object(data: dict, kind: str) -> tuple[dict | None, int]:
 def _percentiles(sources: list[tuple[dict, int]]) -> dict:
     if len(sources) == 1:
         lat, scale = sources[0]
-        return {
-            _percentile_key(key): float(value) * scale
-            for key, value in (lat.get("percentile") or {}).items()
-            if float(key) > 0  # fio 2.x pads the map with "0.00": 0 entries nobody asked for
-        }
+        found = {}
+        for key, value in (lat.get("percentile") or {}).items():
+            name, asked = _percentile_entry(key)
+            if asked:  # fio 2.x pads the map with "0.00": 0 entries nobody asked for
+                found[name] = float(value) * scale
+        return found
     if sources and all(isinstance(lat.get("bins"), dict) and lat.get("percentile") for lat, _ in sources):
         requested = sorted({float(key) for lat, _ in sources for key in lat["percentile"] if float(key) > 0})
         merged: dict[int, int] = {}
@@ -399,6 +400,22 @@ def percentiles_from_bins(bins: dict[int, int], requested: Iterable[float]) -> d
 
 def _percentile_key(key) -> str:
     return f"{float(key):f}"
+
+
+# fio's percentile keys as written ("99.990000") → (the key as a summary spells it, whether it is above 0): the same
+# twenty or so recur in every latency table of every output, each read once. Bounded, as outputs are untrusted.
+_PERCENTILE_ENTRIES: dict[str, tuple[str, bool]] = {}
+
+
+def _percentile_entry(key) -> tuple[str, bool]:
+    """(_percentile_key(key), float(key) > 0), remembered per key; raises ValueError for a key that is no number."""
+    entry = _PERCENTILE_ENTRIES.get(key) if type(key) is str else None
+    if entry is None:
+        number = float(key)
+        entry = (f"{number:f}", number > 0)
+        if type(key) is str and len(_PERCENTILE_ENTRIES) < 1024:
+            _PERCENTILE_ENTRIES[key] = entry
+    return entry
 
 
 def _combine_latency(latencies: Iterable[_Latency]) -> tuple[float | None, float | None]:

@@ -6,6 +6,7 @@ suite twice (see .ci/run): once as a newcomer's `make test` (SQLite, no Redis) a
 NVMEDB_TEST_SERVICES names the services a pass must have (default: all), the others are skipped with the reason.
 """
 
+import gc
 import os
 import shutil
 import socket
@@ -82,6 +83,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             if marker in REQUIRED_SERVICES:
                 pytest.fail(f"CI must provide this service: {reason}")
             pytest.skip(reason)
+
+
+@pytest.fixture
+def collector_on():
+    """The cycle collector on for the test (nvmedb.collector's pauses must hand it back), as it was after."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
 
 
 @pytest.fixture(scope="session")

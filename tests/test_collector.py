@@ -8,15 +8,6 @@ import pytest
 from nvmedb import collector
 
 
-@pytest.fixture
-def collector_on():
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
-
-
 def test_paused_inside_restored_after_even_when_the_work_fails(collector_on):
     with pytest.raises(RuntimeError), collector.cycle_collector_paused():
         assert not gc.isenabled()

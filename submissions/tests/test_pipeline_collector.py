@@ -3,20 +3,9 @@ the submission has its verdict, a rejected one's included."""
 
 import gc
 
-import pytest
-
 from submissions import hooks, pipeline, services
 from submissions.models import SubmissionStatus
 from submissions.tests.conftest import register_key
-
-
-@pytest.fixture
-def collector_on():
-    was = gc.isenabled()
-    gc.enable()
-    yield
-    if not was:
-        gc.disable()
 
 
 def test_the_ingest_runs_with_the_collector_paused_and_it_comes_back(

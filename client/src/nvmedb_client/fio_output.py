@@ -412,7 +412,7 @@ def _percentile_entry(key) -> tuple[str, bool]:
     entry = _PERCENTILE_ENTRIES.get(key) if type(key) is str else None
     if entry is None:
         number = float(key)
-        entry = (f"{number:f}", number > 0)
+        entry = (_percentile_key(number), number > 0)
         if type(key) is str and len(_PERCENTILE_ENTRIES) < 1024:
             _PERCENTILE_ENTRIES[key] = entry
     return entry

@@ -19,7 +19,7 @@ IPV6 = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{1,4}|(?=::))(?::[0-9A-Fa-f]{0
 # fio's numbers) and looking at the run of address characters around each keeps a 60 MB output to one fast pass.
 ADDRESS_SEED = re.compile(r"[:.\-][0-9A-Fa-f]*[:.\-]")
 ADDRESS_RUN = re.compile(r"[0-9A-Fa-f:.\-]*")
-ADDRESS_RUN_BEFORE = re.compile(r"[0-9A-Fa-f:.\-]*\Z")
+ADDRESS_CHARACTERS = "0123456789ABCDEFabcdef:.-"  # what ADDRESS_RUN matches
 VERSION_KEY_BEFORE = re.compile(r'"[A-Za-z_ -]*(?:firmware|version|revision|fw)"\s*:\s*"\Z', re.IGNORECASE)
 
 
@@ -61,6 +61,13 @@ def address_seeds(text: str) -> Iterator[int]:
     return (match.start() for match in ADDRESS_SEED.finditer(text))
 
 
+def run_start(text: str, seed: int) -> int:
+    """Where the run of address characters that ends at `seed` starts, looking back at most 64 characters: the
+    window without its trailing run, measured in C (a pattern anchored at the seed would try every start in it)."""
+    window = text[max(0, seed - 64) : seed]
+    return seed - (len(window) - len(window.rstrip(ADDRESS_CHARACTERS)))
+
+
 def address_spans(text: str) -> list[tuple[int, int]]:
     """Where `text` holds a UUID, a MAC or EUI-64, or an IPv4/IPv6 address (not loopback, not a version number)."""
     spans: list[tuple[int, int]] = []
@@ -68,7 +75,7 @@ def address_spans(text: str) -> list[tuple[int, int]]:
     for seed in address_seeds(text):
         if seed < covered:
             continue
-        begin = seed - len(ADDRESS_RUN_BEFORE.search(text, max(0, seed - 64), seed).group(0))
+        begin = run_start(text, seed)
         end = ADDRESS_RUN.match(text, seed).end()
         covered = end
         run = text[begin:end]

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from analysis import privacy
+from analysis import privacy, privacy_addresses
 
 
 def reference_string_lines(value: str) -> set[str]:
@@ -203,6 +203,40 @@ def test_address_seeds_agree_on_random_texts_of_separators_and_hex_digits():
     for _ in range(2000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         assert list(privacy.address_seeds(text)) == [m.start() for m in privacy.ADDRESS_SEED.finditer(text)], text
+
+
+# the run of address characters before a seed as address_spans first found it: a pattern anchored at the seed
+RUN_BEFORE = re.compile(r"[0-9A-Fa-f:.\-]*\Z")
+
+
+def anchored_run_start(text: str, seed: int) -> int:
+    return RUN_BEFORE.search(text, max(0, seed - 64), seed).start()
+
+
+EDGE_TEXTS = [
+    "x" * 70 + "0" * 80 + ":1:2",  # a run longer than the 64 characters looked back over
+    "00:1b:63:84:45:e6 at the start",
+    "id " + "a" * 63 + "-" + "e1c0b7d2-8d6f-4c57-9d0e-3f4b1a2c5d6e",
+    "ünïcode fe80::2 10.0.0.1",
+    ":",
+]
+
+
+def test_an_address_run_starts_where_the_anchored_pattern_starts_it(sample_files):
+    seeds = 0
+    for text in [data.decode("utf-8", errors="replace") for _, data in sample_files] + EDGE_TEXTS:
+        for seed in privacy.address_seeds(text):
+            assert privacy_addresses.run_start(text, seed) == anchored_run_start(text, seed), text[:80]
+            seeds += 1
+    assert seeds > 1000
+
+
+def test_address_spans_are_those_found_with_the_anchored_pattern(sample_files, monkeypatch):
+    texts = [data.decode("utf-8", errors="replace") for _, data in sample_files] + EDGE_TEXTS
+    found = [privacy_addresses.address_spans(text) for text in texts]
+    monkeypatch.setattr(privacy_addresses, "run_start", anchored_run_start)
+    assert found == [privacy_addresses.address_spans(text) for text in texts]
+    assert sum(map(len, found)) > 30  # the samples' UUIDs, MACs and addresses, and the edge texts'
 
 
 def reference_identifiers_in_file(data: bytes) -> set[str]:

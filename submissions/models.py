@@ -5,6 +5,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from nvmedb.json_field import JSONField
 from submissions.faults import LAST_ERROR_CHARS
 
 
@@ -79,7 +80,7 @@ class Submission(models.Model):
     storage_name = models.CharField(max_length=255, help_text="Name of the bundle in the default storage.")
     original_name = models.CharField(max_length=255, blank=True)
     status = models.CharField(max_length=16, choices=SubmissionStatus.choices, default=SubmissionStatus.RECEIVED)
-    report = models.JSONField(default=dict, blank=True)
+    report = JSONField(default=dict, blank=True)
     signing_key = models.ForeignKey(SigningKey, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     attempts = models.PositiveIntegerField(default=0, help_text="How many times a worker started validating it.")
     created = models.DateTimeField(auto_now_add=True)
@@ -156,7 +157,7 @@ class MeasurementSignature(models.Model):
     path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
     direction = models.CharField(max_length=8)
     key = models.CharField(max_length=40, db_index=True)
-    values = models.JSONField()
+    values = JSONField()
 
     class Meta:
         constraints = [

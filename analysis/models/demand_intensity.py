@@ -6,6 +6,7 @@ from django.db import models
 
 from analysis.limits import RUN_KEY_CHARS
 from analysis.models.results import TestRun
+from nvmedb.json_field import JSONField
 
 
 class DemandIntensityCurve(models.Model):
@@ -14,7 +15,7 @@ class DemandIntensityCurve(models.Model):
     test_run = models.OneToOneField(TestRun, on_delete=models.CASCADE, related_name="demand_intensity")
     round_number = models.PositiveIntegerField(help_text="The steady round, or the last round when not steady.")
     round_basis = models.CharField(max_length=64)
-    claimed = models.JSONField(null=True, blank=True, help_text="The client's own derivation, verbatim.")
+    claimed = JSONField(null=True, blank=True, help_text="The client's own derivation, verbatim.")
     claim_differs = models.BooleanField(default=False)
     note = models.CharField(max_length=300, blank=True)
 
@@ -33,7 +34,7 @@ class DemandIntensityPoint(models.Model):
     total_iops = models.FloatField(null=True, blank=True)
     lat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean total latency (response time).")
     lat_p99999_ns = models.FloatField(null=True, blank=True, help_text="99.999th percentile total latency.")
-    missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
+    missing = JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
 
     class Meta:
         ordering = ["curve", "-threads", "-iodepth"]
@@ -64,7 +65,7 @@ class OperatingPoint(models.Model):
         max_length=16, blank=True, help_text="capture (the point's own capture run) or sweep cell (older bundles)."
     )
     histogram_run_key = models.CharField(max_length=128, blank=True, help_text="The fio run the histogram is from.")
-    missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
+    missing = JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
 
     class Meta:
         ordering = ["curve", "name"]

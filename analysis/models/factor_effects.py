@@ -4,6 +4,7 @@ public data changes so pages and exports read rows, never fit."""
 from django.db import models
 
 from analysis.models.hardware import DriveModel
+from nvmedb.json_field import JSONField
 
 
 class EffectStatus(models.TextChoices):
@@ -26,7 +27,7 @@ class FactorFitSummary(models.Model):
     n_runs = models.PositiveIntegerField()
     n_contributors = models.PositiveIntegerField()
     r_squared = models.FloatField(null=True, blank=True, help_text="Of the unit rows; empty if every unit is equal.")
-    notes = models.JSONField(default=list, blank=True, help_text="Runs left out and what could not be decided.")
+    notes = JSONField(default=list, blank=True, help_text="Runs left out and what could not be decided.")
     fitted_at = models.DateTimeField()
 
     class Meta:
@@ -90,7 +91,7 @@ class FactorUnitFigures(models.Model):
     normalized = models.FloatField(null=True, blank=True, help_text="At the reference conditions, SI units.")
     normalized_low = models.FloatField(null=True, blank=True, help_text="95 % interval of the normalized figure.")
     normalized_high = models.FloatField(null=True, blank=True)
-    figures = models.JSONField(default=dict, help_text="The explanation's metric entry (analysis.explain_model).")
+    figures = JSONField(default=dict, help_text="The explanation's metric entry (analysis.explain_model).")
     input_digest = models.CharField(max_length=64, help_text="SHA-256 of the rows fitted: a page compares it.")
     fitted_at = models.DateTimeField()
 

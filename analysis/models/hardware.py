@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from nvmedb.json_field import JSONField
+
 
 class Vendor(models.Model):
     name = models.CharField(max_length=100, unique=True)
@@ -110,7 +112,7 @@ class Host(models.Model):
     os_name = models.CharField(max_length=200, blank=True)
     kernel = models.CharField(max_length=200, blank=True)
     architecture = models.CharField(max_length=32, blank=True)
-    missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
+    missing = JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
 
     def __str__(self) -> str:
         return " / ".join(part for part in (self.cpu_model, self.kernel) if part) or self.fingerprint[:12]
@@ -136,7 +138,7 @@ class PcieLink(models.Model):
     )
     below_capability = models.BooleanField(null=True, blank=True)
     source_file = models.CharField(max_length=500, blank=True, help_text="Raw lspci output it was read from.")
-    missing = models.JSONField(default=dict, blank=True)
+    missing = JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         if self.speed_gts is None or self.width is None:

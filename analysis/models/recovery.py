@@ -4,6 +4,8 @@ bundle's fio outputs and per-interval logs; the client's own figures are kept as
 
 from django.db import models
 
+from nvmedb.json_field import JSONField
+
 MAX_POINTS_PER_SEGMENT = 2000
 
 
@@ -23,7 +25,7 @@ class HirWaitState(models.Model):
     recovered = models.BooleanField(null=True, blank=True, help_text="recovery_ratio > 1 + the recovery margin.")
     return_iops = models.FloatField(null=True, blank=True, help_text="IOPS of the return-to-baseline writes after it.")
     missing = models.TextField(blank=True, default="", help_text="Why figures of this wait state are missing, if any.")
-    claimed = models.JSONField(null=True, blank=True, help_text="The client's own figures for this wait state.")
+    claimed = JSONField(null=True, blank=True, help_text="The client's own figures for this wait state.")
     claim_differs = models.BooleanField(default=False)
 
     class Meta:
@@ -49,7 +51,7 @@ class XsrGroup(models.Model):
     recovered = models.BooleanField(default=False)
     log_gaps = models.PositiveIntegerField(default=0, help_text="Stretches of the log longer than 1.5 intervals.")
     missing = models.TextField(blank=True, default="", help_text="Why figures of this group are missing, if any.")
-    claimed = models.JSONField(null=True, blank=True)
+    claimed = JSONField(null=True, blank=True)
     claim_differs = models.BooleanField(default=False)
 
     class Meta:

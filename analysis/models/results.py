@@ -4,6 +4,7 @@ from django.db import models
 
 from analysis.limits import PATTERN_CHARS, PURGE_METHOD_CHARS, RUN_KEY_CHARS, SCHEDULER_CHARS
 from analysis.models.hardware import DriveModel, Firmware, Host, PcieLink, PhysicalUnit
+from nvmedb.json_field import JSONField
 
 
 class Test(models.TextChoices):
@@ -47,7 +48,7 @@ class TestRun(models.Model):
         default=False,
         help_text="A PTS result: derived_compliant, while the submission is neither held nor rejected.",
     )
-    compliance_reasons = models.JSONField(default=list, blank=True)
+    compliance_reasons = JSONField(default=list, blank=True)
     # The server's own verdict on the run (analysis.compliance: the PTS plan ran to its stop rule, and every check
     # passed), kept apart from `compliant`: a held or rejected submission's runs are not compliant, with a "held: ..."
     # or "rejected: ..." reason first, and staff approval gives them this verdict back (analysis.services).
@@ -64,7 +65,7 @@ class TestRun(models.Model):
     fio_version = models.CharField(max_length=64, blank=True)
     ioengine = models.CharField(max_length=32, blank=True)
     scheduler = models.CharField(max_length=SCHEDULER_CHARS, blank=True)
-    tool_versions = models.JSONField(default=dict, blank=True)
+    tool_versions = JSONField(default=dict, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CLIENT)
     source_license = models.CharField(max_length=64, blank=True, help_text="License of imported results.")
     source_reference = models.CharField(max_length=500, blank=True, help_text="Where imported results came from.")
@@ -73,7 +74,7 @@ class TestRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     steady = models.BooleanField(null=True, blank=True, help_text="Server's verdict over every tracking variable.")
     steady_round = models.PositiveIntegerField(null=True, blank=True)
-    headline = models.JSONField(
+    headline = JSONField(
         default=dict,
         blank=True,
         help_text="Headline metric key -> value over the measurement window (analysis.headline).",
@@ -85,8 +86,8 @@ class TestRun(models.Model):
     warning_temperature_k = models.FloatField(null=True, blank=True)
     critical_temperature_k = models.FloatField(null=True, blank=True)
     max_temperature_k = models.FloatField(null=True, blank=True)
-    missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
-    evidence = models.JSONField(
+    missing = JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
+    evidence = JSONField(
         default=dict, blank=True, help_text="Imports: field name -> where the imported files state it."
     )
 
@@ -157,7 +158,7 @@ class Measurement(models.Model):
     lat_p9999_ns = models.FloatField(
         null=True, blank=True, help_text="99.99th percentile total latency, worst direction."
     )
-    percentiles_ns = models.JSONField(default=dict, blank=True, help_text="Total-latency percentiles per direction.")
+    percentiles_ns = JSONField(default=dict, blank=True, help_text="Total-latency percentiles per direction.")
     clat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean completion latency (fio clat), all I/O.")
     read_clat_mean_ns = models.FloatField(null=True, blank=True)
     write_clat_mean_ns = models.FloatField(null=True, blank=True)
@@ -168,7 +169,7 @@ class Measurement(models.Model):
     clat_p9999_ns = models.FloatField(
         null=True, blank=True, help_text="99.99th percentile completion latency, worst direction."
     )
-    clat_percentiles_ns = models.JSONField(default=dict, blank=True, help_text="Completion-latency percentiles.")
+    clat_percentiles_ns = JSONField(default=dict, blank=True, help_text="Completion-latency percentiles.")
     slat_mean_ns = models.FloatField(null=True, blank=True, help_text="Mean submission latency (fio slat), all I/O.")
     read_slat_mean_ns = models.FloatField(null=True, blank=True)
     write_slat_mean_ns = models.FloatField(null=True, blank=True)
@@ -182,7 +183,7 @@ class Measurement(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     raw_file = models.CharField(max_length=500, help_text="Path of the fio output inside the bundle's files/.")
     json_path = models.CharField(max_length=200, help_text="Where in that file the values were read, e.g. $.jobs[*].")
-    missing = models.JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
+    missing = JSONField(default=dict, blank=True, help_text="Field name -> why it is unknown.")
 
     class Meta:
         ordering = ["test_run", "round__number", "block_size_bytes", "read_pct"]
@@ -206,8 +207,8 @@ class SteadyStateWindow(models.Model):
     read_pct = models.PositiveSmallIntegerField()
     first_round = models.PositiveIntegerField(null=True, blank=True)
     last_round = models.PositiveIntegerField(null=True, blank=True)
-    rounds = models.JSONField(default=list, blank=True)
-    values = models.JSONField(default=list, blank=True)
+    rounds = JSONField(default=list, blank=True)
+    values = JSONField(default=list, blank=True)
     average = models.FloatField(null=True, blank=True)
     data_excursion = models.FloatField(null=True, blank=True)
     data_excursion_limit = models.FloatField(null=True, blank=True)
@@ -217,7 +218,7 @@ class SteadyStateWindow(models.Model):
     slope_excursion_limit = models.FloatField(null=True, blank=True)
     steady = models.BooleanField(default=False)
     steady_round = models.PositiveIntegerField(null=True, blank=True, help_text="First round the window was steady.")
-    claimed = models.JSONField(null=True, blank=True, help_text="The client's or source tool's own verdict, verbatim.")
+    claimed = JSONField(null=True, blank=True, help_text="The client's or source tool's own verdict, verbatim.")
     claimed_steady = models.BooleanField(null=True, blank=True)
     claim_differs = models.BooleanField(default=False)
     note = models.CharField(max_length=300, blank=True, help_text="Why the verdict is what it is, or how it differs.")

@@ -3,6 +3,7 @@
 from django.db import models
 
 from analysis.models.hardware import DriveModel
+from nvmedb.json_field import JSONField
 
 
 class DrivePageSummary(models.Model):
@@ -30,10 +31,10 @@ class DrivePageSummary(models.Model):
     pcie_generations = models.CharField(max_length=32, blank=True)
     run_kinds = models.CharField(max_length=64, blank=True)
     # Separate columns, each stored (and TOASTed) apart, so the list and compare never read the page's sections.
-    summary = models.JSONField(help_text="Representative runs, newest submissions, flag counts, steady counts.")
-    compare = models.JSONField(help_text="The compare page's figures of the representative runs.")
-    page = models.JSONField(help_text="The drive page's chart sections, spread factors and level table.")
-    breakdowns = models.JSONField(help_text="The breakdown charts with every unit's point, for CSVs and other runs.")
+    summary = JSONField(help_text="Representative runs, newest submissions, flag counts, steady counts.")
+    compare = JSONField(help_text="The compare page's figures of the representative runs.")
+    page = JSONField(help_text="The drive page's chart sections, spread factors and level table.")
+    breakdowns = JSONField(help_text="The breakdown charts with every unit's point, for CSVs and other runs.")
     updated = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

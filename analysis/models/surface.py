@@ -6,6 +6,7 @@ from django.db import models
 
 from analysis.models.hardware import DriveModel
 from analysis.models.results import Measurement, TestRun
+from nvmedb.json_field import JSONField
 
 
 class SurfaceCell(models.Model):
@@ -32,7 +33,7 @@ class SurfaceCell(models.Model):
     )
     noisy = models.BooleanField(null=True, blank=True, help_text="bw_cv above 10%; unknown without a spread.")
     spread_reason = models.CharField(max_length=200, blank=True, help_text="Why min, max and CV are missing.")
-    repetitions = models.JSONField(
+    repetitions = JSONField(
         default=list, blank=True, help_text="Each repetition: its number, run id, bandwidth and IOPS."
     )
     speedup = models.FloatField(null=True, blank=True, help_text="IOPS / IOPS of the QD 1 cell of its block size.")
@@ -61,7 +62,7 @@ class SurfacePattern(models.Model):
     access = models.CharField(max_length=16)
     direction = models.CharField(max_length=8)
     cells_measured = models.PositiveIntegerField()
-    cells_missing = models.JSONField(default=list, blank=True, help_text="Planned cells without a figure, and why.")
+    cells_missing = JSONField(default=list, blank=True, help_text="Planned cells without a figure, and why.")
     peak_bw_bytes_per_s = models.FloatField(null=True, blank=True)
     peak_block_size_bytes = models.PositiveIntegerField(null=True, blank=True)
     peak_iodepth = models.PositiveIntegerField(null=True, blank=True)
@@ -75,14 +76,14 @@ class SurfacePattern(models.Model):
     knee_agreeing_repetitions = models.PositiveIntegerField(
         null=True, blank=True, help_text="Repetitions whose own 90% point is the knee of the medians."
     )
-    knee_by_repetition = models.JSONField(default=list, blank=True, help_text="Each repetition's own 90% point.")
+    knee_by_repetition = JSONField(default=list, blank=True, help_text="Each repetition's own 90% point.")
     knee_moves = models.BooleanField(default=False, help_text="The repetitions' own 90% points differ.")
     noisy_cells = models.PositiveIntegerField(default=0, help_text="Cells whose bandwidth CV is above 10%.")
     queue_depth_real = models.BooleanField(
         null=True, blank=True, help_text="The fio engine keeps the queue depth in flight (libaio, io_uring)."
     )
     target_note = models.CharField(max_length=300, blank=True)
-    claimed = models.JSONField(null=True, blank=True, help_text="The client's own figures for this pattern, verbatim.")
+    claimed = JSONField(null=True, blank=True, help_text="The client's own figures for this pattern, verbatim.")
     claim_differs = models.BooleanField(default=False)
     note = models.CharField(max_length=300, blank=True, help_text="How the claim differs, when it does.")
 

@@ -11,6 +11,7 @@ import pytest
 
 import bundle_factory
 from nvmedb_client.bundle import _schema_validators, manifest_errors
+from nvmedb_client.bundle_format import inline_refs, manifest_schema
 
 REPLACEMENTS = (None, True, -1, 0, 2**70, 1.5, "", "x" * 300, "../etc", [], [1], {}, {"unexpected": 1})
 
@@ -137,3 +138,38 @@ def test_both_validators_agree_on_every_mutation_of_the_new_keys(manifest):
         except Exception:
             fast_valid = False
         assert fast_valid == full_valid, (path, how, replacement)
+
+
+def refs(node) -> list[str]:
+    if isinstance(node, dict):
+        return ([node["$ref"]] if "$ref" in node else []) + [r for value in node.values() for r in refs(value)]
+    if isinstance(node, list):
+        return [r for item in node for r in refs(item)]
+    return []
+
+
+def test_the_compiled_check_reads_a_schema_without_references():
+    schema = manifest_schema()
+    inlined = inline_refs(schema)
+    assert len(refs(schema)) > 30
+    without_defs = {key: value for key, value in inlined.items() if key != "$defs"}
+    assert refs(without_defs) == []  # every file and run checked inline, no function call per item
+    assert inlined["properties"]["files"]["items"] == inline_refs(schema)["$defs"]["file"]
+
+
+def test_a_definition_that_refers_to_itself_keeps_its_reference():
+    import fastjsonschema
+
+    node = {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}, "n": {"type": "integer"}}}
+    schema = {"$defs": {"node": node}, "type": "object", "properties": {"root": {"$ref": "#/$defs/node"}}}
+    inlined = inline_refs(schema)
+    assert inlined["properties"]["root"]["properties"]["child"] == {"$ref": "#/$defs/node"}
+    check = fastjsonschema.compile({**inlined, "$schema": "http://json-schema.org/draft-07/schema#"})
+    check({"root": {"n": 1, "child": {"n": 2, "child": {}}}})
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        check({"root": {"n": 1, "child": {"child": {"n": "deep"}}}})
+
+
+def test_a_reference_beside_other_keywords_is_left_as_it_is():
+    schema = {"$defs": {"a": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a", "maxLength": 3}}}
+    assert inline_refs(schema)["properties"]["x"] == {"$ref": "#/$defs/a", "maxLength": 3}

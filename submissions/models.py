@@ -132,15 +132,21 @@ class FioOutputFingerprint(models.Model):
     under another account (submissions.content). `kind` is "bytes" (SHA-256 of the file) or "measurements" (SHA-256
     of its measured statistics, which survives re-formatting and scrubbing of the public copy)."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="fio_fingerprints")
+    # its index is the unique constraint's, which starts with it
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="fio_fingerprints", db_index=False
+    )
     kind = models.CharField(max_length=16)
-    digest = models.CharField(max_length=64, db_index=True)
+    digest = models.CharField(max_length=64)
     path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "kind", "digest"], name="fingerprint_once_per_submission")
         ]
+        # looked up by equality only: a plain index, not db_index's second (LIKE) one on PostgreSQL, which every
+        # bundle's hundreds of inserted rows would also update
+        indexes = [models.Index(fields=["digest"], name="fingerprint_digest")]
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.digest[:12]} of {self.submission_id}"
@@ -153,16 +159,19 @@ class MeasurementSignature(models.Model):
     of the direction's IOPS (buckets wider than the tolerance), so candidates are found by an index lookup of a
     bucket and its two neighbours and then compared numerically."""
 
-    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="measurement_signatures")
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="measurement_signatures", db_index=False
+    )  # as FioOutputFingerprint's
     path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
     direction = models.CharField(max_length=8)
-    key = models.CharField(max_length=40, db_index=True)
+    key = models.CharField(max_length=40)
     values = JSONField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "path", "direction"], name="signature_once_per_output")
         ]
+        indexes = [models.Index(fields=["key"], name="signature_key")]  # equality only, as FioOutputFingerprint's
 
     def __str__(self) -> str:
         return f"{self.key} of {self.submission_id}"

@@ -1,0 +1,54 @@
+"""The content checks' tables carry the indexes their lookups use and no other (migration 0007): one btree on a
+fingerprint's digest and on a signature's bucket (equality lookups, never LIKE), and a submission's rows found through
+the unique constraint's index, which starts with the submission."""
+
+import pytest
+from django.db import connection
+
+from analysis.tests.factories import SubmissionFactory
+from submissions.models import FioOutputFingerprint, MeasurementSignature
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+def indexes(model) -> dict[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s", [model._meta.db_table])
+        return dict(cursor.fetchall())
+
+
+def plan(sql: str, params: list) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.parametrize(
+    "model, column, unique",
+    [
+        (FioOutputFingerprint, "digest", "fingerprint_once_per_submission"),
+        (MeasurementSignature, "key", "signature_once_per_output"),
+    ],
+)
+def test_each_lookup_has_one_index_and_no_index_is_unused(model, column, unique):
+    found = indexes(model)
+    assert len(found) == 3, found  # the primary key, the unique constraint, the lookup's btree
+    assert not any("pattern_ops" in definition for definition in found.values())
+    assert found[unique].split("USING btree ")[1].startswith("(submission_id,")
+    lookup = [definition for definition in found.values() if definition.endswith(f"USING btree ({column})")]
+    assert len(lookup) == 1, found
+
+
+def test_a_submissions_rows_and_a_digest_are_found_by_index():
+    submissions = [SubmissionFactory() for _ in range(40)]
+    FioOutputFingerprint.objects.bulk_create(
+        FioOutputFingerprint(submission=s, kind="bytes", digest=f"{i:064x}", path=f"fio/{i}.json")
+        for i, s in enumerate(submissions * 100)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {FioOutputFingerprint._meta.db_table}")
+    table = FioOutputFingerprint._meta.db_table
+    by_submission = plan(f"SELECT id FROM {table} WHERE submission_id = %s", [submissions[3].pk])
+    assert "fingerprint_once_per_submission" in by_submission, by_submission
+    by_digest = plan(f"SELECT id FROM {table} WHERE digest = ANY(%s)", [[f"{7:064x}", f"{9:064x}"]])
+    assert "fingerprint_digest" in by_digest, by_digest

@@ -25,6 +25,7 @@ from functools import lru_cache, partial
 
 from django.db import transaction
 
+from analysis.fit_inputs import current_inputs, inputs_digest, unit_key, unit_number
 from analysis.headline import HEADLINES
 from analysis.models import FactorUnitFigures, Flag, FlagKind, TestRun
 from analysis.tasks import queue_held_figures
@@ -121,7 +122,7 @@ def model_rows(submission, drive_model, public: list[dict] | None = None, base=N
     """The factor model's rows of the drive's public runs (`public`, as analysis.factor_rows.public_runs reads them,
     when the caller has them; `base`: their rows_of) plus this submission's own runs (when not public), and whether
     it has runs that are not public."""
-    from analysis.factor_rows import public_runs, rows_of  # why: as in metric_models, numpy on first use only
+    from analysis.factor_rows import public_runs, rows_of  # why: factor_rows loads numpy, which a page never needs
 
     public = public_runs(drive_model) if public is None else public
     seen = {row["id"] for row in public}
@@ -181,15 +182,11 @@ def _lines(fitted, headline, key, figures) -> list[dict]:
 
 def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
     """Per headline metric this submission measured: the factor model's figures and lines for its unit, as the refit
-    task stored them (analysis.factor_figures; a page never fits). Figures fitted on other rows than the ones a fit
-    would read now (the drive's data changed since) are not shown: the page says they are being refreshed."""
-    from analysis.factor_rows import (
-        rows_digest,
-        unit_key,
-        unit_number,
-    )  # why: factor_rows loads numpy (the model's package)
-
-    found, not_public = model_rows(submission, runs[0].drive_model)
+    task stored them (analysis.factor_figures; a page never fits). Figures fitted on other runs than the ones a fit
+    would read now (the drive's data changed since) are not shown: the page says they are being refreshed. The runs
+    are compared by their digest (analysis.fit_inputs), read in one query: no rows are built, no numpy loaded."""
+    public, own = current_inputs(runs[0].drive_model, submission)
+    digest, not_public = inputs_digest(public + own), bool(own)
     by_test = {run.test: run for run in runs}
     stored = {
         (f.metric, f.unit_key): f
@@ -207,7 +204,7 @@ def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
         record = stored.get((headline.key, unit_number(unit_key(run.unit_id, run.pk))))
         if not_public and submission.status != SubmissionStatus.HELD:
             out[headline.key] = MetricModel(model_note=NOT_KEPT)
-        elif record is None or record.input_digest != rows_digest(found.rows.get(headline.key, [])):
+        elif record is None or record.input_digest != digest:
             out[headline.key] = MetricModel(model_note=REFRESHING)
         else:
             out[headline.key] = MetricModel.from_stored(record.figures, headline.unit)

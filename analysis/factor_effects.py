@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
+from analysis.fit_inputs import inputs_digest
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
 from nvmedb.bulk import insert_rows
 from nvmedb.collector import cycle_collector_paused
@@ -177,6 +178,7 @@ def _fit_drive(drive_model: DriveModel, now) -> list:
     from analysis.factor_rows import public_runs, rows_of
 
     found = rows_of(public_runs(drive_model))
+    digest = inputs_digest(found.runs)
     fits = []
     for metric, rows in found.rows.items():
         fitted = fit(rows, metric)
@@ -196,7 +198,7 @@ def _fit_drive(drive_model: DriveModel, now) -> list:
             (
                 summary,
                 effect_rows(drive_model, fitted, summary, now),
-                public_figures(drive_model, fitted, found, summary, now),
+                public_figures(drive_model, fitted, found, summary, now, digest),
             )
         )
     return fits
@@ -207,7 +209,7 @@ def refresh_held_figures(submission) -> int:
     rows. Returns the rows written; 0 when the submission is no longer held (its rows are removed).
 
     Like the drive's refit, it reads one snapshot and fits holding no lock, then writes in one short transaction
-    under the drive's row lock. A page compares the rows' digest with the rows a fit would read now, so figures of a
+    under the drive's row lock. A page compares the stored digest with the runs a fit would read now, so figures of a
     drive whose public data changed meanwhile are never shown as current."""
     # why: numpy, scipy and statsmodels, as in _fit_drive
     from analysis.factor_figures import held_figures

@@ -3,8 +3,8 @@
 `public_figures` stores, for every unit of a drive's public fit of one headline metric, its normalized figure with
 its interval and the explanation's metric entry (analysis.explain_model.unit_model); `held_figures` does the same for
 a held submission of the drive, fitted with the public units (nothing of a held unit enters the public fit). Each
-row keeps the digest of the rows fitted (analysis.factor_rows.rows_digest): a page that would read other rows now
-says the figures are being refreshed instead of showing old ones or fitting inline.
+row keeps the digest of the runs the fit read (analysis.fit_inputs.inputs_digest): a page that would read other runs
+now says the figures are being refreshed instead of showing old ones or fitting inline.
 
 Called from their snapshot of the data, before the drive's row lock is taken to write the rows: `public_figures` by
 analysis.factor_effects.refresh_factor_effects (every change of the drive's public data), `held_figures` by
@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 from analysis.explain_model import model_rows, unit_model, unit_models
 from analysis.factor_model import FactorFit, fit
-from analysis.factor_rows import DriveRows, unit_key, unit_number
+from analysis.factor_rows import DriveRows
+from analysis.fit_inputs import inputs_digest, unit_key, unit_number
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary, TestRun
 from analysis.selectors import pts_q
@@ -69,10 +70,10 @@ def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, 
 
 
 def public_figures(
-    drive_model: DriveModel, fitted: FactorFit, found: DriveRows, summary: FactorFitSummary, now
+    drive_model: DriveModel, fitted: FactorFit, found: DriveRows, summary: FactorFitSummary, now, digest: str
 ) -> list:
-    """One row per unit of the public fit's rows (a unit the fit left out gets its note, no figure)."""
-    digest = found.digest(summary.metric)
+    """One row per unit of the public fit's rows (a unit the fit left out gets its note, no figure); `digest`: the
+    inputs_digest of the runs the rows were made of (found.runs)."""
     keys = list(dict.fromkeys(row.unit for row in found.rows[summary.metric]))
     models = unit_models(fitted, BY_KEY[summary.metric], keys)
     return [
@@ -103,12 +104,12 @@ def held_figures(
             continue
         runs = TestRun.objects.filter(pts_q(), submission=submission, drive_model=drive_model)
         keys = {run.test: unit_key(run.unit_id, run.pk) for run in runs}
+        digest = inputs_digest(rows_found.runs)  # the public runs, then the held submission's own
         for headline in HEADLINES:
             rows = rows_found.rows.get(headline.key, [])
             key = keys.get(headline.test)
             if key is None or not any(row.unit == key for row in rows):
                 continue
             fitted = fit(rows, headline.label, figures_for={key}, base=(fits or {}).get(headline.key))
-            digest = rows_found.digest(headline.key)
             out.append(_row(drive_model, fitted, headline.key, key, digest, now, submission=submission))
     return out

@@ -24,28 +24,20 @@ units record. Per factor:
 
 from __future__ import annotations
 
-import hashlib
 import statistics
 from dataclasses import dataclass, field
 
-from django.db.models import BooleanField, ExpressionWrapper, QuerySet
+from django.db.models import QuerySet
 
 from analysis.factor_model import Run
+from analysis.fit_inputs import INPUT_FIELDS, fit_runs, unit_key
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import DriveModel, FlagKind
+from analysis.models import DriveModel
 from analysis.overprovisioning import spare_vs_user
-from analysis.selectors import pts_q, public_pts_runs, run_flagged_q
 
 METRICS: tuple[str, ...] = tuple(h.key for h in HEADLINES)
 # A latency headline's throughput: its 4 KiB at QD1, one I/O in flight, so block ÷ mean latency.
 LATENCY_THROUGHPUT_METRIC = "lat_4k_mean"
-
-RUN_FIELDS = (
-    "id", "unit_id", "submission__uploader_id", "headline", "overprovisioning", "percentage_used",
-    "max_temperature_k", "scheduler", "firmware__revision", "host__cpu_model", "host__kernel",
-    "pcie_link__generation", "pcie_link__width", "pcie_link__below_capability",
-    "pcie_link__usable_bandwidth_bytes_per_s",
-)  # fmt: skip
 
 
 @dataclass
@@ -57,28 +49,6 @@ class DriveRows:
     # what rows_of read to build them, so rows of more runs can start from them (rows_of's `base`)
     runs: list[dict] = field(default_factory=list, repr=False, compare=False)
     reached: dict[str, _Reached] = field(default_factory=dict, repr=False, compare=False)
-    _hashes: dict = field(
-        default_factory=dict, repr=False, compare=False
-    )  # metric → (rows hashed, their SHA-256 so far)
-
-    def digest(self, metric: str) -> str:
-        """rows_digest of the metric's rows; rows that begin with the same row objects as the base's (rows_of's
-        `base`) only hash what follows them."""
-        return self._hash(metric).hexdigest()
-
-    def _hash(self, metric: str):
-        rows = self.rows.get(metric, [])
-        cached = self._hashes.get(metric)
-        if cached is not None and cached[0] is rows:
-            return cached[1]
-        start, hashed = 0, hashlib.sha256()
-        prefix = self.reached[metric].base_rows if metric in self.reached else None
-        if prefix is not None and prefix.rows.get(metric):
-            start, hashed = len(prefix.rows[metric]), prefix._hash(metric).copy()
-        tail = "\n".join(repr(row) for row in rows[start:])
-        hashed.update(("\n" + tail if start and start < len(rows) else tail).encode())
-        self._hashes[metric] = (rows, hashed)
-        return hashed
 
 
 @dataclass
@@ -91,7 +61,6 @@ class _Reached:
     ranked: list[tuple[object, float]]  # the two highest medians (_best_elsewhere)
     no_link: int = 0
     alone: int = 0
-    base_rows: DriveRows | None = None  # the rows whose row objects these rows begin with
 
 
 def throughput(metric: str, headline: dict) -> float | None:
@@ -106,11 +75,6 @@ def throughput(metric: str, headline: dict) -> float | None:
         return float(value) * spec.block_size_bytes * busier if value is not None else None
     mean = headline.get(LATENCY_THROUGHPUT_METRIC)  # latency: QD1, so one block per mean latency
     return spec.block_size_bytes * 1e9 / float(mean) if mean else None
-
-
-def unit_key(unit_id: int | None, run_id: int) -> object:
-    """A run's unit in the rows: its physical unit's id, or "run-<id>" (a run whose unit is unknown is its own)."""
-    return unit_id if unit_id is not None else f"run-{run_id}"
 
 
 def _unit(run: dict) -> object:
@@ -129,15 +93,9 @@ def _throttled(run: dict) -> bool | None:
 
 
 def public_runs(drive_model: DriveModel, runs_of: QuerySet | None = None) -> list[dict]:
-    """The drive's public PTS runs (or PTS runs of `runs_of`) with what the rows read, in one query."""
-    thermal = ExpressionWrapper(run_flagged_q(kind=FlagKind.THERMAL_THROTTLE), output_field=BooleanField())
-    runs = public_pts_runs() if runs_of is None else runs_of.filter(pts_q())
-    return list(
-        runs.filter(drive_model=drive_model)
-        .annotate(thermal_flag=thermal)
-        .order_by("id")
-        .values(*RUN_FIELDS, "thermal_flag")
-    )
+    """The drive's public PTS runs (or PTS runs of `runs_of`) with what the rows read, in one query
+    (analysis.fit_inputs)."""
+    return list(fit_runs(drive_model, runs_of).values(*INPUT_FIELDS))
 
 
 def _ranked(medians: dict[object, float]) -> list[tuple[object, float]]:
@@ -201,7 +159,7 @@ def _metric_rows(metric: str, reached: _Reached, base: DriveRows | None) -> list
     base_reached = base.reached.get(metric) if base is not None else None
     if base_reached is not None and base_reached.ranked == reached.ranked:
         rows, start = list(base.rows[metric]), len(base_reached.measured)
-        reached.no_link, reached.alone, reached.base_rows = base_reached.no_link, base_reached.alone, base
+        reached.no_link, reached.alone = base_reached.no_link, base_reached.alone
     best_elsewhere = _best_elsewhere(reached.ranked)
     for run in reached.measured[start:]:
         usable = run["pcie_link__usable_bandwidth_bytes_per_s"]
@@ -251,14 +209,3 @@ def rows_of(runs: list[dict], base: DriveRows | None = None) -> DriveRows:
 def drive_rows(drive_model: DriveModel, runs_of: QuerySet | None = None) -> DriveRows:
     """The factor model's rows of every headline metric of `drive_model`, from one query over its public runs."""
     return rows_of(public_runs(drive_model, runs_of))
-
-
-def rows_digest(rows: list[Run]) -> str:
-    """SHA-256 of a fit's input rows, in the order read: stored with the figures fitted on them, so a page can tell
-    figures of the rows a fit would read now from figures of older data."""
-    return hashlib.sha256("\n".join(repr(row) for row in rows).encode()).hexdigest()
-
-
-def unit_number(key: object) -> int:
-    """A unit key of the rows as a number: the physical unit's id, or minus the run's id ("run-<id>")."""
-    return -int(key.removeprefix("run-")) if isinstance(key, str) else int(key)

@@ -30,7 +30,8 @@ from analysis import aggregates
 from analysis.factor_model import FactorFit, fit
 from analysis.factor_model.data import BY_KEY as FACTORS_BY_KEY
 from analysis.factor_model.results import pct
-from analysis.factor_rows import public_runs, rows_of, unit_key
+from analysis.factor_rows import public_runs, rows_of
+from analysis.fit_inputs import unit_key
 from analysis.headline import BY_KEY
 from analysis.models import TestRun
 from analysis.pts import surface

@@ -92,7 +92,9 @@ class FactorUnitFigures(models.Model):
     normalized_low = models.FloatField(null=True, blank=True, help_text="95 % interval of the normalized figure.")
     normalized_high = models.FloatField(null=True, blank=True)
     figures = JSONField(default=dict, help_text="The explanation's metric entry (analysis.explain_model).")
-    input_digest = models.CharField(max_length=64, help_text="SHA-256 of the rows fitted: a page compares it.")
+    input_digest = models.CharField(
+        max_length=64, help_text="SHA-256 of the runs the fit read (analysis.fit_inputs): a page compares it."
+    )
     fitted_at = models.DateTimeField()
 
     class Meta:

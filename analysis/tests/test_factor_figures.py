@@ -10,7 +10,8 @@ from analysis.explain import explain_submission
 from analysis.explain_model import REFRESHING, model_rows
 from analysis.factor_effects import refresh_factor_effects, refresh_held_figures
 from analysis.factor_model import fit
-from analysis.factor_rows import drive_rows, unit_number
+from analysis.factor_rows import drive_rows
+from analysis.fit_inputs import unit_number
 from analysis.headline import BY_KEY
 from analysis.models import FactorUnitFigures
 from analysis.tests.factories import TestRunFactory

@@ -1,6 +1,7 @@
 """manage.py refresh_factor_effects: refit the factor model of every drive model (or the ones named)."""
 
 from django.core.management.base import BaseCommand
+from django.db.models import Q
 
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModel, FactorFitSummary
@@ -14,13 +15,15 @@ class Command(BaseCommand):
         "metric, with its interval) of every drive model from its public runs, and replace its stored effects. "
         "Publishing, withdrawing or hiding a submission refits its drive models by a task; run this after a "
         "deployment that changes the model (all drives), or with --missing at every start: only drives with public "
-        "PTS runs and no fit yet, cheap once they have one. --queue leaves the fits to the worker.\n\n"
+        "PTS runs and no fit of known data yet, cheap once they have one. --queue leaves the fits to the worker.\n\n"
         "Example: manage.py refresh_factor_effects --missing --queue"
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--drive", action="append", default=[], help="a drive model's slug (repeatable)")
-        parser.add_argument("--missing", action="store_true", help="only drives with public PTS runs and no fit")
+        parser.add_argument(
+            "--missing", action="store_true", help="only drives with public PTS runs and no fit of known data"
+        )
         parser.add_argument("--queue", action="store_true", help="queue a task per drive instead of fitting here")
 
     def handle(self, *args, **options):
@@ -29,7 +32,9 @@ class Command(BaseCommand):
             models = models.filter(slug__in=options["drive"])
         if options["missing"]:
             fitted = FactorFitSummary.objects.values("drive_model_id")
-            models = models.filter(pk__in=public_pts_runs().values("drive_model_id")).exclude(pk__in=fitted)
+            # no fit yet, or none of known data (a migration forgot what it stored)
+            unfitted = Q(factors_version__isnull=True) | ~Q(pk__in=fitted)
+            models = models.filter(unfitted, pk__in=public_pts_runs().values("drive_model_id"))
         if options["queue"]:
             ids = list(models.values_list("pk", flat=True))
             for pk in ids:

@@ -14,12 +14,14 @@ it is placed among nothing and has no explanation.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from operator import itemgetter
 
 from analysis import aggregates
 from analysis.explain_model import conditions_apart, metric_models, model_factors
+from analysis.fit_inputs import POSITION, current_inputs
 from analysis.headline import HEADLINES
 from analysis.models import Flag, FlagKind, TestRun
-from analysis.selectors import TRIAL_TARGET_KIND, extension_q, pts_q, public_pts_runs
+from analysis.selectors import TRIAL_TARGET_KIND, extension_q, pts_q
 from nvmedb_client import units
 
 MIN_UNITS = 5
@@ -67,22 +69,23 @@ def position_text(percentile: float | None, population_units: int) -> str:
     return f"better than {percentile:.0f}% of the {population_units - 1} other units"
 
 
-def _peers(runs: list[TestRun]) -> dict[object, _Peer]:
+_PEER_COLUMNS = itemgetter(
+    *(POSITION[name] for name in ("id", "unit_id", "headline", "firmware__revision", "host__cpu_model",
+                                  "overprovisioning", "percentage_used", "pcie_link__speed_gts", "pcie_link__width",
+                                  "submission_id"))
+)  # fmt: skip
+
+
+def _peers(runs: list[TestRun], public: list[tuple] | None = None) -> dict[object, _Peer]:
+    """The other units among the drive's public PTS runs (a unit with only a surface run, an nvmedb extension, is no
+    peer): `public` as analysis.fit_inputs.current_inputs reads them, when the caller has them."""
     first = runs[0]
-    rows = (
-        public_pts_runs()  # a unit with only a surface run (an nvmedb extension) is no peer
-        .filter(drive_model_id=first.drive_model_id)
-        .exclude(submission_id=first.submission_id)
-        .values_list(
-            "pk", "unit_id", "headline", "firmware__revision", "host__cpu_model", "overprovisioning",
-            "percentage_used", "pcie_link__speed_gts", "pcie_link__width",
-        )
-        .order_by("pk")
-    )  # fmt: skip
+    if public is None:
+        public, _ = current_inputs(first.drive_model)
     own_units = {run.unit_id for run in runs if run.unit_id is not None}
     peers: dict[object, _Peer] = {}
-    for pk, unit_id, headline, firmware, cpu, op, used, speed, width in rows:
-        if unit_id in own_units:
+    for pk, unit_id, headline, firmware, cpu, op, used, speed, width, submission_id in map(_PEER_COLUMNS, public):
+        if unit_id in own_units or submission_id == first.submission_id:
             continue
         key = unit_id if unit_id is not None else f"run-{pk}"
         peer = peers.setdefault(key, _Peer({}, firmware or "", cpu or "", op, used, (speed, width)))
@@ -155,12 +158,13 @@ def explain_submission(submission) -> dict | None:
     )
     if not runs or any(run.target_kind == TRIAL_TARGET_KIND for run in runs):
         return None
-    peers = _peers(runs)
+    inputs = current_inputs(runs[0].drive_model, submission)  # the drive's runs, read once for both
+    peers = _peers(runs, inputs[0])
     flags = list(
         Flag.objects.filter(submission=submission, kind=FlagKind.THERMAL_THROTTLE).exclude(extension_q("test_run__"))
     )
     main = runs[0]
-    models = metric_models(submission, runs)
+    models = metric_models(submission, runs, inputs)
     compared, unrecorded = conditions_on_record(runs, peers)
     matching, without_effect = conditions_apart(models, compared)
     metrics = [{**asdict(p), **models[p.key].as_dict()} for p in metric_positions(runs, peers)]

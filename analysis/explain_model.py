@@ -180,12 +180,13 @@ def _lines(fitted, headline, key, figures) -> list[dict]:
     return lines
 
 
-def metric_models(submission, runs: list[TestRun]) -> dict[str, MetricModel]:
+def metric_models(submission, runs: list[TestRun], inputs=None) -> dict[str, MetricModel]:
     """Per headline metric this submission measured: the factor model's figures and lines for its unit, as the refit
     task stored them (analysis.factor_figures; a page never fits). Figures fitted on other runs than the ones a fit
     would read now (the drive's data changed since) are not shown: the page says they are being refreshed. The runs
-    are compared by their digest (analysis.fit_inputs), read in one query: no rows are built, no numpy loaded."""
-    public, own = current_inputs(runs[0].drive_model, submission)
+    are compared by their digest (analysis.fit_inputs), read in one query (`inputs`, when the caller read them with
+    current_inputs): no rows are built, no numpy loaded."""
+    public, own = inputs if inputs is not None else current_inputs(runs[0].drive_model, submission)
     digest, not_public = inputs_digest(public + own), bool(own)
     by_test = {run.test: run for run in runs}
     stored = {

@@ -22,7 +22,10 @@ RUN_FIELDS = (
     "pcie_link__generation", "pcie_link__width", "pcie_link__below_capability",
     "pcie_link__usable_bandwidth_bytes_per_s",
 )  # fmt: skip
-INPUT_FIELDS = (*RUN_FIELDS, "thermal_flag")  # a thermal-throttle flag on the run or its submission
+# and a thermal-throttle flag on the run or its submission; the submission and the link's speed are not in the rows,
+# but a submission's page places its unit among these runs too (analysis.explain): one query serves both
+INPUT_FIELDS = (*RUN_FIELDS, "thermal_flag", "submission_id", "pcie_link__speed_gts")
+POSITION = {name: index for index, name in enumerate(INPUT_FIELDS)}  # a field's place in the tuples read
 DIGEST_FORMAT = b"nvmedb fit inputs 1\n"  # what is hashed, so a digest of another format never compares equal
 
 

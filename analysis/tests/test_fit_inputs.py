@@ -129,3 +129,16 @@ def test_figures_of_the_old_digest_are_forgotten_and_refitted_at_the_next_start(
     assert metric(explain_submission(normal), SEQ)["normalized"] is not None
     call_command("refresh_factor_effects", "--missing")
     assert "0 drive models refitted" in capsys.readouterr().out  # fitted on known data now
+
+
+def test_a_submission_page_reads_the_drives_runs_once_for_its_peers_and_its_figures():
+    world = factor_population()
+    model, normal = world["model"], world["submissions"]["n0"]
+    refresh_factor_effects(model)
+    with CaptureQueriesContext(connection) as queries:
+        summary = explain_submission(normal)
+    assert metric(summary, SEQ)["normalized"] is not None and summary["population_units"] == 10
+    of_runs = [q["sql"] for q in queries if '"analysis_testrun"."headline"' in q["sql"]]
+    # the drive's public runs (peers, digest) and this submission's own; nothing else reads a run's headline
+    assert len(of_runs) == 3, of_runs  # and the submission's own runs with their details, first
+    assert sum('"thermal_flag"' in sql for sql in of_runs) == 2

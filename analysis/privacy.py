@@ -49,6 +49,7 @@ from analysis.privacy_patterns import (  # noqa: F401 - the patterns' names, whe
     SCRUBBED,
     TEXT_PATTERNS,
 )
+from nvmedb.json_field import holds_digit_run
 
 try:
     import orjson
@@ -283,13 +284,9 @@ def identifiers_in_file(name: str, data: bytes, load: Callable[[bytes], object] 
     return found | _pair_identifiers(text) if pair_keys else found
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0000000000")
-
-
 def has_long_integer(data: bytes) -> bool:
-    """Whether `data` holds 20 ASCII digits in a row, as re.search(rb"\\d{20}", data) says, at substring-search speed
-    (every digit as "0", so twenty "0"s are twenty digits) where the regular expression tries each of fio's digits."""
-    return b"0" * 20 in data.translate(_DIGITS_AS_ZERO)
+    """Whether `data` holds 20 ASCII digits in a row (an integer beyond 64 bits)."""
+    return holds_digit_run(data, 20)
 
 
 _UNREAD = object()

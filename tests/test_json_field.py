@@ -113,3 +113,18 @@ def test_no_model_change_is_left_without_a_migration():
     with redirect_stdout(out):
         call_command("makemigrations", "--check", "--dry-run")
     assert "No changes detected" in out.getvalue()
+
+
+@pytest.mark.parametrize("length", [1, 19, 20])
+def test_a_run_of_digits_is_found_as_the_regular_expression_finds_it(length):
+    import random
+    import re
+
+    rng = random.Random(length)
+    pattern = re.compile(rb"\d{%d}" % length)
+    found = 0
+    for _ in range(3000):  # nine characters in ten a digit: runs of every length, up to the whole text
+        data = bytes(rng.choice(b"0123456789" * 6 + b".,- e\x00\xff") for _ in range(rng.randint(0, 60)))
+        assert json_field.holds_digit_run(data, length) == bool(pattern.search(data)), data
+        found += json_field.holds_digit_run(data, length)
+    assert 100 < found < 3000  # some with the run, some without

@@ -1,7 +1,7 @@
 import logging
 
 from django.db import migrations, transaction
-from django.db.utils import DatabaseError, NotSupportedError
+from django.db.utils import DatabaseError
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ def compression(method: str):
                     schema_editor.execute(
                         f"ALTER TABLE {quote(TABLE)} ALTER COLUMN {quote(column)} SET COMPRESSION {method}"
                     )
-            except (NotSupportedError, DatabaseError):
+            except DatabaseError:  # NotSupportedError among them
                 logger.warning("%s.%s keeps its compression: this server has no %s", TABLE, column, method)
 
     return apply

@@ -128,3 +128,17 @@ def test_a_run_of_digits_is_found_as_the_regular_expression_finds_it(length):
         assert json_field.holds_digit_run(data, length) == bool(pattern.search(data)), data
         found += json_field.holds_digit_run(data, length)
     assert 100 < found < 3000  # some with the run, some without
+
+
+@pytest.mark.django_db
+def test_what_is_written_is_what_djangos_own_writing_stores_and_nan_is_still_refused():
+    from django.db import DataError, IntegrityError, transaction
+
+    values = {"why": "lspci: not run ✓", "big": 2**70, "n": [1, 2.0, None, 1e-05], "nested": {"k": [True]}, 3: "x"}
+    host = Host.objects.create(fingerprint="d" * 64, cpu_model="EPYC", missing=values)
+    own = Host.objects.get(pk=host.pk).missing
+    host.missing = json.loads(json.dumps(values))  # as Django's own field would store it: keys as strings
+    assert same(own, host.missing, ordered=False)
+    # PostgreSQL refuses the NaN token, SQLite the column's JSON_VALID check: as with Django's own field
+    with pytest.raises((DataError, IntegrityError)), transaction.atomic():
+        Host.objects.create(fingerprint="e" * 64, cpu_model="EPYC", missing={"ratio": math.nan})

@@ -118,18 +118,6 @@ def _round(value: float) -> float:
     return float(f"{float(value):.6g}")
 
 
-def model_rows(submission, drive_model, public: list[dict] | None = None, base=None):
-    """The factor model's rows of the drive's public runs (`public`, as analysis.factor_rows.public_runs reads them,
-    when the caller has them; `base`: their rows_of) plus this submission's own runs (when not public), and whether
-    it has runs that are not public."""
-    from analysis.factor_rows import public_runs, rows_of  # why: factor_rows loads numpy, which a page never needs
-
-    public = public_runs(drive_model) if public is None else public
-    seen = {row["id"] for row in public}
-    own = [r for r in public_runs(drive_model, TestRun.objects.filter(submission=submission)) if r["id"] not in seen]
-    return rows_of(public + own, base), bool(own)
-
-
 def unit_model(fitted, headline, key) -> MetricModel:
     """The explanation's figures and lines for unit `key` from a fit (analysis.factor_model.FactorFit) of one
     headline metric: what the refit task stores (analysis.factor_figures) and a page reads (the normalized figure as
@@ -185,7 +173,7 @@ def metric_models(submission, runs: list[TestRun], inputs=None) -> dict[str, Met
     task stored them (analysis.factor_figures; a page never fits). Figures fitted on other runs than the ones a fit
     would read now (the drive's data changed since) are not shown: the page says they are being refreshed. The runs
     are compared by their digest (analysis.fit_inputs), read in one query (`inputs`, when the caller read them with
-    current_inputs): no rows are built, no numpy loaded."""
+    current_inputs): no rows are built."""
     public, own = inputs if inputs is not None else current_inputs(runs[0].drive_model, submission)
     digest, not_public = inputs_digest(public + own), bool(own)
     by_test = {run.test: run for run in runs}

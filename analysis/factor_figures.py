@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from analysis.explain_model import model_rows, unit_model, unit_models
+from analysis.explain_model import unit_model, unit_models
 from analysis.factor_model import FactorFit, fit
-from analysis.factor_rows import DriveRows
+from analysis.factor_rows import DriveRows, held_rows
 from analysis.fit_inputs import inputs_digest, unit_key, unit_number
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import DriveModel, FactorFitSummary, TestRun
@@ -99,7 +99,7 @@ def held_figures(
     if submissions is not None:
         held = held.filter(pk__in=[submission.pk for submission in submissions])
     for submission in held.order_by("pk"):
-        rows_found, not_public = model_rows(submission, drive_model, public, found)
+        rows_found, not_public = held_rows(submission, drive_model, public, found)
         if not not_public:
             continue
         runs = TestRun.objects.filter(pts_q(), submission=submission, drive_model=drive_model)

@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from analysis.factor_model import Run
 from analysis.fit_inputs import INPUT_FIELDS, fit_runs, unit_key
 from analysis.headline import BY_KEY, HEADLINES
-from analysis.models import DriveModel
+from analysis.models import DriveModel, TestRun
 from analysis.overprovisioning import spare_vs_user
 
 METRICS: tuple[str, ...] = tuple(h.key for h in HEADLINES)
@@ -204,6 +204,15 @@ def rows_of(runs: list[dict], base: DriveRows | None = None) -> DriveRows:
             )
         out.notes[metric] = notes
     return out
+
+
+def held_rows(submission, drive_model: DriveModel, public: list[dict] | None = None, base: DriveRows | None = None):
+    """The rows of the drive's public runs (`public`, as public_runs reads them, when the caller has them; `base`:
+    their rows_of) plus `submission`'s own runs of the drive that are not public, and whether it has such runs."""
+    public = public_runs(drive_model) if public is None else public
+    seen = {row["id"] for row in public}
+    own = [r for r in public_runs(drive_model, TestRun.objects.filter(submission=submission)) if r["id"] not in seen]
+    return rows_of(public + own, base), bool(own)
 
 
 def drive_rows(drive_model: DriveModel, runs_of: QuerySet | None = None) -> DriveRows:

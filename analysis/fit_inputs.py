@@ -4,7 +4,7 @@ conditions (analysis.factor_rows builds the model's rows from them), and the dig
 The refit stores the digest with the figures it fitted (analysis.factor_figures); a submission's page reads the same
 columns again and compares (analysis.explain_model.metric_models). Equal inputs give equal rows, so equal digests
 mean the stored figures are those a fit would give now; a page so tells current figures from figures of older data
-with one query, without building the rows (or loading numpy, which the rows' module does).
+with one query, without building the rows.
 """
 
 from __future__ import annotations

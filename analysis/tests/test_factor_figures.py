@@ -7,10 +7,10 @@ import sys
 import pytest
 
 from analysis.explain import explain_submission
-from analysis.explain_model import REFRESHING, model_rows
+from analysis.explain_model import REFRESHING
 from analysis.factor_effects import refresh_factor_effects, refresh_held_figures
 from analysis.factor_model import fit
-from analysis.factor_rows import drive_rows
+from analysis.factor_rows import drive_rows, held_rows
 from analysis.fit_inputs import unit_number
 from analysis.headline import BY_KEY
 from analysis.models import FactorUnitFigures
@@ -92,7 +92,7 @@ def test_a_held_units_figures_are_fitted_with_the_public_units_and_stored_apart(
         drive_model=model, submission__isnull=True, unit_key=held.test_runs.first().unit_id
     ).exists()  # the public fit's rows are the public units only
     rows = drive_rows(model).rows[SEQ] + [
-        row for row in model_rows(held, model)[0].rows[SEQ] if row.unit == held.test_runs.get(test="tp").unit_id
+        row for row in held_rows(held, model)[0].rows[SEQ] if row.unit == held.test_runs.get(test="tp").unit_id
     ]
     expected = fit(rows, BY_KEY[SEQ].label).normalized(held.test_runs.get(test="tp").unit_id)
     assert stored.get(metric=SEQ).normalized == pytest.approx(expected.value, rel=1e-12)

@@ -31,6 +31,7 @@ from analysis.fit_inputs import inputs_digest
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
 from nvmedb.bulk import insert_rows
 from nvmedb.collector import cycle_collector_paused
+from nvmedb.durability import derived_rows_transaction
 from submissions.models import Submission, SubmissionStatus
 
 logger = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
             return 0
         with cycle_collector_paused():
             fits = _fit_drive(drive_model, timezone.now())
-    with transaction.atomic():
+    with derived_rows_transaction():  # a crash of the database can only leave the drive's fit behind its data
         locked = DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk)
         stored = locked.values_list("factors_version", flat=True).first()
         if stored is not None and (stored > data_version or only_if_changed and stored == data_version):
@@ -225,7 +226,7 @@ def refresh_held_figures(submission) -> int:
             found = rows_of(public)
             fits = {metric: fit(rows, metric) for metric, rows in found.rows.items()}
             figures = held_figures(drive_model, public, now, found, fits, submissions=[submission])
-        with transaction.atomic():
+        with derived_rows_transaction():  # a crash can only leave them stale, which a page tells by the digest
             list(DriveModel.objects.select_for_update(no_key=True).filter(pk=drive_model.pk).values_list("pk"))
             FactorUnitFigures.objects.filter(drive_model=drive_model, submission=submission).delete()
             if Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.HELD).exists():

@@ -11,6 +11,7 @@ import re
 
 import pytest
 from django.core.management import call_command
+from django.db import connection, transaction
 from django.db.models import F
 
 from analysis import tasks
@@ -289,11 +290,41 @@ def test_a_drive_not_fitted_yet_says_so(client):
     assert "<table" not in section and "has not been fitted on these 1 run yet" in text
 
 
-def test_the_command_with_missing_fits_only_drives_without_a_fit(capsys):
-    fitted, missing = population()["drive"], population()["drive"]
+def test_the_command_with_missing_fits_only_drives_without_a_fit_of_their_current_data(capsys):
+    fitted, missing, behind = population()["drive"], population()["drive"], population()["drive"]
     refresh_factor_effects(fitted)
+    refresh_factor_effects(behind)
+    # a change whose refit was lost (the broker away, a database crash before the refit's commit was flushed)
+    DriveModel.objects.filter(pk=behind.pk).update(data_version=F("data_version") + 1)
     before = set(FactorEffect.objects.filter(drive_model=fitted).values_list("pk", flat=True))
     call_command("refresh_factor_effects", "--missing", "--queue")  # tasks run in-process here (always eager)
-    assert "1 drive model refits queued" in capsys.readouterr().out
+    assert "2 drive model refits queued" in capsys.readouterr().out
     assert set(FactorEffect.objects.filter(drive_model=fitted).values_list("pk", flat=True)) == before
     assert FactorFitSummary.objects.filter(drive_model=missing).exists()
+    behind.refresh_from_db()
+    assert behind.factors_version == behind.data_version
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_refit_commits_without_waiting_for_the_flush_and_only_its_own_transaction():
+    drive = population()["drive"]
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append((sql, connection.in_atomic_block))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        refresh_factor_effects(drive)
+    relaxed = [i for i, (sql, _) in enumerate(statements) if sql == "SET LOCAL synchronous_commit TO OFF"]
+    deletes = [i for i, (sql, _) in enumerate(statements) if sql.startswith('DELETE FROM "analysis_factorunitfigures"')]
+    assert len(relaxed) == 1 and deletes and relaxed[0] < deletes[0] and statements[relaxed[0]][1]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)  # SET LOCAL ended with the refit's transaction
+
+    statements.clear()
+    with transaction.atomic(), connection.execute_wrapper(record):  # inside a transaction of other rows: untouched
+        refresh_factor_effects(drive)
+    assert statements and not any("synchronous_commit" in sql for sql, _ in statements)

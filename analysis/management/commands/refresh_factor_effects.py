@@ -1,7 +1,7 @@
 """manage.py refresh_factor_effects: refit the factor model of every drive model (or the ones named)."""
 
 from django.core.management.base import BaseCommand
-from django.db.models import Q
+from django.db.models import F, Q
 
 from analysis.factor_effects import refresh_factor_effects
 from analysis.models import DriveModel, FactorFitSummary
@@ -15,14 +15,15 @@ class Command(BaseCommand):
         "metric, with its interval) of every drive model from its public runs, and replace its stored effects. "
         "Publishing, withdrawing or hiding a submission refits its drive models by a task; run this after a "
         "deployment that changes the model (all drives), or with --missing at every start: only drives with public "
-        "PTS runs and no fit of known data yet, cheap once they have one. --queue leaves the fits to the worker.\n\n"
+        "PTS runs and no fit of their current data (none yet, or one a lost refit left behind), cheap once they "
+        "have one. --queue leaves the fits to the worker.\n\n"
         "Example: manage.py refresh_factor_effects --missing --queue"
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--drive", action="append", default=[], help="a drive model's slug (repeatable)")
         parser.add_argument(
-            "--missing", action="store_true", help="only drives with public PTS runs and no fit of known data"
+            "--missing", action="store_true", help="only drives with public PTS runs and no fit of their current data"
         )
         parser.add_argument("--queue", action="store_true", help="queue a task per drive instead of fitting here")
 
@@ -32,8 +33,9 @@ class Command(BaseCommand):
             models = models.filter(slug__in=options["drive"])
         if options["missing"]:
             fitted = FactorFitSummary.objects.values("drive_model_id")
-            # no fit yet, or none of known data (a migration forgot what it stored)
-            unfitted = Q(factors_version__isnull=True) | ~Q(pk__in=fitted)
+            # no fit yet, none of known data (a migration forgot what it stored), or one of older data than the
+            # drive's (a refit lost: the broker away, a worker killed, a database crash before its commit was flushed)
+            unfitted = Q(factors_version__isnull=True) | Q(factors_version__lt=F("data_version")) | ~Q(pk__in=fitted)
             models = models.filter(unfitted, pk__in=public_pts_runs().values("drive_model_id"))
         if options["queue"]:
             ids = list(models.values_list("pk", flat=True))

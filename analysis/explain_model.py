@@ -20,6 +20,7 @@ queues their refit and says they are being refreshed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
@@ -114,8 +115,13 @@ def _reference_figure(unit: str, estimate) -> dict:
 
 
 def _round(value: float) -> float:
-    """6 significant digits: the fit's last bits differ between BLAS builds; the API answers the same everywhere."""
-    return float(f"{float(value):.6g}")
+    """6 significant digits: the fit's last bits differ between BLAS builds; the API answers the same everywhere.
+    Every number of a stored figures document passes here, so a fit that gave no finite figure is refused here: JSON
+    has no NaN (orjson, which writes the documents, would write it as null, a figure silently missing)."""
+    rounded = float(f"{float(value):.6g}")
+    if not math.isfinite(rounded):
+        raise ValueError(f"the factor model gave a figure that is not a finite number: {rounded}")
+    return rounded
 
 
 def unit_model(fitted, headline, key) -> MetricModel:

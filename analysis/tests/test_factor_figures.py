@@ -2,6 +2,8 @@
 view never fits (statsmodels and scipy cannot even be imported while it renders), shows the figures the fit gave,
 and says they are being refreshed when the drive's data changed since the fit."""
 
+import dataclasses
+import math
 import sys
 
 import pytest
@@ -13,7 +15,7 @@ from analysis.factor_model import fit
 from analysis.factor_rows import drive_rows, held_rows
 from analysis.fit_inputs import unit_number
 from analysis.headline import BY_KEY
-from analysis.models import FactorUnitFigures
+from analysis.models import FactorUnitFigures, TestRun
 from analysis.tests.factories import TestRunFactory
 from analysis.tests.test_explain import SEQ, factor_population, metric
 
@@ -79,6 +81,26 @@ def test_figures_of_older_data_are_not_shown_until_the_refit(monkeypatch):
     assert seq["model_note"] == "" and seq["normalized"] is not None and seq["model_units"] == 11
 
 
+def test_a_fit_that_gives_a_unit_no_finite_interval_writes_nothing_and_keeps_the_fit_before(monkeypatch):
+    world = factor_population()
+    model, normal = world["model"], world["submissions"]["n0"]
+    refresh_factor_effects(model)
+    before = sorted(FactorUnitFigures.objects.filter(drive_model=model).values_list("pk", "normalized_low"))
+    publish_another_unit(model)
+
+    def with_a_nan(rows, metric, **kwargs):
+        fitted = fit(rows, metric, **kwargs)
+        figures = next(iter(fitted.units.values()))
+        figures.normalized = dataclasses.replace(figures.normalized, low=math.nan)
+        return fitted
+
+    monkeypatch.setattr("analysis.factor_model.fit", with_a_nan)
+    with pytest.raises(ValueError, match="not a finite number: nan"):
+        refresh_factor_effects(model)
+    assert sorted(FactorUnitFigures.objects.filter(drive_model=model).values_list("pk", "normalized_low")) == before
+    assert metric(explain_submission(normal), SEQ)["model_note"] == REFRESHING  # the fit before, of older data
+
+
 def test_a_held_units_figures_are_fitted_with_the_public_units_and_stored_apart():
     world = factor_population(status_of={"gen2": "held"})
     model, held = world["model"], world["submissions"]["gen2"]
@@ -136,3 +158,17 @@ def test_a_submission_no_longer_held_loses_its_held_figures_at_the_drives_next_r
     refresh_factor_effects(model)
     assert not FactorUnitFigures.objects.filter(submission=held).exists()
     assert refresh_held_figures(held) == 0  # and a late refit of it writes none
+
+
+def test_deleting_a_drive_deletes_its_figures_public_and_held():
+    """The drive is not a checked reference of a figures row (migration 0027): the ORM's cascade removes them."""
+    world = factor_population(status_of={"hot": "held"})
+    model = world["model"]
+    refresh_factor_effects(model)
+    refresh_held_figures(world["submissions"]["hot"])
+    assert FactorUnitFigures.objects.filter(drive_model=model, submission__isnull=False).exists()
+    assert FactorUnitFigures.objects.filter(drive_model=model, submission__isnull=True).exists()
+    pk = model.pk
+    TestRun.objects.filter(drive_model=model).delete()  # a drive with runs is protected
+    model.delete()
+    assert not FactorUnitFigures.objects.filter(drive_model_id=pk).exists()

@@ -2,6 +2,7 @@
 public data changes so pages and exports read rows, never fit."""
 
 from django.db import models
+from django.db.models import Q
 
 from analysis.models.hardware import DriveModel
 from nvmedb.json_field import JSONField
@@ -77,7 +78,12 @@ class FactorUnitFigures(models.Model):
     (analysis.factor_figures) so that a page view, the API and the exports read them and never fit: the unit's
     normalized figure with its interval, and the explanation's whole metric entry (analysis.explain_model)."""
 
-    drive_model = models.ForeignKey(DriveModel, on_delete=models.CASCADE, related_name="factor_unit_figures")
+    # No index of its own (the lookup index starts with it) and no constraint: a public row's drive is its fit's,
+    # whose constraint is checked; a held row goes with its drive through the ORM's cascade. The constraint's check
+    # of each of a refit's thousands of rows was 10 ms of its commit.
+    drive_model = models.ForeignKey(
+        DriveModel, on_delete=models.CASCADE, related_name="factor_unit_figures", db_index=False, db_constraint=False
+    )
     fit = models.ForeignKey(
         FactorFitSummary, on_delete=models.CASCADE, null=True, blank=True, related_name="unit_figures",
         help_text="The drive's public fit; empty for a held unit's own fit (the public units plus it).",
@@ -85,6 +91,7 @@ class FactorUnitFigures(models.Model):
     submission = models.ForeignKey(
         "submissions.Submission", on_delete=models.CASCADE, null=True, blank=True, related_name="factor_unit_figures",
         help_text="The held submission whose unit was fitted with the public ones; empty for the public fit.",
+        db_index=False,  # indexed where set (Meta): a refit writes thousands of public rows without one
     )  # fmt: skip
     metric = models.CharField(max_length=32, help_text="A headline key (analysis.headline).")
     unit_key = models.BigIntegerField(help_text="The physical unit's id, or minus the run's id for a run without one.")
@@ -99,7 +106,10 @@ class FactorUnitFigures(models.Model):
 
     class Meta:
         ordering = ["drive_model", "metric", "unit_key"]
-        indexes = [models.Index(fields=["drive_model", "metric", "unit_key"], name="factor_unit_figures_lookup")]
+        indexes = [
+            models.Index(fields=["drive_model", "metric", "unit_key"], name="factor_unit_figures_lookup"),
+            models.Index(fields=["submission"], condition=Q(submission__isnull=False), name="factor_unit_figures_held"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.metric} unit {self.unit_key}: {self.normalized}"

@@ -5,15 +5,31 @@ keeps old figures off the page."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import math
+
+import orjson
 import pytest
+from django.apps import apps
+from django.core.management import call_command
 from django.db import connection
+from django.db.models import FloatField
 from django.test.utils import CaptureQueriesContext
 
 from analysis.explain import explain_submission
 from analysis.explain_model import REFRESHING, metric_models
 from analysis.factor_effects import refresh_factor_effects
 from analysis.factor_rows import public_runs
-from analysis.fit_inputs import current_inputs, inputs_digest
+from analysis.fit_inputs import (
+    DIGEST_FORMAT,
+    FLOAT_FIELDS,
+    INPUT_FIELDS,
+    POSITION,
+    REPR_FORMAT,
+    current_inputs,
+    inputs_digest,
+)
 from analysis.models import FactorUnitFigures, Firmware, Host, TestRun
 from analysis.tests.factories import FlagFactory
 from analysis.tests.test_explain import SEQ, factor_population, metric
@@ -107,11 +123,6 @@ def test_a_page_checks_its_figures_in_one_query_of_the_drives_runs_however_many(
 
 
 def test_figures_of_the_old_digest_are_forgotten_and_refitted_at_the_next_start(capsys):
-    import importlib
-
-    from django.apps import apps
-    from django.core.management import call_command
-
     migration = importlib.import_module("analysis.migrations.0026_figures_digest_of_the_runs_read")
     world = factor_population()
     model, normal = world["model"], world["submissions"]["n0"]
@@ -129,6 +140,56 @@ def test_figures_of_the_old_digest_are_forgotten_and_refitted_at_the_next_start(
     assert metric(explain_submission(normal), SEQ)["normalized"] is not None
     call_command("refresh_factor_effects", "--missing")
     assert "0 drive models refitted" in capsys.readouterr().out  # fitted on known data now
+
+
+def repr_digest(runs: list[tuple]) -> str:
+    """The digest as it was computed before orjson wrote the runs (migration 0028)."""
+    return hashlib.sha256(REPR_FORMAT + "\n".join(repr(run) for run in runs).encode()).hexdigest()
+
+
+def test_the_digest_is_orjsons_text_and_the_repr_where_that_text_would_hide_a_difference():
+    world = factor_population()
+    tuples, _ = current_inputs(world["model"])
+    assert inputs_digest(tuples) == hashlib.sha256(DIGEST_FORMAT + orjson.dumps(tuples)).hexdigest()
+    position = POSITION["max_temperature_k"]
+    for hidden in (math.nan, math.inf, -math.inf):
+        changed = [tuples[0][:position] + (hidden,) + tuples[0][position + 1 :], *tuples[1:]]
+        none = [tuples[0][:position] + (None,) + tuples[0][position + 1 :], *tuples[1:]]
+        assert orjson.dumps(changed) == orjson.dumps(none)  # what orjson alone would not tell apart
+        assert inputs_digest(changed) == repr_digest(changed) != inputs_digest(none)
+    in_headline = [tuples[0][:3] + ({SEQ: math.nan},) + tuples[0][4:], *tuples[1:]]
+    assert inputs_digest(in_headline) == repr_digest(in_headline)
+    beyond_64_bits = [tuples[0][:3] + ({SEQ: 2**70},) + tuples[0][4:], *tuples[1:]]
+    assert inputs_digest(beyond_64_bits) == repr_digest(beyond_64_bits)
+
+
+def test_every_float_input_is_checked_for_what_orjson_would_write_as_null():
+    floats = set()
+    for name in INPUT_FIELDS:
+        model, *path, last = [TestRun, *name.split("__")]
+        for step in path:
+            model = model._meta.get_field(step).related_model
+        field = model._meta.get_field(last) if last != "thermal_flag" else None
+        if isinstance(field, FloatField):
+            floats.add(name)
+    assert floats == set(FLOAT_FIELDS)
+
+
+def test_figures_of_the_repr_digest_are_refitted_at_the_next_start(capsys):
+    migration = importlib.import_module("analysis.migrations.0028_refit_figures_of_the_repr_digest")
+    world = factor_population()
+    model, normal = world["model"], world["submissions"]["n0"]
+    refresh_factor_effects(model)
+    tuples, _ = current_inputs(model)
+    FactorUnitFigures.objects.update(input_digest=repr_digest(tuples))  # as stored before
+    assert metric(explain_submission(normal), SEQ)["model_note"] == REFRESHING
+
+    migration.refit_figures_of_the_repr_digest(apps, None)
+    model.refresh_from_db()
+    assert model.factors_version is None
+    call_command("refresh_factor_effects", "--missing")  # what every start runs
+    assert "1 drive models refitted" in capsys.readouterr().out
+    assert metric(explain_submission(normal), SEQ)["normalized"] is not None
 
 
 def test_a_submission_page_reads_the_drives_runs_once_for_its_peers_and_its_figures():

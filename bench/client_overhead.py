@@ -3,7 +3,8 @@
 Runs the client in this process (so ru_maxrss of self is the client's memory, fio's processes excluded) on a temp
 file with 2-second cells, and prints:
   - wall time of the whole run, the sum of fio's runtimes (from its json+ output), and the overhead ratio
-    (target: <= 5%), split into fio's own start-up/teardown and the client's work between fio runs;
+    (target: <= 5%), split into fio's own start-up/teardown and the client's work between fio runs, beside the
+    real limit: fio's own cost per process, measured on an ioengine=null job of one cell's length;
   - what that per-run overhead means for the specification's 60-second cells;
   - the client's peak resident memory (target: <= 100 MB);
 each target with PASS / FAIL, the load average at the start and the end; it exits 1 when a target is missed.
@@ -19,6 +20,8 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -84,6 +87,7 @@ def main() -> int:
         bundle_bytes = bundle.stat().st_size
 
     runs = len(state["runs"])
+    floor = fio_floor_s(args.cell_seconds)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
     fio_startup = sum(fio_wall) - fio_runtime
     client_work = wall - sum(fio_wall)
@@ -102,11 +106,33 @@ def main() -> int:
         f"  of which the client          {client_work / fio_runtime:9.1%}  ({client_work / runs * 1000:.0f} ms per run: "
         "job files, checkpoints, steady-state checks, system facts, bundle)"
     )
+    print(
+        f"  the real limit: fio alone    {floor / args.cell_seconds:9.1%}  ({floor * 1000:.0f} ms per process: an "
+        "ioengine=null job of one cell's length, no client, no device; what any client that runs each cell as its "
+        "own fio process pays"
+        + ("; above the goal before the client does anything)" if floor / args.cell_seconds > OVERHEAD_TARGET else ")")
+    )
     print(f"overhead on 60 s PTS cells     {per_run / 60:9.2%}  ({per_run * 1000:.0f} ms per run)")
     goals.check(f"client peak memory (maxrss)  {peak / 1000**2:9.1f} MB", peak <= MEMORY_TARGET_BYTES,
                 goal=f"<= {MEMORY_TARGET_BYTES / 1000**2:.0f} MB")  # fmt: skip
     print(f"bundle size                    {bundle_bytes / 1000:9.1f} kB")
     return goals.finish()
+
+
+def fio_floor_s(cell_seconds: float, repeats: int = 3) -> float:
+    """fio's own cost per process: the wall time of an ioengine=null job of one cell's length, less the runtime it
+    reports (the median of `repeats`). fio calibrates its clock, waits a fixed 100 ms for each group of jobs to start
+    (backend.c, run_threads) and reaps its jobs at exit, whatever the client around it does."""
+    costs = []
+    for _ in range(repeats):
+        started = time.monotonic()
+        done = subprocess.run(
+            ["fio", "--name=floor", "--ioengine=null", "--size=1g", "--time_based", "--output-format=json",
+             f"--runtime={round(cell_seconds * 1000)}ms"],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        costs.append(time.monotonic() - started - runner.fio_wall_runtime_s(parse_fio_output(done.stdout)))
+    return statistics.median(costs)
 
 
 if __name__ == "__main__":

@@ -59,28 +59,42 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
         "pk", "headline", "unit_id", "submission__uploader_id", "edition", "firmware__revision",
         "pcie_link__generation", "pcie_link__width",
     )  # fmt: skip
-    # (value, unit id, the unit key the median counts by, contributor) per run and metric
-    groups: dict[tuple[str, str, str], list[tuple[float, int | None, tuple[str, int], int]]] = defaultdict(list)
+    # (value, unit id, the unit key the median counts by, contributor) per metric and combination of levels: a
+    # drive's runs share a few combinations, so each sample is appended once, not once per factor
+    by_levels: dict[tuple[str, tuple[str, ...]], list[tuple[float, int | None, tuple[str, int], int]]] = {}
+    levels_of: dict[tuple, tuple[str, ...]] = {}
     for pk, headline, unit_id, contributor, edition, firmware, generation, width in rows:
-        levels = (
-            (Factor.ALL, ""),
-            (Factor.FIRMWARE, firmware or "unknown"),
-            (Factor.PCIE_GENERATION, f"Gen{generation}" if generation else "unknown"),
-            (Factor.PCIE_WIDTH, f"x{width}" if width else "unknown"),
-            (Factor.EDITION, edition or "unknown"),
-        )
+        raw = (firmware, generation, width, edition)
+        if (levels := levels_of.get(raw)) is None:
+            levels = levels_of[raw] = _levels(*raw)
         unit = aggregates.unit_key(unit_id, pk)
         for key, value in (headline or {}).items():
-            if value is None:
-                continue
-            sample = (float(value), unit_id, unit, contributor)
-            for factor, level in levels:
-                groups[(key, factor, level)].append(sample)
+            if value is not None:
+                by_levels.setdefault((key, levels), []).append((float(value), unit_id, unit, contributor))
+    # each factor level's samples: the combinations' lists joined (order matters to none of the statistics)
+    groups: dict[tuple[str, str, str], list[tuple]] = defaultdict(list)
+    for (key, levels), samples in by_levels.items():
+        groups[(key, Factor.ALL, "")].extend(samples)
+        for factor, level in zip(LEVEL_FACTORS, levels, strict=True):
+            groups[(key, factor, level)].extend(samples)
     DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
     created = DriveModelAggregate.objects.bulk_create(
         [_aggregate(drive_model, key, factor, level, samples) for (key, factor, level), samples in groups.items()]
     )
     return len(created)
+
+
+LEVEL_FACTORS = (Factor.FIRMWARE, Factor.PCIE_GENERATION, Factor.PCIE_WIDTH, Factor.EDITION)
+
+
+def _levels(firmware, generation, width, edition) -> tuple[str, ...]:
+    """A run's level of each of LEVEL_FACTORS."""
+    return (
+        firmware or "unknown",
+        f"Gen{generation}" if generation else "unknown",
+        f"x{width}" if width else "unknown",
+        edition or "unknown",
+    )
 
 
 def _aggregate(drive_model, key: str, factor: str, level: str, samples: list[tuple]) -> DriveModelAggregate:

@@ -74,7 +74,7 @@ def _all_finite(tuples: list[tuple]) -> bool:
     try:
         for run in tuples:
             if headline := run[_HEADLINE]:
-                total += sum(headline.values())
+                total += sum(filter(None, headline.values()))  # a metric not measured is None (and 0 is finite)
             for position in _FLOAT_POSITIONS:
                 if (value := run[position]) is not None:
                     total += value

@@ -161,6 +161,8 @@ def test_the_digest_is_orjsons_text_and_the_repr_where_that_text_would_hide_a_di
     assert inputs_digest(in_headline) == repr_digest(in_headline)
     beyond_64_bits = [tuples[0][:3] + ({SEQ: 2**70},) + tuples[0][4:], *tuples[1:]]
     assert inputs_digest(beyond_64_bits) == repr_digest(beyond_64_bits)
+    not_measured = [tuples[0][:3] + ({SEQ: None, "bw_1m_write": 0.0},) + tuples[0][4:], *tuples[1:]]
+    assert inputs_digest(not_measured) == hashlib.sha256(DIGEST_FORMAT + orjson.dumps(not_measured)).hexdigest()
 
 
 def test_every_float_input_is_checked_for_what_orjson_would_write_as_null():

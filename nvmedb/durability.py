@@ -1,7 +1,8 @@
 """Transactions whose rows can be derived again: committed without waiting for the write-ahead log's flush.
 
-A refit replaces thousands of rows of figures (analysis.factor_effects): waiting at its commit for their WAL to
-reach the disk is ~28 ms of a ~240 ms refit on the benchmark's drive. Such a transaction is still atomic, and
+A refit replaces thousands of rows of figures (analysis.factor_effects), and nothing a contributor sent or was told
+depends on when they reach the disk: its commit need not wait for the flush of their WAL (~3 ms of the commit on the
+benchmark's drive on a virtual disk; more where an fsync is slower). Such a transaction is still atomic, and
 PostgreSQL stays consistent; what a crash of the database server (not of a worker) within a few hundred milliseconds
 of the commit can lose is that transaction whole, as if it had never run. The drive is then where it is while a
 refit is queued: its `factors_version` below its `data_version`, its pages showing the fit before (a submission's

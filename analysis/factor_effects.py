@@ -20,10 +20,9 @@ so a web process that reads the rows never loads them.
 from __future__ import annotations
 
 import logging
-from contextlib import contextmanager
 
 import orjson
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -31,7 +30,7 @@ from analysis.fit_inputs import inputs_digest
 from analysis.models import DriveModel, FactorEffect, FactorFitSummary, FactorUnitFigures
 from nvmedb.bulk import insert_rows
 from nvmedb.collector import cycle_collector_paused
-from nvmedb.durability import derived_rows_transaction
+from nvmedb.durability import derived_rows_transaction, snapshot_transaction
 from submissions.models import Submission, SubmissionStatus
 
 logger = logging.getLogger(__name__)
@@ -106,7 +105,7 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
         return 0  # deleted since
     if only_if_changed and _covered(*versions):
         return None
-    with _snapshot():
+    with snapshot_transaction():
         data_version = DriveModel.objects.filter(pk=drive_model.pk).values_list("data_version", flat=True).first()
         if data_version is None:
             return 0
@@ -221,7 +220,7 @@ def refresh_held_figures(submission) -> int:
     drives = DriveModel.objects.filter(test_runs__submission=submission).distinct().order_by("pk")
     for drive_model in drives:
         now = timezone.now()
-        with _snapshot(), cycle_collector_paused():
+        with snapshot_transaction(), cycle_collector_paused():
             public = public_runs(drive_model)
             found = rows_of(public)
             fits = {metric: fit(rows, metric) for metric, rows in found.rows.items()}
@@ -233,15 +232,3 @@ def refresh_held_figures(submission) -> int:
                 _insert_figures(figures)
                 written += len(figures)
     return written
-
-
-@contextmanager
-def _snapshot():
-    """A transaction in which every query sees the same committed state (REPEATABLE READ, read only, on PostgreSQL;
-    a SQLite transaction is one)."""
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if snapshot:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        yield

@@ -22,7 +22,7 @@ import hashlib
 from dataclasses import asdict, fields
 from operator import itemgetter
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Case, IntegerField, Max, When
 from django.urls import reverse
 
@@ -33,6 +33,7 @@ from browse import compare, drive_page, queries
 from browse.charts_breakdowns import breakdowns
 from browse.factors import FACTOR_METRICS
 from nvmedb.collector import cycle_collector_paused
+from nvmedb.durability import snapshot_transaction
 from reports.chart_kit import Chart
 
 CURRENT, WRITTEN, DELETED, NEWER, GONE = "current", "written", "deleted", "newer", "gone"
@@ -51,11 +52,9 @@ def rebuild_summary(drive_model_id: int) -> str:
         return GONE
     if is_current(drive):
         return CURRENT
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic(), cycle_collector_paused():  # tens of thousands of short-lived rows (nvmedb.collector)
-        if snapshot:  # every query below sees the same committed state, and the version it is of
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    # every query below sees the same committed state, and the version it is of (tens of thousands of short-lived
+    # rows: nvmedb.collector)
+    with snapshot_transaction(), cycle_collector_paused():
         drive = DriveModel.objects.get(pk=drive_model_id)
         fields = summary_fields(drive)
     return _write(drive, fields)

@@ -24,7 +24,6 @@ from typing import BinaryIO
 
 from django.core.cache import cache
 from django.core.files.storage import Storage
-from django.db import connection, transaction
 from django.utils import timezone
 
 from datasets import exports, writers
@@ -32,6 +31,7 @@ from datasets import release_store as store
 from datasets.filters import Filters, rows_queryset
 from datasets.release_store import SUMS
 from datasets.tables import TABLES, Table
+from nvmedb.durability import snapshot_transaction
 from nvmedb.storage import StorageUnavailable, list_sizes, local_path, open_stream
 from nvmedb_client import data_license
 from submissions.selectors import withdrawn_submissions
@@ -175,13 +175,6 @@ def table_schema(table: Table) -> dict:
     }
 
 
-def _snapshot() -> None:
-    """Read every table from one snapshot of the database, so the files agree with each other."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-
-
 def build_release(*, now: datetime | None = None, force: bool = False) -> BuildResult:
     """Build the next release unless nothing changed since the last one (then say so and publish nothing)."""
     storage = store.release_storage()
@@ -198,10 +191,7 @@ def build_release(*, now: datetime | None = None, force: bool = False) -> BuildR
         # Past every numbered directory, even one that is not a readable release: a number is never reused.
         number = max(store.numbers(storage), default=0) + 1
         with store.build_directory(root, number) as temp:
-            outer_transaction = connection.in_atomic_block
-            with transaction.atomic():
-                if not outer_transaction:
-                    _snapshot()
+            with snapshot_transaction():  # every table read from one snapshot, so the files agree with each other
                 resources = _write_tables(temp)
             if previous and not force and _same_content(previous, resources):
                 return BuildResult(None, f"Nothing changed since release {previous.number}; no release built.")

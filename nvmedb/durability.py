@@ -1,4 +1,5 @@
-"""Transactions whose rows can be derived again: committed without waiting for the write-ahead log's flush.
+"""Transactions of derived work: a snapshot its reads agree in (`snapshot_transaction`), and rows that can be
+derived again committed without waiting for the write-ahead log's flush (`derived_rows_transaction`).
 
 A refit replaces thousands of rows of figures (analysis.factor_effects), and nothing a contributor sent or was told
 depends on when they reach the disk: its commit need not wait for the flush of their WAL (~3 ms of the commit on the
@@ -28,4 +29,17 @@ def derived_rows_transaction() -> Iterator[None]:
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        yield
+
+
+@contextmanager
+def snapshot_transaction() -> Iterator[None]:
+    """`transaction.atomic()` in which every query sees the same committed state: REPEATABLE READ, READ ONLY on
+    PostgreSQL when it is the outermost transaction (the level must be set first thing; inside another transaction the
+    outer one's level holds); a SQLite transaction is one snapshot already."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         yield

@@ -3,7 +3,7 @@
 import pytest
 from django.db import connection, transaction
 
-from nvmedb.durability import derived_rows_transaction
+from nvmedb.durability import derived_rows_transaction, snapshot_transaction
 
 
 def synchronous_commit() -> str:
@@ -39,3 +39,19 @@ def test_on_sqlite_it_is_a_plain_transaction():
     with derived_rows_transaction():
         assert connection.in_atomic_block
     assert not connection.in_atomic_block
+
+
+def isolation() -> tuple[str, str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('transaction_isolation'), current_setting('transaction_read_only')")
+        return cursor.fetchone()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_outermost_snapshot_transaction_reads_one_snapshot_and_writes_nothing():
+    with snapshot_transaction():
+        assert isolation() == ("repeatable read", "on")
+    assert isolation() == ("read committed", "off")
+    with transaction.atomic(), snapshot_transaction():  # nested: the outer transaction's level holds
+        assert isolation() == ("read committed", "off")

@@ -78,14 +78,15 @@ class FactorUnitFigures(models.Model):
     (analysis.factor_figures) so that a page view, the API and the exports read them and never fit: the unit's
     normalized figure with its interval, and the explanation's whole metric entry (analysis.explain_model)."""
 
-    # No index of its own (the lookup index starts with it) and no constraint: a public row's drive is its fit's,
-    # whose constraint is checked; a held row goes with its drive through the ORM's cascade. The constraint's check
-    # of each of a refit's thousands of rows was 10 ms of its commit.
+    # No index of its own (the lookup index starts with it) and no constraint: a public row's drive is its fit's; a
+    # row goes with its drive or its fit through the ORM's cascade, and the refit writes a fit's rows in the
+    # transaction that saves the fit. Each constraint's check of a refit's thousands of rows was ~10 ms of its commit.
     drive_model = models.ForeignKey(
         DriveModel, on_delete=models.CASCADE, related_name="factor_unit_figures", db_index=False, db_constraint=False
     )
     fit = models.ForeignKey(
         FactorFitSummary, on_delete=models.CASCADE, null=True, blank=True, related_name="unit_figures",
+        db_constraint=False,
         help_text="The drive's public fit; empty for a held unit's own fit (the public units plus it).",
     )  # fmt: skip
     submission = models.ForeignKey(

@@ -15,7 +15,7 @@ from analysis.factor_model import fit
 from analysis.factor_rows import drive_rows, held_rows
 from analysis.fit_inputs import unit_number
 from analysis.headline import BY_KEY
-from analysis.models import FactorUnitFigures, TestRun
+from analysis.models import FactorFitSummary, FactorUnitFigures, TestRun
 from analysis.tests.factories import TestRunFactory
 from analysis.tests.test_explain import SEQ, factor_population, metric
 
@@ -172,3 +172,22 @@ def test_deleting_a_drive_deletes_its_figures_public_and_held():
     TestRun.objects.filter(drive_model=model).delete()  # a drive with runs is protected
     model.delete()
     assert not FactorUnitFigures.objects.filter(drive_model_id=pk).exists()
+
+
+def test_a_refit_leaves_no_figures_of_the_fit_it_replaced():
+    """The fit is not a checked reference of a figures row either (migration 0029): the refit's deletion of the old
+    fits takes their rows with them, through the ORM's cascade."""
+    world = factor_population()
+    model = world["model"]
+    refresh_factor_effects(model)
+    first = set(FactorUnitFigures.objects.filter(drive_model=model).values_list("fit_id", flat=True))
+    n_rows = FactorUnitFigures.objects.filter(drive_model=model).count()
+    publish_another_unit(model)
+    refresh_factor_effects(model)
+
+    fits = set(FactorFitSummary.objects.filter(drive_model=model).values_list("pk", flat=True))
+    now = set(FactorUnitFigures.objects.filter(drive_model=model).values_list("fit_id", flat=True))
+    assert first and not first & now and now <= fits
+    assert FactorUnitFigures.objects.filter(drive_model=model).count() > n_rows  # the new unit's rows added
+    FactorFitSummary.objects.filter(drive_model=model).delete()
+    assert not FactorUnitFigures.objects.filter(drive_model=model).exists()

@@ -1,7 +1,8 @@
 """A unit's figures carry the indexes their lookups use and no other (migration 0027): the lookup by drive, metric
 and unit (which also serves every lookup by drive), the fit's (its figures go with it), and a held submission's,
 kept only for the rows that have one: a refit writes thousands of public rows, none of which needs an entry there.
-The drive is not a checked reference of its own: a public row's drive is its fit's, which is."""
+Neither the drive nor the fit is a checked reference (migrations 0027, 0029): the refit writes a fit's rows in the
+transaction that saves it, and the ORM's cascade removes them with their drive or fit."""
 
 import pytest
 from django.db import connection, transaction
@@ -41,17 +42,14 @@ def test_a_held_submissions_figures_are_found_through_the_partial_index(where, p
     assert "factor_unit_figures_held" in plan, plan
 
 
-def test_the_fit_and_the_submission_are_checked_references_and_the_drive_is_the_fits():
+def test_only_the_submission_is_a_checked_reference():
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT a.attname, c.confrelid::regclass::text FROM pg_constraint c JOIN pg_attribute a"
             " ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] WHERE c.conrelid = %s::regclass AND c.contype = 'f'",
             [TABLE],
         )
-        assert sorted(cursor.fetchall()) == [
-            ("fit_id", "analysis_factorfitsummary"),
-            ("submission_id", "submissions_submission"),
-        ]
+        assert sorted(cursor.fetchall()) == [("submission_id", "submissions_submission")]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT a.attname FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid"

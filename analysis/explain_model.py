@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import partial
 
 from django.db import transaction
 
@@ -67,15 +67,23 @@ class MetricModel:
     differs: set[str] = field(default_factory=set)  # the factors at which the unit is not at the reference
 
     def stored(self) -> dict:
-        return {**self.as_dict(), "differs": sorted(self.differs)}
+        """The entry as the refit stores it: numbers, no text (MetricModel.from_stored formats them)."""
+        entry = {**self.as_dict(), "differs": sorted(self.differs)}
+        del entry["gap_display"]
+        return entry
 
     @classmethod
     def from_stored(cls, data: dict, unit: str) -> MetricModel:
-        """A stored entry, its normalized figure shown in `unit` (the refit stores its numbers only: a page formats
-        the one unit it shows, where the refit would format every unit of the drive)."""
+        """A stored entry, its figures shown in `unit` and its gap as a signed percentage (the refit stores their
+        numbers only: a page formats the one unit it shows, where the refit would format every unit of the drive;
+        an entry stored with its text keeps it)."""
         model = cls(**{**data, "differs": set(data.get("differs", []))})
         if model.normalized is not None and "display" not in model.normalized:
             model.normalized = {**model.normalized, "display": _display(unit, model.normalized)}
+        if model.reference is not None and "display" not in model.reference:
+            model.reference = {**model.reference, "display": _display(unit, model.reference)}
+        if model.gap is not None and not model.gap_display:
+            model.gap_display = _signed(model.gap)
         return model
 
     def as_dict(self) -> dict:
@@ -90,28 +98,17 @@ class MetricModel:
         }
 
 
-def _figure(unit: str, estimate) -> dict:
-    """An estimate with its interval, as numbers and as the site shows them ("6.50 GB/s [6.41, 6.59 GB/s]")."""
-    figure = _numbers(estimate)
-    return {**figure, "display": _display(unit, figure)}
-
-
 def _numbers(estimate) -> dict:
     return {"value": _round(estimate.value), "low": _round(estimate.low), "high": _round(estimate.high)}
 
 
 def _display(unit: str, figure: dict) -> str:
+    """An estimate's numbers as the site shows them ("6.50 GB/s [6.41 GB/s, 6.59 GB/s]")."""
     low_text, high_text = units.by_unit(unit, figure["low"]), units.by_unit(unit, figure["high"])
     display = units.by_unit(unit, figure["value"])
     if low_text != high_text:  # a unit at the reference conditions is its own figure, with no interval to quote
         display += f" [{low_text}, {high_text}]"
     return display
-
-
-@lru_cache(maxsize=64)
-def _reference_figure(unit: str, estimate) -> dict:
-    """A fit's reference level as _figure shows it: the same for each of the fit's units, so formatted once."""
-    return _figure(unit, estimate)
 
 
 def _round(value: float) -> float:
@@ -138,7 +135,7 @@ def unit_models(fitted, headline, keys) -> list[MetricModel]:
     if fitted.status != "fitted" or fitted.reference_level is None:
         note = fitted.reason.replace("too few units: ", "Too few units for the factor model: ") + "."
         return [MetricModel(model_units=fitted.n_units, model_note=note) for _ in keys]
-    reference = _reference_figure(headline.unit, fitted.reference_level)
+    reference = _numbers(fitted.reference_level)  # the same for each unit; shown in its unit when read
     explainable = fitted.explainable().tolist()
     differs = _differs_by_unit(fitted)
     models = []
@@ -152,8 +149,7 @@ def unit_models(fitted, headline, keys) -> list[MetricModel]:
             )
             continue
         model.reference = dict(reference)
-        model.gap = _round(figures.observed / fitted.reference_level.value - 1)
-        model.gap_display = _signed(model.gap)
+        model.gap = _round(figures.observed / fitted.reference_level.value - 1)  # a percentage when read
         model.normalized = _numbers(figures.normalized)  # shown in its unit when read (MetricModel.from_stored)
         model.differs = differs[figures.index]
         if explainable[figures.index]:
@@ -377,7 +373,4 @@ def model_factors(runs: list[TestRun], flags: list[Flag], models: dict[str, Metr
 
 
 def _signed(change: float, unit: str = "%") -> str:
-    # why: the factor_model package loads numpy and statsmodels; a page view reads stored fits without them
-    from analysis.factor_model.results import pct
-
-    return pct(1 + change, unit)
+    return units.change(1 + change, unit)

@@ -29,13 +29,13 @@ from collections.abc import Iterable
 from analysis import aggregates
 from analysis.factor_model import FactorFit, fit
 from analysis.factor_model.data import BY_KEY as FACTORS_BY_KEY
-from analysis.factor_model.results import pct
 from analysis.factor_rows import public_runs, rows_of
 from analysis.fit_inputs import unit_key
 from analysis.headline import BY_KEY
 from analysis.models import TestRun
 from analysis.pts import surface
 from analysis.selectors import is_trial, trial_q
+from nvmedb_client import units
 from submissions.models import SubmissionStatus
 from submissions.review import established_uploader_ids
 
@@ -138,14 +138,14 @@ def _residual_vote(label: str, fitted: FactorFit, unit: object) -> str | None:
     unproven = _unproven_of(figures)
     skipped = {column.factor.key for column in unproven}
     named = [
-        f"{FACTOR_LABELS[line.factor]} {pct(line.contribution.value)}"
+        f"{FACTOR_LABELS[line.factor]} {units.change(line.contribution.value)}"
         for line in fitted.explain(unit)
         if line.factor not in skipped
     ]
     named += [f"{column.name} (this unit only, not counted)" for column in unproven]
     gap = figures.observed / fitted.reference_level.value
     return (
-        f"{label} {pct(gap)} from the factor model's reference level, {pct(math.exp(residual))} after the recorded "
+        f"{label} {units.change(gap)} from the factor model's reference level, {units.change(math.exp(residual))} after the recorded "
         f"factors; robust z {z:+.1f} (threshold ±{aggregates.OUTLIER_Z}) among {len(voters)} independent "
         f"contributors' units (one voice each); labelled, not held. Factors: {'; '.join(named) or 'none explains it'}"
     )

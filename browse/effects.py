@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from analysis.headline import BY_KEY, HEADLINES
 from analysis.models import FactorEffect, FactorFitSummary
+from nvmedb_client import units
 
 MAX_ROWS = 6
 SHOWN = ("estimated", "indicative", "not_separable")
@@ -47,14 +48,6 @@ class Spread:
     fitted: bool = False  # at least one metric was fitted
 
 
-def pct(ratio: float, unit: str = "%") -> str:
-    """A ratio as a signed change, as analysis.factor_model words it (not imported: that loads numpy)."""
-    v = (ratio - 1) * 100
-    text = f"{abs(v):.0f}" if abs(v) >= 9.95 else f"{abs(v):.1f}"
-    sign = "−" if v < 0 and text.strip("0.") else "+" if unit else ""
-    return sign + text + unit
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -70,8 +63,8 @@ def row_of(effect: FactorEffect | _Effect) -> EffectRow:
     return EffectRow(
         metric=BY_KEY[effect.metric].label if effect.metric in BY_KEY else effect.metric,
         label=effect.label,
-        effect=pct(effect.ratio) if estimated else "—",
-        interval=f"[{pct(effect.ci_low, '')}, {pct(effect.ci_high, '')}]" if estimated else "",
+        effect=units.change(effect.ratio) if estimated else "—",
+        interval=f"[{units.change(effect.ci_low, '')}, {units.change(effect.ci_high, '')}]" if estimated else "",
         units=f"{_plural(effect.n_units, 'unit')}, {_plural(effect.n_contributors, 'contributor')}",
         status=_status(effect),
         share="" if effect.variance_share is None else f"{effect.variance_share * 100:.0f}%".replace("-", "−"),

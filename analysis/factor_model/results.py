@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from analysis.factor_model.data import BY_KEY, Column, Unit
+from nvmedb_client.units import change
 
 
 @dataclass(frozen=True)
@@ -109,14 +110,6 @@ class Explanation:
     text: str
 
 
-def pct(ratio: float, unit: str = "%") -> str:
-    """A ratio as a signed change: 0.25 → "−75%"; `unit=""` for interval bounds ("[−77, −70]")."""
-    v = (ratio - 1) * 100
-    text = f"{abs(v):.0f}" if abs(v) >= 9.95 else f"{abs(v):.1f}"
-    sign = "−" if v < 0 and text.strip("0.") else "+" if unit else ""
-    return sign + text + unit
-
-
 @dataclass
 class FactorFit:
     metric: str
@@ -195,8 +188,10 @@ class FactorFit:
             notes = ["1 unit — indicative"] if effect.status == "indicative" else []
             if effect.moves_with:
                 notes.append("not separable from " + ", ".join(effect.moves_with))
-            text = f"{metric_label or self.metric} {pct(gap)}; {what} accounts for {pct(estimate.value)} "
-            text += f"[{pct(estimate.low, '')}, {pct(estimate.high, '')}]" + (f" ({'; '.join(notes)})" if notes else "")
+            text = f"{metric_label or self.metric} {change(gap)}; {what} accounts for {change(estimate.value)} "
+            text += f"[{change(estimate.low, '')}, {change(estimate.high, '')}]" + (
+                f" ({'; '.join(notes)})" if notes else ""
+            )
             lines.append(Explanation(unit, column.factor.key, what, gap - 1, estimate, effect.status, text))
         return sorted(lines, key=lambda e: -abs(math.log(e.contribution.value)))
 

@@ -465,17 +465,27 @@ def test_a_held_unit_is_explained_against_the_public_ones_and_stays_out_of_their
     assert held.test_runs.first().unit_id not in public_units and len(public_units) == 9
 
 
-def test_a_stored_normalized_figure_is_shown_in_its_unit_when_read():
-    """The refit stores a unit's normalized figure as numbers; the page formats the one it shows, as the refit did
-    before (an entry stored with its text keeps it)."""
+def test_a_stored_entry_is_numbers_shown_in_their_unit_when_read():
+    """The refit stores a unit's normalized figure, the reference level and the gap as numbers; the page formats the
+    ones it shows, as the refit did before (an entry stored with its text keeps it)."""
     from analysis.factor_model import Estimate  # why: the model's package loads numpy; the others here do not
 
-    estimate = Estimate(6.5e9, 6.41e9, 6.59e9)
-    stored = explain_model.MetricModel(normalized=explain_model._numbers(estimate)).stored()
-    assert "display" not in stored["normalized"]
+    estimate, reference = Estimate(6.5e9, 6.41e9, 6.59e9), Estimate(8e9, 7.9e9, 8.1e9)
+    model = explain_model.MetricModel(
+        normalized=explain_model._numbers(estimate), reference=explain_model._numbers(reference), gap=-0.75
+    )
+    stored = model.stored()
+    assert "display" not in stored["normalized"] and "display" not in stored["reference"]
+    assert "gap_display" not in stored and stored["gap"] == -0.75
     read = explain_model.MetricModel.from_stored(stored, "bytes/s")
-    assert read.normalized == explain_model._figure("bytes/s", estimate)
-    assert read.normalized["display"] == "6.50 GB/s [6.41 GB/s, 6.59 GB/s]"
+    assert read.normalized == {"value": 6.5e9, "low": 6.41e9, "high": 6.59e9,
+                               "display": "6.50 GB/s [6.41 GB/s, 6.59 GB/s]"}  # fmt: skip
+    assert read.reference["display"] == "8.00 GB/s [7.90 GB/s, 8.10 GB/s]"
+    assert read.gap_display == "−75%" and read.as_dict()["gap_display"] == "−75%"
+    assert explain_model.MetricModel.from_stored({**stored, "gap": None}, "bytes/s").gap_display == ""
+    as_before = {**stored, "gap_display": "−75% as stored", "reference": {**stored["reference"], "display": "kept"}}
+    kept = explain_model.MetricModel.from_stored(as_before, "bytes/s")
+    assert (kept.gap_display, kept.reference["display"]) == ("−75% as stored", "kept")
     at_reference = explain_model.MetricModel(normalized=explain_model._numbers(Estimate(4e5, 4e5, 4e5))).stored()
     assert explain_model.MetricModel.from_stored(at_reference, "IOPS").normalized["display"] == "400k IOPS"
     older = {**stored, "normalized": {**stored["normalized"], "display": "as stored"}}

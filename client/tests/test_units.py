@@ -97,3 +97,14 @@ def test_the_scale_is_chosen_as_rounding_each_value_would_choose_it():
     values += [10 ** rng.uniform(-6, 6) for _ in range(20_000)]
     for value in values:
         assert units._rounds_to_one_or_more(value) == (abs(float(f"{value:.{units.DIGITS}g}")) >= 1), value
+
+
+@pytest.mark.parametrize(
+    "ratio, unit, shown",
+    [(0.25, "%", "−75%"), (1.5, "%", "+50%"), (1.0401, "%", "+4.0%"), (0.9996, "%", "+0.0%"), (0.3, "", "−70"),
+     (1.2, "", "20")],
+)  # fmt: skip
+def test_a_ratio_is_shown_as_a_signed_change(ratio, unit, shown):
+    """Two digits at 10 % and beyond, one decimal below; a change that rounds to nothing has no minus sign; interval
+    bounds (unit "") are signed only when negative."""
+    assert units.change(ratio, unit) == shown

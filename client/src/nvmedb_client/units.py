@@ -119,6 +119,14 @@ def percent(share: float | None) -> str:
     return f"{significant(share * 100)}%"
 
 
+def change(ratio: float, unit: str = "%") -> str:
+    """A ratio as a signed change: 0.25 → "−75%"; `unit=""` for interval bounds ("[−77, −70]")."""
+    v = (ratio - 1) * 100
+    text = f"{abs(v):.0f}" if abs(v) >= 9.95 else f"{abs(v):.1f}"
+    sign = "−" if v < 0 and text.strip("0.") else "+" if unit else ""
+    return sign + text + unit
+
+
 def block_size(value_bytes: int) -> str:
     """Block sizes are powers of two and named that way (4 KiB, 128 KiB, 1 MiB)."""
     if value_bytes < KIB:

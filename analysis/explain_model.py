@@ -66,11 +66,27 @@ class MetricModel:
     lines: list[dict] = field(default_factory=list)
     differs: set[str] = field(default_factory=set)  # the factors at which the unit is not at the reference
 
-    def stored(self) -> dict:
-        """The entry as the refit stores it: numbers, no text (MetricModel.from_stored formats them)."""
-        entry = {**self.as_dict(), "differs": sorted(self.differs)}
-        del entry["gap_display"]
-        return entry
+    def stored(self, *, of_a_fit: bool) -> dict:
+        """The entry as the refit stores it beside the row's normalized columns (analysis.factor_figures): numbers,
+        no text, no empty part, and, for a row of a stored fit (`of_a_fit`), nothing that is the fit's (its units,
+        its reference level): MetricModel.from_row puts them back. A refit stores thousands of these at a time."""
+        entry = {} if of_a_fit else {"model_units": self.model_units, "reference": self.reference}
+        entry.update(model_note=self.model_note, gap=self.gap, lines=self.lines, differs=sorted(self.differs))
+        return {key: value for key, value in entry.items() if value not in ("", [], None)}  # a gap of 0 is kept
+
+    @classmethod
+    def from_row(cls, row, unit: str) -> MetricModel:
+        """A stored FactorUnitFigures row's entry, shown in `unit`: its normalized figure from the row's columns and,
+        for a row of a public fit, the fit's units and reference level from the fit (`row.fit`)."""
+        data = dict(row.figures)
+        if "normalized" not in data and row.normalized is not None:
+            data["normalized"] = _rounded(row.normalized, row.normalized_low, row.normalized_high)
+        fit = row.fit
+        if fit is not None:
+            data.setdefault("model_units", fit.n_units)
+            if "reference" not in data and data.get("gap") is not None and fit.reference_value is not None:
+                data["reference"] = _rounded(fit.reference_value, fit.reference_low, fit.reference_high)
+        return cls.from_stored(data, unit)
 
     @classmethod
     def from_stored(cls, data: dict, unit: str) -> MetricModel:
@@ -99,7 +115,11 @@ class MetricModel:
 
 
 def _numbers(estimate) -> dict:
-    return {"value": _round(estimate.value), "low": _round(estimate.low), "high": _round(estimate.high)}
+    return _rounded(estimate.value, estimate.low, estimate.high)
+
+
+def _rounded(value: float, low: float, high: float) -> dict:
+    return {"value": _round(value), "low": _round(low), "high": _round(high)}
 
 
 def _display(unit: str, figure: dict) -> str:
@@ -181,7 +201,7 @@ def metric_models(submission, runs: list[TestRun], inputs=None) -> dict[str, Met
     by_test = {run.test: run for run in runs}
     stored = {
         (f.metric, f.unit_key): f
-        for f in FactorUnitFigures.objects.filter(
+        for f in FactorUnitFigures.objects.select_related("fit").filter(
             drive_model=runs[0].drive_model,
             submission=submission if not_public else None,
             unit_key__in={unit_number(unit_key(run.unit_id, run.pk)) for run in by_test.values()},
@@ -198,7 +218,7 @@ def metric_models(submission, runs: list[TestRun], inputs=None) -> dict[str, Met
         elif record is None or record.input_digest != digest:
             out[headline.key] = MetricModel(model_note=REFRESHING)
         else:
-            out[headline.key] = MetricModel.from_stored(record.figures, headline.unit)
+            out[headline.key] = MetricModel.from_row(record, headline.unit)
     if (
         not_public
         and submission.status == SubmissionStatus.HELD

@@ -182,6 +182,7 @@ def _fit_drive(drive_model: DriveModel, now) -> list:
     fits = []
     for metric, rows in found.rows.items():
         fitted = fit(rows, metric)
+        reference = fitted.reference_level if fitted.status == "fitted" else None
         summary = FactorFitSummary(
             drive_model=drive_model,
             metric=metric,
@@ -191,6 +192,9 @@ def _fit_drive(drive_model: DriveModel, now) -> list:
             n_runs=fitted.n_runs,
             n_contributors=fitted.n_contributors,
             r_squared=fitted.r_squared,
+            reference_value=reference and reference.value,
+            reference_low=reference and reference.low,
+            reference_high=reference and reference.high,
             notes=[*found.notes.get(metric, []), *fitted.notes],
             fitted_at=now,
         )

@@ -1,7 +1,8 @@
 """The factor model's per-unit figures, written by the refit task so pages, the API and exports read them.
 
 `public_figures` stores, for every unit of a drive's public fit of one headline metric, its normalized figure with
-its interval and the explanation's metric entry (analysis.explain_model.unit_model); `held_figures` does the same for
+its interval and the unit's own part of the explanation's metric entry (analysis.explain_model.unit_model; what is
+the fit's, its units and reference level, is on the fit's FactorFitSummary); `held_figures` does the same for
 a held submission of the drive, fitted with the public units (nothing of a held unit enters the public fit). Each
 row keeps the digest of the runs the fit read (analysis.fit_inputs.inputs_digest): a page that would read other runs
 now says the figures are being refreshed instead of showing old ones or fitting inline.
@@ -63,7 +64,7 @@ def _row(drive_model, fitted: FactorFit, metric: str, key: object, digest: str, 
         normalized and normalized.value,
         normalized and normalized.low,
         normalized and normalized.high,
-        model.stored(),
+        model.stored(of_a_fit=fit is not None),
         digest,
         now,
     )

@@ -28,6 +28,12 @@ class FactorFitSummary(models.Model):
     n_runs = models.PositiveIntegerField()
     n_contributors = models.PositiveIntegerField()
     r_squared = models.FloatField(null=True, blank=True, help_text="Of the unit rows; empty if every unit is equal.")
+    reference_value = models.FloatField(
+        null=True, blank=True, help_text="The metric of a typical unit at the reference conditions (capable link, "
+        "modal firmware, no throttling, median spare and wear), SI units; empty when not fitted or fitted earlier.",
+    )  # fmt: skip
+    reference_low = models.FloatField(null=True, blank=True, help_text="95 % interval of the reference level.")
+    reference_high = models.FloatField(null=True, blank=True)
     notes = JSONField(default=list, blank=True, help_text="Runs left out and what could not be decided.")
     fitted_at = models.DateTimeField()
 
@@ -99,7 +105,10 @@ class FactorUnitFigures(models.Model):
     normalized = models.FloatField(null=True, blank=True, help_text="At the reference conditions, SI units.")
     normalized_low = models.FloatField(null=True, blank=True, help_text="95 % interval of the normalized figure.")
     normalized_high = models.FloatField(null=True, blank=True)
-    figures = JSONField(default=dict, help_text="The explanation's metric entry (analysis.explain_model).")
+    figures = JSONField(
+        default=dict, help_text="The unit's own part of the explanation's metric entry: beside the normalized columns "
+        "and, in a public row, its fit's units and reference level (analysis.explain_model.MetricModel).",
+    )  # fmt: skip
     input_digest = models.CharField(
         max_length=64, help_text="SHA-256 of the runs the fit read (analysis.fit_inputs): a page compares it."
     )

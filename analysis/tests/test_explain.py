@@ -8,7 +8,7 @@ import pytest
 from analysis import explain_model, pcie
 from analysis.explain import MIN_UNITS, explain_submission, percentile_among
 from analysis.factor_effects import refresh_factor_effects, refresh_held_figures
-from analysis.models import DriveModel
+from analysis.models import DriveModel, FactorFitSummary, FactorUnitFigures
 from analysis.tests.factories import (
     DriveModelFactory,
     FirmwareFactory,
@@ -468,25 +468,48 @@ def test_a_held_unit_is_explained_against_the_public_ones_and_stays_out_of_their
 def test_a_stored_entry_is_numbers_shown_in_their_unit_when_read():
     """The refit stores a unit's normalized figure, the reference level and the gap as numbers; the page formats the
     ones it shows, as the refit did before (an entry stored with its text keeps it)."""
-    from analysis.factor_model import Estimate  # why: the model's package loads numpy; the others here do not
-
-    estimate, reference = Estimate(6.5e9, 6.41e9, 6.59e9), Estimate(8e9, 7.9e9, 8.1e9)
-    model = explain_model.MetricModel(
-        normalized=explain_model._numbers(estimate), reference=explain_model._numbers(reference), gap=-0.75
-    )
-    stored = model.stored()
-    assert "display" not in stored["normalized"] and "display" not in stored["reference"]
-    assert "gap_display" not in stored and stored["gap"] == -0.75
+    stored = {"model_units": 5, "reference": {"value": 8e9, "low": 7.9e9, "high": 8.1e9}, "gap": -0.75,
+              "normalized": {"value": 6.5e9, "low": 6.41e9, "high": 6.59e9}}  # fmt: skip
     read = explain_model.MetricModel.from_stored(stored, "bytes/s")
-    assert read.normalized == {"value": 6.5e9, "low": 6.41e9, "high": 6.59e9,
-                               "display": "6.50 GB/s [6.41 GB/s, 6.59 GB/s]"}  # fmt: skip
+    assert read.normalized == {**stored["normalized"], "display": "6.50 GB/s [6.41 GB/s, 6.59 GB/s]"}
     assert read.reference["display"] == "8.00 GB/s [7.90 GB/s, 8.10 GB/s]"
     assert read.gap_display == "−75%" and read.as_dict()["gap_display"] == "−75%"
     assert explain_model.MetricModel.from_stored({**stored, "gap": None}, "bytes/s").gap_display == ""
     as_before = {**stored, "gap_display": "−75% as stored", "reference": {**stored["reference"], "display": "kept"}}
     kept = explain_model.MetricModel.from_stored(as_before, "bytes/s")
     assert (kept.gap_display, kept.reference["display"]) == ("−75% as stored", "kept")
-    at_reference = explain_model.MetricModel(normalized=explain_model._numbers(Estimate(4e5, 4e5, 4e5))).stored()
+    at_reference = {"normalized": {"value": 4e5, "low": 4e5, "high": 4e5}}
     assert explain_model.MetricModel.from_stored(at_reference, "IOPS").normalized["display"] == "400k IOPS"
     older = {**stored, "normalized": {**stored["normalized"], "display": "as stored"}}
     assert explain_model.MetricModel.from_stored(older, "bytes/s").normalized["display"] == "as stored"
+
+
+def _unit_row(figures, fit=None, normalized=(None, None, None)):
+    low_high = dict(zip(("normalized", "normalized_low", "normalized_high"), normalized, strict=True))
+    return FactorUnitFigures(figures=figures, fit=fit, **low_high)
+
+
+def test_a_row_of_a_fit_stores_only_what_is_its_own_and_reads_as_a_whole_entry():
+    """A public row leaves out what its fit holds (units, reference level) and what its columns hold (the normalized
+    figure), and every empty part; read back it is the entry the fit gave, rounded as stored before."""
+    entry = explain_model.MetricModel(
+        model_units=7, reference={"value": 812594.0, "low": 808337.0, "high": 816874.0}, gap=-0.00272609,
+        normalized={"value": 808574.0, "low": 802100.0, "high": 815100.0}, differs={"firmware"},
+    )  # fmt: skip
+    stored = entry.stored(of_a_fit=True)
+    assert stored == {"gap": -0.00272609, "differs": ["firmware"]}
+    fit = FactorFitSummary(n_units=7, reference_value=812594.1234, reference_low=808337.4, reference_high=816874.3)
+    row = _unit_row(stored, fit, normalized=(808574.0001, 802100.2, 815100.1))
+    read = explain_model.MetricModel.from_row(row, "IOPS")
+    assert read.as_dict() == {**entry.as_dict(), "gap_display": "−0.3%",
+                              "reference": {**entry.reference, "display": read.reference["display"]},
+                              "normalized": {**entry.normalized, "display": read.normalized["display"]}}  # fmt: skip
+    assert read.differs == {"firmware"} and read.normalized["display"].startswith("809k IOPS [")
+    # a held unit's own fit is not stored: its row keeps them; a gap of 0 is a figure, kept
+    held = entry.stored(of_a_fit=False)
+    assert held["model_units"] == 7 and held["reference"] == entry.reference and "normalized" not in held
+    assert explain_model.MetricModel(gap=0.0).stored(of_a_fit=True) == {"gap": 0.0}
+    assert explain_model.MetricModel.from_row(_unit_row(held, None, (1.0, 1.0, 1.0)), "IOPS").model_units == 7
+    # a unit the fit left out has its note and the fit's units, no reference level
+    out = explain_model.MetricModel.from_row(_unit_row({"model_note": "not in the fit"}, fit), "IOPS")
+    assert (out.model_units, out.reference, out.normalized, out.model_note) == (7, None, None, "not in the fit")

@@ -143,10 +143,10 @@ def _residual_vote(label: str, fitted: FactorFit, unit: object) -> str | None:
         if line.factor not in skipped
     ]
     named += [f"{column.name} (this unit only, not counted)" for column in unproven]
-    gap = figures.observed / fitted.reference_level.value
+    gap, after = figures.observed / fitted.reference_level.value, math.exp(residual)
     return (
-        f"{label} {units.change(gap)} from the factor model's reference level, {units.change(math.exp(residual))} after the recorded "
-        f"factors; robust z {z:+.1f} (threshold ±{aggregates.OUTLIER_Z}) among {len(voters)} independent "
+        f"{label} {units.change(gap)} from the factor model's reference level, {units.change(after)} after the "
+        f"recorded factors; robust z {z:+.1f} (threshold ±{aggregates.OUTLIER_Z}) among {len(voters)} independent "
         f"contributors' units (one voice each); labelled, not held. Factors: {'; '.join(named) or 'none explains it'}"
     )
 

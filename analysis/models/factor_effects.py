@@ -82,7 +82,8 @@ class FactorEffect(models.Model):
 class FactorUnitFigures(models.Model):
     """The factor model's figures for one unit and headline metric, written by the refit task
     (analysis.factor_figures) so that a page view, the API and the exports read them and never fit: the unit's
-    normalized figure with its interval, and the explanation's whole metric entry (analysis.explain_model)."""
+    normalized figure with its interval, and the rest of the explanation's metric entry (analysis.explain_model:
+    MetricModel.from_row puts it together with what is the fit's)."""
 
     # No index of its own (the lookup index starts with it) and no constraint: a public row's drive is its fit's; a
     # row goes with its drive or its fit through the ORM's cascade, and the refit writes a fit's rows in the

@@ -14,32 +14,32 @@ every start, refits it. Never for the rows a contributor sent or a verdict told 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from django.db import connection, transaction
 
 
-@contextmanager
-def derived_rows_transaction() -> Iterator[None]:
+def derived_rows_transaction() -> AbstractContextManager[None]:
     """`transaction.atomic()` whose commit does not wait for the WAL flush (`SET LOCAL synchronous_commit TO OFF`,
     PostgreSQL; SQLite has no such setting). Only when it is the outermost transaction: inside another, the commit
     is that transaction's, whose rows may be ones that must wait, so it is left as it is."""
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        yield
+    return _outermost_set("SET LOCAL synchronous_commit TO OFF")
 
 
-@contextmanager
-def snapshot_transaction() -> Iterator[None]:
+def snapshot_transaction() -> AbstractContextManager[None]:
     """`transaction.atomic()` in which every query sees the same committed state: REPEATABLE READ, READ ONLY on
     PostgreSQL when it is the outermost transaction (the level must be set first thing; inside another transaction the
     outer one's level holds); a SQLite transaction is one snapshot already."""
+    return _outermost_set("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+
+
+@contextmanager
+def _outermost_set(statement: str) -> Iterator[None]:
+    """`transaction.atomic()` that runs `statement` first thing when it opens the outermost transaction on
+    PostgreSQL; nested in another transaction, or on SQLite, a plain `atomic()`."""
     outermost = not connection.in_atomic_block
     with transaction.atomic():
         if outermost and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                cursor.execute(statement)
         yield

@@ -230,6 +230,10 @@ def test_nvme_version_of_2x_and_1x():
         ("abc", None),
         (None, None),
         (True, None),
+        (False, None),
+        (2**64 - 1, 2**64 - 1),
+        (2**64, None),
+        (-(2**64), None),
     ],
 )
 def test_numbers_in_every_spelling(raw, expected):

@@ -56,6 +56,8 @@ def to_number(value: Any) -> int | float | None:
     """An nvme-cli number (int, float or decimal string, commas allowed) as int when whole; None when not a number or
     not below 2**64 in size (no NVMe field nvme-cli prints is wider in practice; a 128-bit counter that large would
     mean 10^25 bytes)."""
+    if type(value) is int:  # most of a smart-log's fields: hundreds of logs per bundle
+        return value if -MAX_MAGNITUDE < value < MAX_MAGNITUDE else None
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):

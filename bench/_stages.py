@@ -27,6 +27,7 @@ INGEST_STAGES = (
     Stage("verify: archive stream, hashes, signature, limits", "submissions.pipeline", "verify_stored_bundle"),
     Stage("content fingerprints: parse, fio summaries, digests", "submissions.pipeline", "bundle_fingerprints"),
     Stage("content fingerprints stored", "submissions.pipeline", "record_fingerprints"),
+    Stage("content that could match: locked and read", "submissions.pipeline", "lock_fingerprints"),
     Stage("content compared with others' (under lock)", "submissions.pipeline", "first_received_conflict"),
     Stage("read_bundle: cross-checks, steady state, plausibility", "analysis.ingest", "read_bundle"),
     Stage("store_submission: rows, flags, outliers, aggregates", "analysis.ingest", "store_submission"),

@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from submissions import content, moderation
+from submissions import content, first_received, moderation
 from submissions.forms import ReasonForm
 from submissions.models import (
     ApiToken,
@@ -125,7 +125,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         of this one's measurements it matches (and of its own, this one)."""
         if obj is None or obj.pk is None:
             return "-"
-        matches = content.content_matches(obj)
+        matches = first_received.content_matches(obj)
         if not matches:
             return "None: no other submission holds these measurements."
         others = Submission.objects.filter(pk__in=list(matches)).select_related("uploader").order_by("created")

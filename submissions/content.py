@@ -1,5 +1,5 @@
-"""Who sent a measurement first: digests and signatures of every fio output of a bundle, and the submission of
-another account, received earlier, that already holds them.
+"""What identifies a measurement: digests and signatures of every fio output of a bundle, by which
+submissions.first_received finds the submission of another account, received earlier, that already holds them.
 
 Two digests per fio output. "bytes" is the file's SHA-256 as the signed manifest lists it. "measurements" is the
 SHA-256 of the statistics fio measured (per job: read/write/trim/sync sections, runtimes, CPU use, latency and depth
@@ -21,15 +21,12 @@ import hashlib
 import json
 import math
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import Count, Q, TextField
-from django.db.models.functions import Cast
 
 try:
     import orjson
@@ -39,8 +36,7 @@ except ImportError:  # the server has it; the standard library writes the same b
 from nvmedb.bulk import insert_values
 from nvmedb_client.fio_output import FioSummary, parse_fio_output, summarize
 from submissions.fio_summaries import bundle_summary
-from submissions.lookups import chunks, lock_any_of
-from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
+from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission
 
 if TYPE_CHECKING:
     from nvmedb_client.bundle import VerifiedBundle
@@ -195,7 +191,7 @@ def signature_key(direction: str, iops: float) -> str:
     return f"{direction}:{math.floor(math.log(iops) / _BUCKET)}"
 
 
-def _neighbour_keys(key: str) -> list[str]:
+def neighbour_keys(key: str) -> list[str]:
     direction, bucket = key.rsplit(":", 1)
     return [f"{direction}:{int(bucket) + step}" for step in (-1, 0, 1)]
 
@@ -293,191 +289,3 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
             ("submission_id", "path", "direction", "key", "values"),
             ((submission.pk, path, direction, f.digest, list(f.values)) for (path, direction), f in signatures.items()),
         )
-
-
-# --- who received a measurement first ------------------------------------------------------------------------------
-
-EXACT_RULE = "content_of_another_account"
-NEAR_RULE = "near_duplicate"
-
-
-@dataclass
-class ContentMatch:
-    """Another submission holding content of this one: `share` of this one's signatures match one of its, and
-    `reverse_share` of its signatures match one of this one's; `exact_paths` are this one's fio outputs whose digest
-    it holds too."""
-
-    submission_id: object
-    share: float = 0.0
-    reverse_share: float = 0.0
-    exact_paths: set = field(default_factory=set)
-    near_paths: set = field(default_factory=set)
-
-    @property
-    def is_copy(self) -> bool:
-        """Whether the two hold the same content: a shared digest, or at least NEAR_SHARE of either one's signatures
-        matching the other's (either way: padding a copy with runs of one's own does not hide it). The one received
-        later is the copy."""
-        return bool(self.exact_paths) or max(self.share, self.reverse_share) >= NEAR_SHARE
-
-
-def content_matches(submission: Submission) -> dict[object, ContentMatch]:
-    """Every other submission (any account, any status) sharing a digest or a signature with `submission`."""
-    matches: dict[object, ContentMatch] = {}
-
-    def match(submission_id) -> ContentMatch:
-        found = matches.get(submission_id)
-        if found is None:
-            found = matches[submission_id] = ContentMatch(submission_id)
-        return found
-
-    digest_paths = defaultdict(set)
-    for digest, path in FioOutputFingerprint.objects.filter(submission=submission).values_list("digest", "path"):
-        digest_paths[digest].add(path)
-    for submission_id, digest in _holding(digests=sorted(digest_paths), besides=submission):
-        match(submission_id).exact_paths |= digest_paths[digest]
-
-    own = list(MeasurementSignature.objects.filter(submission=submission).values_list("id", "key", "values", "path"))
-    if own:
-        keys = sorted({neighbour for _, key, _, _ in own for neighbour in _neighbour_keys(key)})
-        # bucket -> the figures' stored text -> (the figures, [(their id, their submission)]): copies of one bundle
-        # (a burst of resends, say) store the same figures again and again; each text is parsed and compared once
-        by_key: dict[str, dict] = defaultdict(dict)
-        for part in chunks(keys):
-            rows = (
-                MeasurementSignature.objects.filter(key__any_of=part)
-                .exclude(submission=submission)
-                .annotate(figures=Cast("values", TextField()))
-                .values_list("id", "submission_id", "key", "figures")
-            )
-            for their_id, submission_id, key, figures in rows:
-                same_figures = by_key[key].get(figures)
-                if same_figures is None:
-                    same_figures = by_key[key][figures] = (json.loads(figures), [])
-                same_figures[1].append((their_id, submission_id))
-        matched_own, matched_theirs = defaultdict(set), defaultdict(set)
-        for own_id, key, values, path in own:
-            for neighbour in _neighbour_keys(key):
-                for their_values, holders in by_key.get(neighbour, {}).values():
-                    # equal figures agree (the check would only confirm it, figure by figure)
-                    if values != their_values and not figures_agree(values, their_values):
-                        continue
-                    for their_id, submission_id in holders:
-                        matched_own[submission_id].add(own_id)
-                        matched_theirs[submission_id].add(their_id)
-                        match(submission_id).near_paths.add(path)
-        totals = dict(
-            MeasurementSignature.objects.filter(submission_id__in=list(matched_own))
-            .values("submission_id")
-            .annotate(n=Count("id"))
-            .values_list("submission_id", "n")
-        )
-        for submission_id, own_ids in matched_own.items():
-            theirs = max(1, totals.get(submission_id, 1))
-            match(submission_id).share = len(own_ids) / len(own)
-            match(submission_id).reverse_share = len(matched_theirs[submission_id]) / theirs
-    return matches
-
-
-def claims_content() -> Q:
-    """Submissions that hold on to their content: any not rejected (received, being validated, held, published,
-    withdrawn), and any published at some point (a later rejection by staff does not hand it to someone else)."""
-    return Q(published_at__isnull=False) | ~Q(status=SubmissionStatus.REJECTED)
-
-
-def _received(submission: Submission) -> tuple:
-    return (submission.created, str(submission.pk))
-
-
-@dataclass(frozen=True)
-class Conflict:
-    submission_id: object
-    paths: list[str]
-    rule: str = EXACT_RULE
-    share: float = 1.0
-    reverse_share: float = 1.0
-
-    def sentence(self) -> str:
-        shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
-        if self.rule == NEAR_RULE:
-            return (
-                f"{self.share:.0%} of the measurements in these fio outputs match, within a relative "
-                f"{NEAR_TOLERANCE:g}, {self.reverse_share:.0%} of those of submission {self.submission_id}, which "
-                f"another contributor sent first ({shown}): a near-duplicate, the same measurement with small edits; "
-                "a measurement is published once, under the account that ran it."
-            )
-        return (
-            f"These fio outputs were first received from another contributor in submission {self.submission_id} "
-            f"({shown}); a measurement is published once, under the account that ran it."
-        )
-
-
-def lock_fingerprints(submission: Submission) -> None:
-    """Locks every fingerprint row sharing a digest with `submission`, and every signature row in a bucket of its
-    signatures or a neighbour, in id order, until the transaction ends: two accounts' copies of one measurement are
-    then judged one after the other, and only the first publishes."""
-    digests = sorted(set(FioOutputFingerprint.objects.filter(submission=submission).values_list("digest", flat=True)))
-    lock_any_of(FioOutputFingerprint, "digest", digests)
-    keys = MeasurementSignature.objects.filter(submission=submission).values_list("key", flat=True)
-    neighbours = sorted({neighbour for key in keys for neighbour in _neighbour_keys(key)})
-    lock_any_of(MeasurementSignature, "key", neighbours)
-
-
-def _holding(*, digests: list[str], besides: Submission):
-    """(submission id, digest) of every other submission's fingerprint with one of `digests`. The digests are sent
-    as values, not as a subquery of this submission's rows: with its fresh rows not yet in the table's statistics,
-    PostgreSQL joined a subquery row by row (37 ms for one bundle's 754 digests, against 1 ms by the index)."""
-    for part in chunks(digests):
-        yield from (
-            FioOutputFingerprint.objects.filter(digest__any_of=part)
-            .exclude(submission=besides)
-            .values_list("submission_id", "digest")
-        )
-
-
-def first_received_conflict(submission: Submission) -> Conflict | None:
-    """The submission received first of those holding (nearly) all of `submission`'s content, when it is another
-    account's: `submission` is then a copy. None when `submission` came first or its own account did (re-sending
-    one's own runs is allowed)."""
-    matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
-    if not matches:
-        return None
-    holders = Submission.objects.filter(claims_content(), pk__in=list(matches)).only("pk", "created", "uploader_id")
-    earlier = [other for other in holders if _received(other) < _received(submission)]
-    if not earlier:
-        return None
-    first = min(earlier, key=_received)
-    if first.uploader_id == submission.uploader_id:
-        return None
-    found = matches[first.pk]
-    if found.exact_paths:
-        return Conflict(submission_id=first.pk, paths=sorted(found.exact_paths), rule=EXACT_RULE)
-    return Conflict(
-        submission_id=first.pk,
-        paths=sorted(found.near_paths),
-        rule=NEAR_RULE,
-        share=found.share,
-        reverse_share=found.reverse_share,
-    )
-
-
-first_publisher_conflict = first_received_conflict  # the name before held and imported submissions counted too
-
-
-def later_copies(submission: Submission) -> list[Submission]:
-    """Published submissions of other accounts, received after `submission`, that hold (nearly) all of their content
-    from it: copies that got published before `submission` was (a held original, or one received before this rule).
-    With no published submission of another account received since, there is nothing to compare (a burst of one
-    account's resends, say)."""
-    candidates = Submission.objects.filter(status=SubmissionStatus.PUBLISHED, created__gte=submission.created)
-    if not candidates.exclude(uploader_id=submission.uploader_id).exists():
-        return []
-    matches = {k: m for k, m in content_matches(submission).items() if m.is_copy}
-    if not matches:
-        return []
-    published = (
-        Submission.objects.filter(pk__in=list(matches), status=SubmissionStatus.PUBLISHED)
-        .exclude(uploader_id=submission.uploader_id)
-        .order_by("created")
-    )
-    return [other for other in published if _received(other) > _received(submission)]

@@ -6,10 +6,12 @@ PostgreSQL `any_of` is `field = ANY(%s)` with the list as one array; elsewhere i
 already be what the column holds (strings for a CharField): they are sent as they are.
 
 `chunks` splits such a list for the database at hand (SQLite binds each value of an IN on its own, up to its limit of
-parameters) and `lock_any_of` locks the rows it names."""
+parameters) and `rows_any_of` reads (and locks) the rows it names."""
+
+from collections.abc import Sequence
 
 from django.db import connection
-from django.db.models import CharField
+from django.db.models import CharField, QuerySet
 from django.db.models.lookups import In
 
 
@@ -32,19 +34,18 @@ def chunks(values: list) -> list[list]:
     return [values[start : start + size] for start in range(0, len(values), max(size, 1))]
 
 
-def lock_any_of(model, field: str, values: list[str]) -> None:
-    """Row locks (SELECT ... FOR UPDATE) on `model`'s rows whose CharField `field` is one of `values`, until the
-    transaction ends, taken in id order (the order is one over all chunks, the same in every transaction, so two
-    that lock overlapping rows never deadlock)."""
+def rows_any_of(rows: QuerySet, field: str, values: list[str], columns: Sequence[str], *, lock: bool) -> list[tuple]:
+    """`columns` (the first "id") of the rows of `rows` whose CharField `field` is one of `values`, in id order; with
+    `lock`, each is locked (SELECT ... FOR UPDATE) until the transaction ends, in id order (one order over all chunks,
+    the same in every transaction, so two that lock overlapping rows never deadlock). On PostgreSQL one query reads
+    and locks them."""
     parts = chunks(values)
     if len(parts) == 1:
-        rows = model.objects.select_for_update().filter(**{f"{field}__any_of": parts[0]})
-        list(rows.order_by("id").values_list("id"))
-        return
-    ids: set[int] = set()
-    for part in parts:
-        ids.update(model.objects.filter(**{f"{field}__any_of": part}).values_list("id", flat=True))
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), CHUNK):
-        rows = model.objects.select_for_update().filter(id__in=ordered[start : start + CHUNK])
-        list(rows.order_by("id").values_list("id"))
+        found = rows.select_for_update() if lock else rows
+        return list(found.filter(**{f"{field}__any_of": parts[0]}).order_by("id").values_list(*columns))
+    by_id = {row[0]: row for part in parts for row in rows.filter(**{f"{field}__any_of": part}).values_list(*columns)}
+    ordered = sorted(by_id)
+    for start in range(0, len(ordered) if lock else 0, CHUNK):
+        locked = rows.model.objects.select_for_update().filter(id__in=ordered[start : start + CHUNK])
+        list(locked.order_by("id").values_list("id"))
+    return [by_id[row_id] for row_id in ordered]

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from submissions import hooks
-from submissions.content import first_received_conflict, later_copies, lock_fingerprints
+from submissions.first_received import first_received_conflict, later_copies, lock_fingerprints
 from submissions.models import ModerationAction, ModerationDecision, Submission, SubmissionStatus
 from submissions.transitions import report, transition
 
@@ -90,8 +90,8 @@ def submission_approve(*, submission: Submission, by: AbstractBaseUser, reason: 
         raise NotApprovable(
             f"Submission {locked.pk} has no dataset rows (validation never finished); it cannot be published as is."
         )
-    lock_fingerprints(locked)
-    conflict = first_received_conflict(locked)
+    matching_rows = lock_fingerprints(locked)
+    conflict = first_received_conflict(locked, matching_rows)
     if conflict is not None:
         raise NotApprovable(f"Submission {locked.pk}: {conflict.sentence()}")
     held_for = "; ".join(str(r) for r in (locked.report or {}).get("reasons", []))

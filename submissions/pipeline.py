@@ -21,14 +21,9 @@ from django.utils import timezone
 from nvmedb.collector import cycle_collector_paused
 from nvmedb_client.bundle import BundleError, BundleLimits, VerifiedBundle, verify_bundle_stream
 from submissions import hooks, leases
-from submissions.content import (
-    Conflict,
-    bundle_fingerprints,
-    first_received_conflict,
-    lock_fingerprints,
-    record_fingerprints,
-)
+from submissions.content import bundle_fingerprints, record_fingerprints
 from submissions.faults import fault_summary
+from submissions.first_received import Conflict, first_received_conflict, lock_fingerprints
 from submissions.keys import KeyCheck, check_signing_key
 from submissions.models import Submission, SubmissionStatus
 from submissions.moderation import withdraw_later_copies
@@ -133,8 +128,8 @@ def _ingest(submission_id: uuid.UUID, bundle: VerifiedBundle, check: KeyCheck) -
             return locked
         # Judged under lock, once: of two accounts' copies validated at once, only the first publishes. (A check
         # before the lock too spared a copy its "ingesting" step and cost every other bundle ~17 ms.)
-        lock_fingerprints(locked)
-        conflict = first_received_conflict(locked)
+        matching_rows = lock_fingerprints(locked)
+        conflict = first_received_conflict(locked, matching_rows)
         if conflict is not None:
             transition(locked, SubmissionStatus.REJECTED, note=conflict.rule)
             locked.report = _content_report(conflict)

@@ -38,9 +38,9 @@ def test_a_long_list_goes_in_one_array_on_postgresql_and_in_chunks_elsewhere(mon
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("split", [False, True])
-def test_lock_any_of_locks_exactly_the_rows_named(monkeypatch, split):
-    """Every named row and no other, in one query or over several chunks (ids gathered, then locked by id): another
-    connection finds the named rows locked and the others free until the transaction ends."""
+def test_rows_any_of_reads_and_locks_exactly_the_rows_named(monkeypatch, split):
+    """Every named row and no other, in id order, in one query or over several chunks (rows gathered, then locked by
+    id): another connection finds the named rows locked and the others free until the transaction ends."""
     from django.db import transaction
 
     from submissions import lookups
@@ -56,7 +56,10 @@ def test_lock_any_of_locks_exactly_the_rows_named(monkeypatch, split):
         for key in ("a", "b", "c", "d", "e")
     }
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        lookups.lock_any_of(MeasurementSignature, "key", ["e", "a", "c", "missing"])
+        found = lookups.rows_any_of(
+            MeasurementSignature.objects.all(), "key", ["e", "a", "c", "missing"], ("id", "key", "path"), lock=True
+        )
+        assert found == [(rows[key], key, f"fio/{key}.json") for key in ("a", "c", "e")]
         if connection.vendor != "postgresql":
             assert not any("FOR UPDATE" in q["sql"] for q in queries)  # SQLite has no row locks
             return
@@ -80,3 +83,22 @@ def _locked_elsewhere(model, pk: int) -> bool:
         except psycopg.errors.LockNotAvailable:
             return True
         return False
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_rows_any_of_without_lock_reads_the_same_rows_and_locks_none(monkeypatch, split):
+    from submissions import lookups
+
+    if split:
+        monkeypatch.setattr(lookups, "chunks", lambda values: [values[i : i + 2] for i in range(0, len(values), 2)])
+    submission = SubmissionFactory()
+    made = [
+        MeasurementSignature.objects.create(
+            submission=submission, path=f"fio/{index}.json", direction="read", key=key, values={}
+        ).pk
+        for index, key in enumerate(("b", "a", "b", "c"))
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        found = lookups.rows_any_of(MeasurementSignature.objects.all(), "key", ["b", "a"], ("id", "key"), lock=False)
+    assert found == [(made[0], "b"), (made[1], "a"), (made[2], "b")]
+    assert not any("FOR UPDATE" in q["sql"] for q in queries)

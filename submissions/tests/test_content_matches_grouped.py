@@ -1,4 +1,4 @@
-"""content_matches compares each distinct set of stored figures once (copies of one bundle store the same figures
+"""first_received.content_matches compares each distinct set of stored figures once (copies of one bundle store the same figures
 again and again) and reads them as stored text: it must find exactly what comparing every stored signature one by
 one finds. Held to that plain form (the matching as it was) on signatures of the shared real SSSPT runs: exact
 copies, copies nudged within the tolerance, copies nudged beyond it, and a submission of other runs."""
@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from submissions import content
+from submissions import content, first_received
 from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission
 
 
@@ -18,7 +18,7 @@ def reference_content_matches(submission) -> dict:
     matches: dict = {}
 
     def match(submission_id):
-        return matches.setdefault(submission_id, content.ContentMatch(submission_id))
+        return matches.setdefault(submission_id, first_received.ContentMatch(submission_id))
 
     own_digests = FioOutputFingerprint.objects.filter(submission=submission)
     digest_paths = defaultdict(set)
@@ -37,7 +37,7 @@ def reference_content_matches(submission) -> dict:
     )
     matched_own, matched_theirs = defaultdict(set), defaultdict(set)
     for own_id, key, values, path in own:
-        neighbours = set(content._neighbour_keys(key))
+        neighbours = set(content.neighbour_keys(key))
         for their_id, submission_id, their_key, their_values in theirs:
             if their_key in neighbours and content.figures_agree(values, their_values):
                 matched_own[submission_id].add(own_id)
@@ -85,7 +85,10 @@ def test_grouped_matching_finds_what_one_by_one_matching_finds(shared_samples, d
     compared = 0
     for submission in submissions:
         expected = {k: vars(m) for k, m in reference_content_matches(submission).items()}
-        assert {k: vars(m) for k, m in content.content_matches(submission).items()} == expected
+        assert {k: vars(m) for k, m in first_received.content_matches(submission).items()} == expected
+        # and from the rows the ingest reads while it locks them
+        locked = first_received.lock_fingerprints(submission)
+        assert {k: vars(m) for k, m in first_received.content_matches(submission, locked).items()} == expected
         compared += sum(1 for m in expected.values() if m["near_paths"])
     assert compared >= 20  # near matches were really found, not only agreed on being absent
 

@@ -127,7 +127,7 @@ def test_approval_refuses_content_another_account_sent_first(
     first = upload(staff_api, publishable_bundle(register_key(staff)))
     assert first["status"] == "published"
     with monkeypatch.context() as before_the_rule:  # a copy that was held before copies were judged at validation
-        before_the_rule.setattr(pipeline, "first_received_conflict", lambda submission: None)
+        before_the_rule.setattr(pipeline, "first_received_conflict", lambda submission, rows=None: None)
         held = upload(owner_api, publishable_bundle(register_key(owner)))  # the same fio outputs
     assert held["status"] == "held"
 

@@ -17,7 +17,6 @@ cannot read is covered by the patterns.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -49,6 +48,13 @@ from analysis.privacy_patterns import (  # noqa: F401 - the patterns' names, whe
     SCRUBBED,
     TEXT_PATTERNS,
 )
+from analysis.privacy_walk import (  # noqa: F401 - the walk's names, where callers and tests look for them
+    _PLAIN_KEYS,
+    _identifying_key,
+    _line_identifiers,
+    _walk,
+    text_pattern_matches,
+)
 from nvmedb.json_field import holds_digit_run
 
 try:
@@ -56,29 +62,12 @@ try:
 except ImportError:  # the server has it; the standard library gives the same identifiers, slower
     orjson = None
 
-RULES_VERSION = 3  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
+RULES_VERSION = 4  # raise it when what counts as an identifier changes (cached identifier sets are keyed by it)
 MAX_PARSED_BYTES = 4 * 1024**2  # larger files are scanned by pattern only (identifier sources are small files)
 MIN_NEEDLE_CHARS = 3
 MAX_IDENTIFIERS = 20_000  # an honest bundle names a few dozen; more is a bundle built to slow the site down
 MAX_TRIE_CHARS = 128  # longer identifiers (rare) are replaced with str.replace
 CHUNK_CHARS = 1024**2
-
-_SEPARATORS = re.compile(r"[\s_\-]")
-
-
-def _key(name: str) -> str:
-    return _SEPARATORS.sub("", name).lower()
-
-
-# A key can name an identifier only when it starts with a letter some identifying key starts with, or with a
-# separator `_key` drops; the walk tests that first, so the thousands of numeric keys of a fio json+ histogram cost
-# one set lookup each instead of a regular expression.
-_KEY_STARTS = frozenset({k[0] for k in IDENTIFYING_KEYS} | {k[0].upper() for k in IDENTIFYING_KEYS} | {"_", "-"})
-
-
-def _identifying_key(key: str) -> bool:
-    first = key[:1]
-    return (first in _KEY_STARTS or first.isspace()) and _key(key) in IDENTIFYING_KEYS
 
 
 def _usable(value: str) -> bool:
@@ -116,29 +105,52 @@ def _pair_identifiers(text: str) -> set[str]:
     return found
 
 
-def _line_identifiers(text: str) -> set[str]:
-    """What labelled lines and `uname -a` lines name."""
-    found: set[str] = set()
-    for pattern in LINE_PATTERNS:
-        found.update(match.group(2).strip() for match in text_pattern_matches(pattern, text))
-    return found
-
-
 def _inline_identifiers(text: str) -> set[str]:
     """What the patterns that match anywhere in a line find: lspci's serials, by-id and /home paths, NQNs,
     addresses."""
     found: set[str] = set()
     for pattern in INLINE_PATTERNS:
-        found.update(match.group(2).strip() for match in pattern.finditer(text))
-    for match in BY_ID_PATH.finditer(text):
-        found |= _by_id_identifiers(match.group(2))
-    found.update(match.group(2) for match in HOME_PATH.finditer(text))
-    for match in NQN.finditer(text):
-        found.add(match.group(2))
-        if match.group(1).endswith("nvmexpress:") and re.fullmatch(r"[0-9a-fA-F]{8}\S+", match.group(2)):
-            found.add(match.group(2)[8:])  # the serial after the vendor and subsystem vendor ids
+        if _may_match(pattern, text):
+            found.update(match.group(2).strip() for match in pattern.finditer(text))
+    if _may_match(BY_ID_PATH, text):
+        for match in BY_ID_PATH.finditer(text):
+            found |= _by_id_identifiers(match.group(2))
+    if _may_match(HOME_PATH, text):
+        found.update(match.group(2) for match in HOME_PATH.finditer(text))
+    if _may_match(NQN, text):
+        for match in NQN.finditer(text):
+            found.add(match.group(2))
+            if match.group(1).endswith("nvmexpress:") and re.fullmatch(r"[0-9a-fA-F]{8}\S+", match.group(2)):
+                found.add(match.group(2)[8:])  # the serial after the vendor and subsystem vendor ids
     found.update(text[start:end] for start, end in address_spans(text))
     return found
+
+
+# A character every match of an in-line pattern holds at a fixed distance from its start, one that fio's output holds
+# a few times at most (a fio output holds no "D", two "[" and "/", one "q"): finding it is a memchr, so a pattern that
+# cannot match costs a few microseconds instead of a pass of the regular expression engine.
+_LANDMARKS = {
+    INLINE_PATTERNS[0]: ("D", 0),  # "Device Serial Number"
+    INLINE_PATTERNS[1]: ("[", 0),  # "[SN] Serial number:", in any case
+    BY_ID_PATH: ("/", 0),
+    HOME_PATH: ("/", 0),
+    NQN: ("q", 1),  # "nqn."
+}
+MAX_LANDMARKS = 8  # a text holding more (a manifest's paths) is searched by the pattern at once
+
+
+def _may_match(pattern: re.Pattern, text: str) -> bool:
+    """Whether pattern.finditer(text) can find anything: False only when the pattern matches at none of the places
+    its landmark puts a start, where every match of it starts."""
+    char, offset = _LANDMARKS[pattern]
+    position = text.find(char, offset)
+    for _ in range(MAX_LANDMARKS):
+        if position < 0:
+            return False
+        if pattern.match(text, position - offset):
+            return True
+        position = text.find(char, position + 1)
+    return True
 
 
 def json_pair_matches(text: str) -> tuple[list[re.Match], list[re.Match]]:
@@ -156,109 +168,12 @@ def json_pair_matches(text: str) -> tuple[list[re.Match], list[re.Match]]:
     return strings, numbers
 
 
-def text_pattern_matches(pattern: re.Pattern, text: str) -> Iterator[re.Match]:
-    """`pattern.finditer(text)` for one of TEXT_PATTERNS, the same matches with the same groups, found faster."""
-    after_newline = LINE_PATTERNS_AFTER_NEWLINE.get(pattern)
-    if after_newline is None:
-        return pattern.finditer(text)
-    if pattern is TEXT_PATTERNS[3] and not any(name in text for name in KERNEL_NAMES):
-        return iter(())
-    first = pattern.match(text)  # `^` at the very start; every later line starts after a newline
-    return itertools.chain([first] if first else [], after_newline.finditer(text))
-
-
 def identifiers_in_json(document) -> set[str]:
     """Identifiers a parsed document names by key, walked without recursion. lshw's machine node (`"class":
     "system"` with an `id`, also inside an array) is named by the host name. A string value is a text of its own:
     what its labelled lines and `uname -a` lines name counts too (a log or a command's output kept in a JSON string,
     its newlines escaped in the file, where no line pattern over the file's text sees a line start)."""
     return _walk(document)[0]
-
-
-def _walk(document) -> tuple[set[str], bool, bool]:
-    """identifiers_in_json; whether a key of the document could start a JSON_PAIR_START: one that is identifying or
-    not ASCII (the pattern ignores case the Unicode way, `_key` lowercases); and whether an identifying key holds a
-    float (orjson reads an integer beyond 64 bits as one: _walk_file reads such a document again)."""
-    found: set[str] = set()
-    pair_keys = float_named = False
-    stack = [document]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("class") == "system" and isinstance(node.get("id"), str):
-                found.add(node["id"])
-            if node.keys() <= _PLAIN_KEYS or "".join(node).isdigit():
-                # keys that name nothing (seen before, or a histogram's bins): only the values can name something
-                found |= _nested(node.values(), stack)
-                continue
-            for key, value in node.items():
-                identifying = _identifying_key_seen(key)
-                pair_keys = pair_keys or identifying or not str(key).isascii()
-                if not identifying and type(key) is str and key.isascii() and len(_PLAIN_KEYS) < 10_000:
-                    _PLAIN_KEYS.add(key)
-                if isinstance(value, (dict, list)):
-                    stack.append(value)
-                    continue
-                if identifying and isinstance(value, (str, int)) and not isinstance(value, bool):
-                    found.add(str(value).strip())
-                elif identifying and isinstance(value, float):
-                    float_named = True
-                if isinstance(value, str):
-                    found |= _string_lines(value)
-        elif isinstance(node, list):
-            found |= _nested(node, stack)
-    return found, pair_keys, float_named
-
-
-_JSON_NUMBERS = frozenset({int, float, bool, type(None)})
-_JSON_TYPES = _JSON_NUMBERS | {str, dict, list}
-
-
-def _nested(values, stack: list) -> set[str]:
-    """Pushes the dicts and lists among `values` on `stack` and returns what their strings' lines name, each type
-    looked at once (a json+ histogram holds only numbers)."""
-    values = list(values)
-    kinds = set(map(type, values))
-    if kinds <= _JSON_NUMBERS:
-        return set()
-    if kinds <= _JSON_TYPES:  # what a parser makes: tested by identity, not by subclass
-        nests, strings = dict in kinds or list in kinds, str in kinds
-    else:
-        nests = any(issubclass(kind, (dict, list)) for kind in kinds)
-        strings = any(issubclass(kind, str) for kind in kinds)
-    if nests:
-        stack.extend(value for value in values if isinstance(value, (dict, list)))
-    found: set[str] = set()
-    if strings:
-        for value in values:
-            if isinstance(value, str):
-                found |= _string_lines(value)
-    return found
-
-
-def _string_lines(value: str) -> set[str]:
-    """_line_identifiers of a string value, tried only when it holds what a line pattern needs: a label's ":" or
-    "=", or a kernel's name."""
-    if ":" in value or "=" in value or any(name in value for name in KERNEL_NAMES):
-        return _line_identifiers(value)
-    return set()
-
-
-_KEY_VERDICTS: dict[str, bool] = {}  # the same few hundred keys recur in every fio output and smart-log of a bundle
-# Of those, the ASCII strings that are not identifying: a dict whose keys are all among them (most of every fio
-# output after the first) is walked by its values alone, its keys tested in C as one set comparison. Such a key can
-# neither name an identifier nor start a JSON_PAIR_START.
-_PLAIN_KEYS: set[str] = set()
-
-
-def _identifying_key_seen(key) -> bool:
-    """_identifying_key(str(key)), remembered for up to 10,000 keys seen so far."""
-    verdict = _KEY_VERDICTS.get(key) if type(key) is str else None
-    if verdict is None:
-        verdict = _identifying_key(str(key))
-        if type(key) is str and len(_KEY_VERDICTS) < 10_000:
-            _KEY_VERDICTS[key] = verdict
-    return verdict
 
 
 def identifiers_in_file(name: str, data: bytes, load: Callable[[bytes], object] | None = None) -> set[str]:

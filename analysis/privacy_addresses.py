@@ -78,21 +78,41 @@ def address_spans(text: str) -> list[tuple[int, int]]:
         begin = run_start(text, seed)
         end = ADDRESS_RUN.match(text, seed).end()
         covered = end
-        run = text[begin:end]
-        for pattern in (UUID, MAC, IPV4, IPV6):
-            for found in pattern.finditer(run):
-                start, stop = begin + found.start(), begin + found.end()
-                if pattern is IPV6 and text[stop - 1] == ":" and text[stop - 2] != ":":
-                    stop -= 1  # "fe80::1: link up"
-                value = text[start:stop]
-                if pattern is IPV4 and (not _is_ipv4(value) or _version_before(text, start)):
-                    continue
-                if pattern is IPV6 and not _is_ipv6(value):
-                    continue
-                if alnum_at(text, start - 1) or alnum_at(text, stop):
-                    continue  # part of a longer word: "std::vector" holds "d::ec"
-                spans.append((start, stop))
+        for pattern, start, stop in _run_addresses(text[begin:end]):
+            start, stop = begin + start, begin + stop
+            if pattern is IPV4 and _version_before(text, start):
+                continue
+            if alnum_at(text, start - 1) or alnum_at(text, stop):
+                continue  # part of a longer word: "std::vector" holds "d::ec"
+            spans.append((start, stop))
     return spans
+
+
+_RUN_ADDRESSES: dict[str, tuple] = {}  # a bundle's runs recur: its timestamps' dates and times, fio's version
+MAX_CACHED_RUN = 64  # longer runs (rare, and unbounded in a hostile file) are not kept
+
+
+def _run_addresses(run: str) -> tuple[tuple[re.Pattern, int, int], ...]:
+    """The addresses the patterns find in a run of address characters, by where they are in it: what the run alone
+    decides, remembered for up to 10,000 short runs (the text around a run decides the rest, in address_spans)."""
+    found = _RUN_ADDRESSES.get(run)
+    if found is not None:
+        return found
+    addresses = []
+    for pattern in (UUID, MAC, IPV4, IPV6):
+        for match in pattern.finditer(run):
+            start, stop = match.span()
+            if pattern is IPV6 and run[stop - 1] == ":" and run[stop - 2] != ":":
+                stop -= 1  # "fe80::1: link up"
+            if pattern is IPV4 and not _is_ipv4(run[start:stop]):
+                continue
+            if pattern is IPV6 and not _is_ipv6(run[start:stop]):
+                continue
+            addresses.append((pattern, start, stop))
+    found = tuple(addresses)
+    if len(run) <= MAX_CACHED_RUN and len(_RUN_ADDRESSES) < 10_000:
+        _RUN_ADDRESSES[run] = found
+    return found
 
 
 def alnum_at(text: str, index: int) -> bool:

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from analysis import privacy, privacy_addresses
+from analysis import privacy, privacy_addresses, privacy_walk
 
 
 def reference_string_lines(value: str) -> set[str]:
@@ -239,6 +239,119 @@ def test_address_spans_are_those_found_with_the_anchored_pattern(sample_files, m
     assert sum(map(len, found)) > 30  # the samples' UUIDs, MACs and addresses, and the edge texts'
 
 
+def test_the_walk_agrees_on_numbers_strings_and_keys_of_every_kind():
+    """Strings' lines are read joined, long runs of values are added up first, a histogram's keys are tested as
+    bytes: each held to the plain walk where it could go wrong."""
+    bins = {str(1000 + i): i for i in range(40)}
+    documents = [
+        {"a": [1, "Serial Number: SN-MIXED-1", 2.5] * 12, "b": dict(bins, note="hostname=h-mixed")},
+        {"lines": ["Serial Number", ": SN-SPLIT", "Linux", "host-split 6.1.0", "x\nnodename: n-escaped\ny"]},
+        {"bins": dict(bins, **{"41": {"deep": [[0] * 40, {"serial": 12345678, "wwn": 1.5}]}})},
+        {
+            "\u0661\u0662": 3,
+            "\u017ferial": "LONG-S",
+            "s\u00e9rial": "ACCENT",
+            "k\u212a": 1,
+            "class": "system",
+            "id": "m-1",
+        },
+        [None] * 40 + ["hostname: h-after-nulls", {"sn": "SN-AFTER-NULLS"}],
+        [10**400, 1.5] * 20 + [{"machine-id": "m-after-overflow"}],
+        [True, False, 0, -1.5] * 10 + [[{"uuid": "u-after-bools"}]],
+        {str(i): f"Serial Number: SN-IN-BINS-{i}" for i in range(40)},
+        {"x" * 3: list(range(50)), "sn": 7, "host": 10**30},
+        "Serial Number: SN-AT-THE-ROOT",
+    ]
+    for document in documents:
+        assert privacy.identifiers_in_json(document) == reference_identifiers_in_json(document), document
+    found = set().union(*map(privacy.identifiers_in_json, documents))
+    assert {"SN-MIXED-1", "h-mixed", "n-escaped", "12345678", "SN-AFTER-NULLS", "m-after-overflow"} <= found
+    assert {"u-after-bools", "SN-IN-BINS-39", "m-1", "h-after-nulls"} <= found
+    assert not {"SN-SPLIT", "host-split", "SN-AT-THE-ROOT"} & found  # no line across two strings; a root names none
+    for text in ("", "0", "123", "١٢٣", "12a", "1 2", "²"):
+        assert privacy_walk._digits(text) == text.isdigit(), text
+
+
+def reference_inline_identifiers(text: str) -> set[str]:
+    """_inline_identifiers as it was: every in-line pattern and the address pass over the whole text."""
+    found: set[str] = set()
+    for pattern in privacy.INLINE_PATTERNS:
+        found.update(match.group(2).strip() for match in pattern.finditer(text))
+    for match in privacy.BY_ID_PATH.finditer(text):
+        found |= privacy._by_id_identifiers(match.group(2))
+    found.update(match.group(2) for match in privacy.HOME_PATH.finditer(text))
+    for match in privacy.NQN.finditer(text):
+        found.add(match.group(2))
+        if match.group(1).endswith("nvmexpress:") and re.fullmatch(r"[0-9a-fA-F]{8}\S+", match.group(2)):
+            found.add(match.group(2)[8:])
+    found.update(text[start:end] for start, end in privacy_addresses.address_spans(text))
+    return found
+
+
+INLINE_EDGES = [
+    "nqn.2014-08.org.nvmexpress:uuid:1234 at the start",
+    "q nqn.2014-08.org.nvmexpress:144d144dS1234567 Model",
+    "/a" * 20 + " /dev/disk/by-id/nvme-Model_SER-AFTER-MANY-SLASHES",
+    "/x/y/z/w /home/alice-after-slashes",
+    "[a] [b] [sn] serial number: VPD-LOWER",
+    "D" * 30 + "Device Serial Number 11-22-33-44-55-66-77-88",
+    "ünïcode [SN] Serial number: VPD-ÜNÏ /Users/bob",
+    "no landmark at all",
+    "",
+]
+
+
+def test_the_in_line_patterns_run_wherever_they_can_match(sample_files):
+    """_inline_identifiers runs a pattern only where its landmark character is followed by a match."""
+    found = 0
+    for text in [data.decode("utf-8", errors="replace") for _, data in sample_files] + INLINE_EDGES:
+        expected = reference_inline_identifiers(text)
+        assert privacy._inline_identifiers(text) == expected, text[:80]
+        found += len(expected)
+    assert found > 30
+    names = set().union(*map(privacy._inline_identifiers, INLINE_EDGES))
+    assert {"SER-AFTER-MANY-SLASHES", "alice-after-slashes", "VPD-LOWER", "11-22-33-44-55-66-77-88", "bob"} <= names
+
+
+def reference_address_spans(text: str) -> list[tuple[int, int]]:
+    """address_spans as it was: every run's patterns tried again, nothing remembered."""
+    spans, covered = [], 0
+    for seed in privacy.address_seeds(text):
+        if seed < covered:
+            continue
+        begin, end = anchored_run_start(text, seed), privacy_addresses.ADDRESS_RUN.match(text, seed).end()
+        covered, run = end, text[begin:end]
+        for pattern in (privacy.UUID, privacy.MAC, privacy.IPV4, privacy.IPV6):
+            for found in pattern.finditer(run):
+                start, stop = begin + found.start(), begin + found.end()
+                if pattern is privacy.IPV6 and text[stop - 1] == ":" and text[stop - 2] != ":":
+                    stop -= 1
+                value = text[start:stop]
+                if pattern is privacy.IPV4 and (
+                    not privacy_addresses._is_ipv4(value) or privacy_addresses._version_before(text, start)
+                ):
+                    continue
+                if pattern is privacy.IPV6 and not privacy_addresses._is_ipv6(value):
+                    continue
+                if privacy.alnum_at(text, start - 1) or privacy.alnum_at(text, stop):
+                    continue
+                spans.append((start, stop))
+    return spans
+
+
+def test_a_remembered_run_is_placed_by_its_own_context(sample_files):
+    """The same run in other surroundings: a version key before it, a letter beside it, a longer run."""
+    texts = [data.decode("utf-8", errors="replace") for _, data in sample_files] + EDGE_TEXTS
+    texts += [
+        '"ip": "10.1.2.3" "firmware": "10.1.2.3" x10.1.2.3 10.1.2.3y (10.1.2.3)',
+        "fe80::1: up, fe80::1:, afe80::1 " + "fe80::1:" * 12,
+        "00:1b:63:84:45:e6 g00:1b:63:84:45:e6 00:1b:63:84:45:e6:77",
+    ]
+    for _ in range(2):  # the second time, every short run is remembered
+        assert [privacy_addresses.address_spans(text) for text in texts] == list(map(reference_address_spans, texts))
+    assert len(privacy_addresses.address_spans(texts[-3])) == 2  # "ip" and "(...)": not the version, not a word
+
+
 def reference_identifiers_in_file(data: bytes) -> set[str]:
     """identifiers_in_file as it was: every text pattern on the whole text, and the walk of its document if it is
     one."""
@@ -269,6 +382,9 @@ HOSTILE_DOCUMENTS = [
     b'{"a": 1}\nSerial Number: AFTER-THE-DOCUMENT\n',
     b'  \n{"nodename": "n-1"}',
     b'{"home": "/home/alice/fio", "Users": "/Users/bob/x"}',
+    # a quote inside a key: the text's `"serial": ` pair starts at it (twice: a key seen before is no plain key)
+    b'{"x\\"serial": "QUOTED-KEY-SN"}',
+    b'{"x\\"serial": "QUOTED-KEY-SN-2"}',
 ]
 
 
@@ -277,9 +393,17 @@ def test_a_files_identifiers_are_what_every_pattern_and_the_walk_find(sample_fil
         assert privacy.identifiers_in_file(path.name, data) == reference_identifiers_in_file(data), path
     for data in HOSTILE_DOCUMENTS:
         assert privacy.identifiers_in_file("x.json", data) == reference_identifiers_in_file(data), data
-    assert {"FIRST-SERIAL", "LAST-SERIAL", "S-1", "h-2", "S-3", "NAN-DOC-SN", "box-1", "n-1"} <= set().union(
-        *(privacy.identifiers_in_file("x.json", data) for data in HOSTILE_DOCUMENTS)
-    )
+    assert {
+        "FIRST-SERIAL",
+        "LAST-SERIAL",
+        "S-1",
+        "h-2",
+        "S-3",
+        "NAN-DOC-SN",
+        "box-1",
+        "n-1",
+        "QUOTED-KEY-SN-2",
+    } <= set().union(*(privacy.identifiers_in_file("x.json", data) for data in HOSTILE_DOCUMENTS))
 
 
 def test_a_document_read_by_orjson_is_read_again_only_to_spell_a_long_number_an_identifying_key_holds(sample_files):

@@ -7,10 +7,10 @@ steady-state verdicts are kept only as the client's claim, to compare with the s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from analysis import compliance, consistency, crosscheck, plausibility, thermal, unwritten
+from analysis.bundle_checks import MIXED_BLOCK_SIZE_TESTS, CrossChecked, cross_check, parse_time
 from analysis.bundle_system import (
     ListedFiles,
     declared_pci_path,
@@ -28,7 +28,6 @@ from analysis.overprovisioning import overprovisioning
 from analysis.poison import reading
 from analysis.pts import demand_intensity as pts_demand_intensity
 from analysis.pts import recovery
-from analysis.pts import sequential as pts_sequential
 from analysis.pts.surface import read_surface
 from analysis.records import (
     FlagRecord,
@@ -50,18 +49,8 @@ if TYPE_CHECKING:
 TEST_ORDER = (
     "iops", "tp", "lat", "wsat", "hir", "xsr", "ecw", "dirth", "ws-oltp", "ws-vod", "ws-meta", "ws-comp", "surface"
 )  # fmt: skip
-MIXED_BLOCK_SIZE_TESTS = ("ws-comp",)
-# the client's job files are a few hundred bytes
-MAX_JOB_FILE_BYTES = 1024 * 1024
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not value or not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+# nvme-cli's smart-log JSON is about a kilobyte: a larger one is parsed where it is read, never kept by its content
+SHARED_SMART_BYTES = 64 * 1024
 
 
 def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
@@ -128,8 +117,9 @@ def read_bundle(verified: VerifiedBundle) -> SubmissionRecord:
 
     runs = [run for run in manifest.get("runs") or [] if isinstance(run, Mapping)]
     summaries, documents = _parse_runs(bundle, runs, record)
-    options = _cross_check(bundle, manifest, runs, summaries, documents, record)
-    _build_test_runs(bundle, runs, summaries, documents, options, record)
+    checked = cross_check(bundle, manifest, runs, summaries, documents, record)
+    options = checked.options
+    _build_test_runs(bundle, runs, summaries, documents, checked, record)
     with reading("the steady-state evaluation of the fio outputs"):
         _steady_state(manifest, runs, summaries, record)
     with reading("the HIR and XSR figures from the fio outputs and per-interval logs"):
@@ -201,106 +191,21 @@ def _parse_runs(
     return summaries, documents
 
 
-def _cross_check(bundle, manifest, runs, summaries, documents, record: SubmissionRecord) -> dict[str, dict]:
-    """Run every cross-check; return each run's effective fio options."""
-    failures: list[crosscheck.CheckFailure] = []
-    documents_options: dict[str, dict] = {}
-    plan = manifest.get("plan") or {}
-    starts: dict[str, list[int]] = {}  # each sliced run's job positions in their slices (pts.sequential)
-    cells = crosscheck.PlanCells()
-    for run in runs:
-        run_id = str(run.get("id"))
-        doc = documents.get(run_id)
-        if doc is None:
-            continue
-        raw = str(run.get("output_file"))
-        with reading(f"run {run_id}: {raw}"):
-            failures += _check_run(bundle, run, doc, plan, raw, record, documents_options, starts, cells)
-    with reading("the positions of the sequential WSAT workloads' samples"):
-        failures += pts_sequential.position_failures(runs, starts, summaries, plan.get("active_range_bytes"))
-    timed = [
-        {
-            "id": str(run.get("id")),
-            "started_at": parse_time(run.get("started_at")),
-            "finished_at": parse_time(run.get("finished_at")),
-        }
-        for run in runs
-    ]
-    fio_end = {rid: float(doc["timestamp"]) for rid, doc in documents.items() if isinstance(doc.get("timestamp"), int)}
-    timing = manifest.get("timing") or {}
-    with reading("the timestamps of the runs and their fio outputs"):
-        failures += crosscheck.check_timestamps(
-            started_at=parse_time(timing.get("started_at")),
-            finished_at=parse_time(timing.get("finished_at")),
-            runs=timed,
-            fio_end_times=fio_end,
-        )
-    for failure in failures:
-        if failure.severity == crosscheck.REJECT:
-            record.reject_reasons.append(failure.reason[:300])
-        else:
-            record.hold_reasons.append(failure.reason[:300])
-            record.flags.append(FlagRecord("crosscheck", failure.reason[:300]))
-    return documents_options
-
-
-def _check_run(
-    bundle, run, doc, plan, raw: str, record: SubmissionRecord, documents_options: dict, starts: dict, cells
-) -> list:
-    run_id = str(run.get("id"))
-    failures = crosscheck.check_figures(doc, raw_file=raw)
-    # a block-size mix (bssplit) has no single block size to check IOPS x size against
-    mixed = run.get("test") in MIXED_BLOCK_SIZE_TESTS
-    failures += crosscheck.check_iops_bandwidth(
-        doc, block_size_bytes=None if mixed else optional_int(run.get("block_size_bytes")), raw_file=raw
-    )
-    failures += crosscheck.check_bytes_runtime(doc, raw_file=raw, declared_runtime_s=run.get("runtime_s"))
-    options = crosscheck.job_options(doc)
-    job_text = None
-    sliced = pts_sequential.sliced(run)
-    if run.get("job_file"):
-        # fio echoes every option it was given; the job file is read for what the output leaves out, for the slices
-        # of a sequential run's jobs (fio's output echoes the first job's options only), and to hold it to the echo
-        try:
-            job_bytes = bundle.read_bytes(run["job_file"])
-        except KeyError:
-            record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
-        else:
-            if len(job_bytes) > MAX_JOB_FILE_BYTES:
-                return [*failures, _oversized_job_file(run["job_file"], len(job_bytes))]
-            job_text = job_bytes.decode("utf-8", errors="replace")
-            with reading(f"run {run_id}: {run['job_file']}"):
-                file_options = crosscheck.job_file_options(job_text)
-                failures += crosscheck.check_job_file_matches_output(
-                    file_options=file_options, doc=doc, raw_file=run["job_file"]
-                )
-                options = {**file_options, **options}
-    documents_options[run_id] = options
-    failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
-    slices = pts_sequential.job_slices(job_text) if sliced and job_text is not None else None
-    if slices is not None:  # one section per job: each in its own slice of the active range
-        positions, problems = pts_sequential.slice_problems(run, slices, plan.get("active_range_bytes"))
-        failures += [crosscheck.CheckFailure("job_slices", crosscheck.REJECT, f"{run['job_file']}: {p}"[:300])
-                     for p in problems]  # fmt: skip
-        if positions is not None:
-            starts[run_id] = positions
-    if plan.get("blocks"):
-        failures += crosscheck.check_run_against_plan(run=run, plan=plan, cells=cells)
-    return failures
-
-
-def _oversized_job_file(path: str, size: int) -> crosscheck.CheckFailure:
-    reason = f"job file {path} is {size} bytes, more than the limit of {MAX_JOB_FILE_BYTES} for a fio job file"
-    return crosscheck.CheckFailure("job_options", crosscheck.REJECT, reason)
-
-
-def _smart(bundle, path: str | None, record: SubmissionRecord) -> dict | None:
+def _smart(bundle, path: str | None, record: SubmissionRecord, parsed_logs: dict[bytes, dict]) -> dict | None:
+    """The parsed smart-log at `path`. `parsed_logs` keeps each content's parse (of a log up to SHARED_SMART_BYTES):
+    a run's log after is often the next run's log before, byte for byte, and the measurements share the one parse
+    (read only, as every reader of a measurement's smart-log does)."""
     if not path:
         return None
     try:
         data = bundle.read_bytes(path)
-        with reading(path, expected=(ValueError,)):
-            return nvme.parse_smart_log(data)
+        smart = parsed_logs.get(data)
+        if smart is None:
+            with reading(path, expected=(ValueError,)):
+                smart = nvme.parse_smart_log(data)
+            if len(data) <= SHARED_SMART_BYTES:
+                parsed_logs[data] = smart
+        return smart
     except (ValueError, KeyError) as exc:
         if not_strict_json(exc):
             record.reject_reasons.append(f"{path}: {exc}"[:300])
@@ -309,10 +214,12 @@ def _smart(bundle, path: str | None, record: SubmissionRecord) -> dict | None:
 
 
 def _build_test_runs(
-    bundle, runs, summaries, documents: dict[str, dict], options: dict[str, dict], record: SubmissionRecord
+    bundle, runs, summaries, documents: dict[str, dict], checked: CrossChecked, record: SubmissionRecord
 ) -> None:
+    options = checked.options
     by_test: dict[str, TestRunRecord] = {}
     smart_checks: list[crosscheck.CheckFailure] = []
+    parsed_logs: dict[bytes, dict] = {}
     for run in runs:
         run_id = str(run.get("id"))
         with reading(f"run {run_id}: {run.get('output_file')}"):
@@ -322,8 +229,8 @@ def _build_test_runs(
             if summary is None:
                 continue
             phase = str(run.get("phase") or "")  # wipc runs are stored too (phase "wipc"), outside every window
-            before = _smart(bundle, run.get("smart_before"), record)
-            after = _smart(bundle, run.get("smart_after"), record)
+            before = _smart(bundle, run.get("smart_before"), record, parsed_logs)
+            after = _smart(bundle, run.get("smart_after"), record, parsed_logs)
             measurement_missing = {}
             if not run.get("smart_before") or not run.get("smart_after"):
                 measurement_missing["temperature"] = (
@@ -355,7 +262,7 @@ def _build_test_runs(
                     smart_after=after,
                     pattern=str(run.get("pattern") or ""),
                     declared_runtime_s=run.get("runtime_s"),
-                    runtime_s=crosscheck.direction_runtime_s(documents[run_id]),
+                    runtime_s=crosscheck.direction_runtime_s(documents[run_id], checked.figures.get(run_id)),
                     missing=measurement_missing,
                 )
             )

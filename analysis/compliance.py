@@ -164,14 +164,13 @@ def _cell_key(cell: pts_plan.Cell) -> tuple:
     return (cell.pattern, cell.block_size_bytes, cell.read_pct, cell.threads, cell.iodepth)
 
 
-def _run_cell(run: Mapping, series: pts_plan.Series) -> tuple | None:
-    """The planned cell `run` is a round of (None when it is none of `series`'s cells)."""
+def _run_cell(run: Mapping, cells: list[tuple]) -> tuple | None:
+    """The planned cell `run` is a round of (None when it is none of a series' `cells`, its _cell_keys)."""
     base = (run.get("pattern"), run.get("block_size_bytes"), run.get("read_pct"))
-    cells = [_cell_key(c) for c in series.cells]  # compared, never hashed: a hostile run's values may be unhashable
+    # compared, never hashed: a hostile run's values may be unhashable
     for key in ((*base, run.get("threads"), run.get("iodepth")), (*base, None, None)):
-        for cell in cells:
-            if cell == key:
-                return cell
+        if key in cells:
+            return cells[cells.index(key)]  # the plan's cell, the first equal to the run's
     return None
 
 
@@ -196,10 +195,11 @@ def block_problems(
     by_series: list[dict[int, set]] = []
     for series in block.series:
         rounds: dict[int, set] = {}
+        cells = [_cell_key(c) for c in series.cells]  # listed once for all the block's runs
         for run in test_runs:
             if run.get("phase") != series.phase or _round(run) is None:
                 continue
-            cell = _run_cell(run, series)
+            cell = _run_cell(run, cells)
             if cell is not None:
                 rounds.setdefault(_round(run), set()).add(cell)
         by_series.append(rounds)

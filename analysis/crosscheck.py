@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from analysis.fio_sizes import parse_seconds, parse_size
 from analysis.job_files import job_file_options
 from analysis.plan_cells import PlanCells
 from analysis.pts import captures as pts_captures
@@ -80,20 +81,28 @@ def _bad_figure(data: Mapping) -> str | None:
     return None
 
 
-def _direction_data(doc: Mapping) -> Iterable[tuple[int, str, Mapping]]:
+Directions = list[tuple[int, str, Mapping, str | None]]
+
+
+def figure_directions(doc: Mapping) -> Directions:
+    """Every direction of every job with its first unusable figure (None when all are numbers): one walk of the
+    document, which a caller running several checks on it passes to each as `directions`."""
+    return [(index, direction, data, _bad_figure(data)) for index, direction, data in _all_direction_data(doc)]
+
+
+def _direction_data(doc: Mapping, directions: Directions | None = None) -> list[tuple[int, str, Mapping]]:
     """Every direction whose figures are numbers (check_figures rejects the others, with the reason)."""
-    for index, direction, data in _all_direction_data(doc):
-        if _bad_figure(data) is None:
-            yield index, direction, data
+    found = figure_directions(doc) if directions is None else directions
+    return [(index, direction, data) for index, direction, data, bad in found if bad is None]
 
 
-def check_figures(doc: Mapping, *, raw_file: str) -> list[CheckFailure]:
+def check_figures(doc: Mapping, *, raw_file: str, directions: Directions | None = None) -> list[CheckFailure]:
     """fio's own figures must be finite numbers a 64-bit column can hold, and its options objects (as fio writes
     them); the other checks read only figures that are numbers and options that are objects."""
     failures = [
         CheckFailure("figures", REJECT, f"{raw_file} $.jobs[{index}].{direction}: {bad} is not a usable number")
-        for index, direction, data in _all_direction_data(doc)
-        if (bad := _bad_figure(data)) is not None
+        for index, direction, _, bad in (figure_directions(doc) if directions is None else directions)
+        if bad is not None
     ]
     shapes = [("$['global options']", doc.get("global options"))]
     shapes += [
@@ -121,24 +130,31 @@ def _io_bytes(data: Mapping, version: str | None) -> float:
     return float(data.get("io_bytes", 0)) * (1024 if old else 1)
 
 
-def direction_runtime_s(doc: Mapping) -> float | None:
+def direction_runtime_s(doc: Mapping, directions: Directions | None = None) -> float | None:
     """Wall-clock runtime of the run: the longest read/write `runtime`. (fio's `job_runtime` under group_reporting
     is the sum over all jobs, twice the wall clock with numjobs=2, so it is not used.)"""
-    runtimes = [float(data.get("runtime", 0)) for _, _, data in _direction_data(doc)]
+    runtimes = [float(data.get("runtime", 0)) for _, _, data in _direction_data(doc, directions)]
     longest = max(runtimes, default=0.0)
     return longest / 1000 if longest > 0 else None
 
 
-def check_iops_bandwidth(doc: Mapping, *, block_size_bytes: int | None, raw_file: str) -> list[CheckFailure]:
+def check_iops_bandwidth(
+    doc: Mapping, *, block_size_bytes: int | None, raw_file: str, directions: Directions | None = None
+) -> list[CheckFailure]:
     """IOPS × block size must equal bandwidth for a fixed block size (mixed block sizes cannot be checked)."""
     failures = []
     entries = _entries(doc)
-    for index, direction, data in _direction_data(doc):
-        # a document with several job groups (stonewall) carries each group's own bs in its "job options"
-        options = _mapping(entries[index].get("job options")) if isinstance(entries[index], Mapping) else {}
-        own = options.get("bs")
-        size = parse_size(own) if own else block_size_bytes
-        if not size or "bssplit" in options or "bssplit" in _mapping(doc.get("global options")):
+    sizes: dict[int, int | None] = {}  # each job's size, for its read, write and mixed figures
+    for index, direction, data in _direction_data(doc, directions):
+        if index not in sizes:
+            # a document with several job groups (stonewall) carries each group's own bs in its "job options"
+            options = _mapping(entries[index].get("job options")) if isinstance(entries[index], Mapping) else {}
+            own = options.get("bs")
+            size = parse_size(own) if own else block_size_bytes
+            mixed = "bssplit" in options or "bssplit" in _mapping(doc.get("global options"))
+            sizes[index] = None if mixed else size
+        size = sizes[index]
+        if not size:
             continue  # a mix of block sizes (bssplit) cannot be checked this way
         iops = float(data.get("iops", 0))
         bw = _bw_bytes(data)
@@ -157,12 +173,14 @@ def check_iops_bandwidth(doc: Mapping, *, block_size_bytes: int | None, raw_file
     return failures
 
 
-def check_bytes_runtime(doc: Mapping, *, raw_file: str, declared_runtime_s: float | None = None) -> list[CheckFailure]:
+def check_bytes_runtime(
+    doc: Mapping, *, raw_file: str, declared_runtime_s: float | None = None, directions: Directions | None = None
+) -> list[CheckFailure]:
     """Bytes moved must equal bandwidth × runtime, and a run must last as long as it was declared to."""
     failures = []
     version = doc.get("fio version")
     longest_ms = 0.0
-    for index, direction, data in _direction_data(doc):
+    for index, direction, data in _direction_data(doc, directions):
         runtime_ms = float(data.get("runtime", 0))
         longest_ms = max(longest_ms, runtime_ms)
         io_bytes = _io_bytes(data, version)
@@ -197,35 +215,9 @@ def check_bytes_runtime(doc: Mapping, *, raw_file: str, declared_runtime_s: floa
     return failures
 
 
-_SIZE = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
-MAX_SIZE = 2**63
-
-
 def _mapping(value) -> Mapping:
     """fio writes options as an object; anything else in their place holds no option."""
     return value if isinstance(value, Mapping) else {}
-
-
-def parse_size(text: str, *, kb_base: int = 1024) -> int | None:
-    """A fio size option in bytes. fio's default kb_base=1024 is its "compatibility mode": '4k' and '4KB' are 4096
-    and the IEC '4KiB' is 4000; kb_base=1000 follows SI/IEC ('4kB' = 4000, '4KiB' = 4096). A bssplit or range is None.
-    """
-    match = _SIZE.match(str(text))
-    if not match:
-        return None
-    number, prefix, iec, _ = match.groups()
-    power = "kmgtp".index(prefix.lower()) + 1 if prefix else 0
-    binary = bool(iec) if kb_base == 1000 else not iec
-    size = int(float(number) * (1024 if binary else 1000) ** power)
-    return size if size < MAX_SIZE else None
-
-
-def parse_seconds(text: str) -> float | None:
-    match = re.match(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*(us|ms|s|m|h)?\s*$", str(text))
-    if not match:
-        return None
-    value, unit = float(match.group(1)), match.group(2) or "s"
-    return value * {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}[unit]
 
 
 def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str]:
@@ -240,10 +232,11 @@ def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str
 
 
 def check_job_file_matches_output(
-    *, file_options: Mapping[str, str], doc: Mapping, raw_file: str
+    *, file_options: Mapping[str, str], doc: Mapping, raw_file: str, echoed: Mapping[str, str] | None = None
 ) -> list[CheckFailure]:
-    """The job file in the bundle is the one fio ran: its block size and pattern are those fio's output echoes."""
-    echoed = job_options(doc)
+    """The job file in the bundle is the one fio ran: its block size and pattern are those fio's output echoes
+    (`echoed`: job_options(doc), when the caller has it)."""
+    echoed = job_options(doc) if echoed is None else echoed
     failures = []
     for key in ("bs", "rw"):
         mine, theirs = file_options.get(key), echoed.get(key)

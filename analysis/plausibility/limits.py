@@ -111,12 +111,16 @@ def link_bounds(record: SubmissionRecord) -> LinkBounds:
     return LinkBounds(negotiated, max(capability, negotiated), label)
 
 
+def within_link(value: float, bounds: LinkBounds, allowed: float = 1.0) -> bool:
+    """`value` passes against_link: a gate checks this first and words its reason only for a value that does not."""
+    limit = 1 + LINK_MARGIN
+    return value <= (bounds.capability if bounds.negotiated is None else bounds.negotiated) * allowed * limit
+
+
 def against_link(rule: str, what: str, value: float, bounds: LinkBounds, allowed: float = 1.0) -> list[GateFailure]:
     """`value` (bytes/s, or bytes/s-equivalent) against `allowed` directions of the link, with the margin."""
     limit = 1 + LINK_MARGIN
-    if bounds.negotiated is not None and value <= bounds.negotiated * allowed * limit:
-        return []
-    if bounds.negotiated is None and value <= bounds.capability * allowed * limit:
+    if within_link(value, bounds, allowed):
         return []
     if bounds.negotiated is not None and value <= bounds.capability * allowed * limit:
         share = value / (bounds.negotiated * allowed)

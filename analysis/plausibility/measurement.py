@@ -24,6 +24,7 @@ from analysis.plausibility.limits import (
     finite,
     fmt,
     show,
+    within_link,
 )
 from analysis.records import MeasurementRecord
 
@@ -80,8 +81,9 @@ def check_link_bandwidth(m: MeasurementRecord, bounds: LinkBounds) -> list[GateF
     for direction, _, bw in _directions(m):
         if finite(bw) and bw > 0:
             allowed = 2.0 if direction == "total" else 1.0
-            what = f"{m.raw_file}: {direction} bandwidth {fmt(bw)} B/s"
-            failures += against_link("link_bandwidth", what, bw, bounds, allowed)
+            if not within_link(bw, bounds, allowed):  # the reason is worded only for a failure
+                what = f"{m.raw_file}: {direction} bandwidth {fmt(bw)} B/s"
+                failures += against_link("link_bandwidth", what, bw, bounds, allowed)
     return failures
 
 
@@ -94,8 +96,9 @@ def check_link_iops(m: MeasurementRecord, bounds: LinkBounds) -> list[GateFailur
     for direction, iops, _ in _directions(m):
         if finite(iops) and iops > 0:
             allowed = 2.0 if direction == "total" else 1.0
-            what = f"{m.raw_file}: {direction} {fmt(iops)} IOPS × {size} B"
-            failures += against_link("link_iops", what, iops * size, bounds, allowed)
+            if not within_link(iops * size, bounds, allowed):  # the reason is worded only for a failure
+                what = f"{m.raw_file}: {direction} {fmt(iops)} IOPS × {size} B"
+                failures += against_link("link_iops", what, iops * size, bounds, allowed)
     return failures
 
 
@@ -111,15 +114,21 @@ def check_transfer_size(m: MeasurementRecord, *, device: bool) -> list[GateFailu
         if not (finite(iops) and finite(bw)) or iops <= 0:
             continue
         mean = bw / iops
-        where = f"{m.raw_file}: {direction} {fmt(bw)} B/s ÷ {fmt(iops)} IOPS = {fmt(mean)} B per I/O"
         if size:
             if abs(mean - size) > max(crosscheck.ARITHMETIC_TOLERANCE * size, 2048 / iops):
+                where = _transfer(m, direction, bw, iops, mean)
                 failures.append(GateFailure("transfer_size", REJECT, f"{where}, but the block size is {size} B"))
         elif device and mean < MIN_TRANSFER_BYTES * (1 - crosscheck.ARITHMETIC_TOLERANCE):
+            where = _transfer(m, direction, bw, iops, mean)
             failures.append(
                 GateFailure("transfer_size", REJECT, f"{where}, less than one {MIN_TRANSFER_BYTES}-byte block")
             )
     return failures
+
+
+def _transfer(m: MeasurementRecord, direction: str, bw: float, iops: float, mean: float) -> str:
+    """A mean transfer size for a reason (worded only for a failure: most measurements have none)."""
+    return f"{m.raw_file}: {direction} {fmt(bw)} B/s ÷ {fmt(iops)} IOPS = {fmt(mean)} B per I/O"
 
 
 def check_latency_floor(m: MeasurementRecord, bounds: LinkBounds, *, device: bool) -> list[GateFailure]:
@@ -137,28 +146,30 @@ def check_latency_floor(m: MeasurementRecord, bounds: LinkBounds, *, device: boo
     ):
         if mean is None or not finite(mean) or not (finite(iops) and iops > 0):
             continue
-        where = f"{m.raw_file}: {name} latency {fmt(mean)} ns"
         if mean <= 0:
-            failures.append(GateFailure("latency_floor", REJECT, f"{where} with I/O completed; latency must be > 0"))
+            reason = f"{_latency(m, name, mean)} with I/O completed; latency must be > 0"
+            failures.append(GateFailure("latency_floor", REJECT, reason))
         elif finite(maximum) and maximum < mean:
-            failures.append(GateFailure("latency_floor", REJECT, f"{where} is above its maximum {fmt(maximum)} ns"))
+            reason = f"{_latency(m, name, mean)} is above its maximum {fmt(maximum)} ns"
+            failures.append(GateFailure("latency_floor", REJECT, reason))
         elif mean < transfer_ns:
-            failures.append(
-                GateFailure(
-                    "latency_floor",
-                    REJECT,
-                    f"{where} is shorter than moving {m.block_size_bytes} B over {bounds.label} ({fmt(transfer_ns)} ns)",
-                )
+            reason = (
+                f"{_latency(m, name, mean)} is shorter than moving {m.block_size_bytes} B over {bounds.label} "
+                f"({fmt(transfer_ns)} ns)"
             )
+            failures.append(GateFailure("latency_floor", REJECT, reason))
         elif device and mean < MIN_DEVICE_LATENCY_NS:
-            failures.append(
-                GateFailure(
-                    "latency_floor",
-                    HOLD,
-                    f"{where} is below {MIN_DEVICE_LATENCY_NS} ns, faster than any NVMe command known to complete",
-                )
+            reason = (
+                f"{_latency(m, name, mean)} is below {MIN_DEVICE_LATENCY_NS} ns, faster than any NVMe command known "
+                "to complete"
             )
+            failures.append(GateFailure("latency_floor", HOLD, reason))
     return failures
+
+
+def _latency(m: MeasurementRecord, name: str, mean: float) -> str:
+    """A mean latency for a reason (worded only for a failure: most measurements have none)."""
+    return f"{m.raw_file}: {name} latency {fmt(mean)} ns"
 
 
 def check_littles_law(m: MeasurementRecord) -> list[GateFailure]:

@@ -32,7 +32,7 @@ from browse.drive_summary import (
     stored_row,
     summary_of,
 )
-from browse.run_rows import CHARTED_MEASUREMENT_FIELDS, RUN_FIELDS, TEST_ORDER, public_runs_of
+from browse.run_rows import CHARTED_MEASUREMENT_FIELDS, RUN_FIELDS, TEST_ORDER, public_runs_of, row_dicts
 
 
 @dataclass
@@ -58,12 +58,10 @@ class DriveData:
         """Test run id -> the charted columns of its measurements in round order (read on first use: a page whose
         charts are cached never reads them)."""
         measurements: dict[int, list[dict]] = defaultdict(list)
-        rows = (
-            Measurement.objects.filter(test_run_id__in=[run["id"] for run in self.selected.values()])
-            .order_by("test_run_id", "round__phase", "round__series", "round__number", "block_size_bytes", "read_pct")
-            .values(*CHARTED_MEASUREMENT_FIELDS)
+        rows = Measurement.objects.filter(test_run_id__in=[run["id"] for run in self.selected.values()]).order_by(
+            "test_run_id", "round__phase", "round__series", "round__number", "block_size_bytes", "read_pct"
         )
-        for row in rows:
+        for row in row_dicts(rows, CHARTED_MEASUREMENT_FIELDS):
             measurements[row["test_run_id"]].append(row)
         return dict(measurements)
 

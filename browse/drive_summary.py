@@ -198,10 +198,15 @@ def compute_summaries(
             counted[drive_id][kind] += 1
     for pk in missing:
         overall = {a.metric: a for a in aggregates.get(pk, []) if a.factor == "all"}
+        by_test: dict[str, list[dict]] = defaultdict(list)  # each test's runs, newest first: one pass, not one a test
+        for run in runs[pk]:
+            by_test[run["test"]].append(run)
         found[pk] = DriveSummary(
             **run_counts(runs[pk]),
             representative={
-                test: run["id"] for test in TEST_ORDER if (run := representative_run(runs[pk], test, overall))
+                test: run["id"]
+                for test in TEST_ORDER
+                if (run := representative_run(by_test.get(test, []), test, overall))
             },
             newest=[
                 {key: run[key] for key in NEWEST_FIELDS if key in run}  # undated rows: the summary rebuild's
@@ -211,8 +216,8 @@ def compute_summaries(
             steady_runs={
                 test: (sum(1 for r in of_test if r["steady"]), len(of_test))
                 for test in TEST_ORDER
-                if (of_test := [r for r in runs[pk] if r["test"] == test])
+                if (of_test := by_test.get(test))
             },
-            tests=tuple(sorted({r["test"] for r in runs[pk]})),
+            tests=tuple(sorted(by_test)),
         )
     return found, runs

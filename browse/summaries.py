@@ -93,7 +93,8 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
     runs_of, flags_of = public_test_runs(), public_flags()
     pk = drive_model.pk
     aggregates = list(DriveModelAggregate.objects.filter(drive_model=drive_model).order_by("metric", "factor", "level"))
-    runs = queries.public_runs_of([pk], runs_of, extra_metrics=EXTRA_FACTOR_METRICS, dated=False)  # no date stored
+    runs = queries.public_runs_of([pk], runs_of, extra_metrics=EXTRA_FACTOR_METRICS, dated=False,  # no date stored
+                                  met=RUN_KIND_COLUMNS)  # fmt: skip
     computed, _ = queries.compute_summaries([pk], {pk: aggregates}, runs_of, flags_of, runs=runs)
     summary = computed[pk]
     if not (summary.n_runs or summary.n_surface_runs):  # a drive with only a surface run keeps its page
@@ -105,7 +106,7 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
     return _fields(
         drive_model, aggregates, data,
         generations=sorted({run["pcie_link__generation"] for run in pts} - {None}),
-        kinds=_run_kinds(runs_of, drive_model),
+        kinds={kind: max((run[column] for run in pts), default=None) for kind, column in RUN_KIND_OF.items()},
         spread=drive_page.compute_spread(data, sorted(pts, key=itemgetter("id"))),  # factor_runs' rows, by id
         breakdown_charts=[_chart_json(chart) for chart in data.breakdowns],
     )  # fmt: skip
@@ -113,6 +114,10 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
 
 # the spread factors' metrics the light run rows lack (they carry CHARTED_METRICS)
 EXTRA_FACTOR_METRICS = tuple(key for key in FACTOR_METRICS if key not in queries.CHARTED_METRICS)
+# the list's compliance filter read with the runs (each run's 0/1 per kind, their maximum over the PTS runs: what
+# `_run_kinds` asks the database for in a query of its own)
+RUN_KIND_OF = {kind: f"meets_{kind}" for kind in COMPLIANCE_RUNS}
+RUN_KIND_COLUMNS = {RUN_KIND_OF[kind]: condition for kind, condition in COMPLIANCE_RUNS.items()}
 
 
 def reference_summary_fields(drive_model: DriveModel) -> dict | None:

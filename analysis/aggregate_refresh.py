@@ -59,29 +59,50 @@ def _refresh_aggregates_locked(drive_model: DriveModel, also_submission) -> int:
         "pk", "headline", "unit_id", "submission__uploader_id", "edition", "firmware__revision",
         "pcie_link__generation", "pcie_link__width",
     )  # fmt: skip
-    # (value, unit id, the unit key the median counts by, contributor) per metric and combination of levels: a
-    # drive's runs share a few combinations, so each sample is appended once, not once per factor
-    by_levels: dict[tuple[str, tuple[str, ...]], list[tuple[float, int | None, tuple[str, int], int]]] = {}
+    # per metric and combination of levels: each unit's values (by the unit key the median counts by) and the
+    # contributors. A drive's runs share a few combinations, so each sample is grouped by unit once, not once per
+    # factor level it counts in (the level groups join the combinations' units instead: fewer units than samples).
+    combos: dict[tuple[str, tuple[str, ...]], tuple[dict[tuple[str, int], list[float]], set]] = {}
+    of_levels: dict[tuple[str, ...], dict[str, tuple[dict, set]]] = {}  # the same combinations, by levels then metric
     levels_of: dict[tuple, tuple[str, ...]] = {}
     for pk, headline, unit_id, contributor, edition, firmware, generation, width in rows:
         raw = (firmware, generation, width, edition)
         if (levels := levels_of.get(raw)) is None:
             levels = levels_of[raw] = _levels(*raw)
+            of_levels.setdefault(levels, {})
+        by_metric = of_levels[levels]
         unit = aggregates.unit_key(unit_id, pk)
         for key, value in (headline or {}).items():
             if value is not None:
-                by_levels.setdefault((key, levels), []).append((float(value), unit_id, unit, contributor))
-    # each factor level's samples: the combinations' lists joined (order matters to none of the statistics)
-    groups: dict[tuple[str, str, str], list[tuple]] = defaultdict(list)
-    for (key, levels), samples in by_levels.items():
-        groups[(key, Factor.ALL, "")].extend(samples)
+                if (combo := by_metric.get(key)) is None:
+                    combo = by_metric[key] = combos[(key, levels)] = ({}, set())
+                if (values := combo[0].get(unit)) is None:
+                    combo[0][unit] = [float(value)]
+                else:
+                    values.append(float(value))
+                combo[1].add(contributor)
+    # each factor level's combinations (order matters to none of the statistics)
+    groups: dict[tuple[str, str, str], list[tuple[str, ...]]] = defaultdict(list)
+    for key, levels in combos:
+        groups[(key, Factor.ALL, "")].append(levels)
         for factor, level in zip(LEVEL_FACTORS, levels, strict=True):
-            groups[(key, factor, level)].extend(samples)
+            groups[(key, factor, level)].append(levels)
+    counted = {
+        # (its units' values, contributors, runs, units without an id: each is one run, so of one combination)
+        combo: (by_unit, contributors, sum(map(len, by_unit.values())), sum(1 for kind, _ in by_unit if kind == "run"))
+        for combo, (by_unit, contributors) in combos.items()
+    }
     DriveModelAggregate.objects.filter(drive_model=drive_model).delete()
-    created = DriveModelAggregate.objects.bulk_create(
-        [_aggregate(drive_model, key, factor, level, samples) for (key, factor, level), samples in groups.items()]
-    )
-    return len(created)
+    # levels that hold the same combinations (a drive with one PCIe width: every x4 level is the whole drive) have
+    # the same statistics, worked out once
+    figures: dict[tuple[str, frozenset], dict] = {}
+    rows_out = []
+    for (key, factor, level), of_group in groups.items():
+        same = (key, frozenset(of_group))
+        if (figure := figures.get(same)) is None:
+            figure = figures[same] = _figures([counted[(key, levels)] for levels in of_group])
+        rows_out.append(DriveModelAggregate(drive_model=drive_model, metric=key, factor=factor, level=level, **figure))
+    return len(DriveModelAggregate.objects.bulk_create(rows_out))
 
 
 LEVEL_FACTORS = (Factor.FIRMWARE, Factor.PCIE_GENERATION, Factor.PCIE_WIDTH, Factor.EDITION)
@@ -97,26 +118,35 @@ def _levels(firmware, generation, width, edition) -> tuple[str, ...]:
     )
 
 
-def _aggregate(drive_model, key: str, factor: str, level: str, samples: list[tuple]) -> DriveModelAggregate:
-    """One row from a group's (value, unit id, unit key, contributor) samples; the columns taken apart in C, as a
-    big drive's thousands of runs are recounted inside each publish or withdrawal."""
-    values, unit_ids, units, contributors = zip(*samples, strict=True)
-    # one value per physical unit (the median of its runs): repeating a unit's upload moves nothing. When every
-    # sample is its own unit, the per-unit medians are the values themselves.
-    per_unit = (
-        list(values) if len(set(units)) == len(units) else aggregates.unit_values(zip(values, units, strict=True))
-    )
-    spread = aggregates.spread(per_unit)
-    return DriveModelAggregate(
-        drive_model=drive_model,
-        metric=key,
-        factor=factor,
-        level=level,
-        median=spread.median,
-        q1=spread.q1,
-        q3=spread.q3,
-        iqr=spread.iqr,
-        n_runs=len(samples),
-        n_units=len(set(unit_ids) - {None}),
-        n_contributors=len(set(contributors) - {None}),
-    )
+def _figures(combos: list[tuple[dict, set, int, int]]) -> dict:
+    """The statistics of one group from its combinations' (values of each unit key, contributors, runs, runs without
+    a unit id)."""
+    if len(combos) == 1:
+        by_unit = combos[0][0]
+    else:
+        by_unit = {}
+        for units, *_counts in combos:
+            for unit, values in units.items():
+                # a new list where a unit's runs span combinations: the combinations' own lists stay as they are
+                by_unit[unit] = values if (have := by_unit.get(unit)) is None else have + values
+    # one value per physical unit (the median of its runs): repeating a unit's upload moves nothing
+    spread = aggregates.spread([values[0] if len(values) == 1 else _median(values) for values in by_unit.values()])
+    return {
+        "median": spread.median,
+        "q1": spread.q1,
+        "q3": spread.q3,
+        "iqr": spread.iqr,
+        "n_runs": sum(combo[2] for combo in combos),
+        "n_units": len(by_unit) - sum(combo[3] for combo in combos),  # a unit key per unit id, and the "run" keys
+        "n_contributors": len(set().union(*(combo[1] for combo in combos)) - {None}),
+    }
+
+
+def _median(values: list[float]) -> float:
+    """aggregates.median, the two-run unit (most units with more than one) spelled out: the same expression."""
+    if len(values) == 2:
+        low, high = values
+        if high < low:
+            low, high = high, low
+        return low + (high - low) * 0.5
+    return aggregates.median(values)

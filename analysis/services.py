@@ -5,6 +5,7 @@ Nothing here builds a page: what readers see is rebuilt from the committed data 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from django.db import transaction
 
@@ -20,7 +21,9 @@ from analysis.pts.store import insert_recovery
 from analysis.records import SubmissionRecord
 from analysis.run_status import HELD, PUBLISHED, REJECTED, STATUS_MARKS, runs_follow_status
 from datasets import export_rows
-from nvmedb.bulk import insert_rows
+from nvmedb.bulk import insert_rows, insert_values, insert_values_returning_ids
+
+FLAG_FIELDS = ("submission_id", "test_run_id", "measurement_id", "kind", "reason")
 
 
 @dataclass(frozen=True)
@@ -64,22 +67,18 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     host = dataset_rows.host_row(record.host) if record.host else None
     link_row = dataset_rows.link_row(record)
     hold_reasons = list(record.hold_reasons)
-    flags: list[Flag] = []
+    # flags as (submission_id, test_run_id, measurement_id, kind, reason): no one reads their ids
+    flags: list[tuple] = []
     usable = record.link.usable_bandwidth_bytes_per_s if record.link else None
 
     if record.link and record.link.below_capability:
-        flags.append(
-            Flag(submission=submission, kind="link_below_capability", reason=record.link.below_capability_reason)
-        )
+        flags.append((submission.pk, None, None, "link_below_capability", record.link.below_capability_reason))
     if record.source != "client":
-        flags.append(
-            Flag(
-                submission=submission,
-                kind="imported",
-                reason=f"Imported from {record.source} results ({record.source_license or 'license unknown'}); "
-                "not signed by a contributor; steady state re-derived here."[:300],
-            )
+        reason = (
+            f"Imported from {record.source} results ({record.source_license or 'license unknown'}); "
+            "not signed by a contributor; steady state re-derived here."[:300]
         )
+        flags.append((submission.pk, None, None, "imported", reason))
 
     test_runs = insert_rows(
         [
@@ -98,42 +97,33 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
             )
         ]
     )
-    rounds = {(r.test_run_id, r.phase, r.series, r.number): r for r in round_rows}
+    rounds = {(r.test_run_id, r.phase, r.series, r.number): r.id for r in round_rows}
 
-    measurement_rows: list[Measurement] = []
+    measurements: list[dict] = []
     for test_run, test_record in pairs:
         cumulative_write = 0
         for m in test_record.measurements:
             if m.summary is not None:
                 cumulative_write += m.summary.write_bytes or 0
-            measurement_rows.append(
-                dataset_rows.measurement_row(
-                    m,
-                    test_run,
-                    rounds[(test_run.id, m.phase, m.series, m.round_number)],
-                    usable,
-                    cumulative_write,
-                    record,
-                )
+            round_id = rounds[(test_run.id, m.phase, m.series, m.round_number)]
+            measurements.append(
+                dataset_rows.measurement_values(m, test_run, round_id, usable, cumulative_write, record)
             )
-    measurement_rows = insert_rows(measurement_rows)
-    by_key = {(row.test_run_id, row.run_key): row for row in measurement_rows}
-    for row in measurement_rows:
-        if plausibility.bus_bound_is_plausible(row.link_utilization) and record.link is not None:
-            flags.append(
-                Flag(
-                    submission=submission,
-                    test_run_id=row.test_run_id,
-                    measurement=row,
-                    kind="bus_bound",
-                    reason=pcie.bus_bound_reason(row.link_utilization, usable, record.link.device)[:300],
-                )
-            )
+    names = list(measurements[0]) if measurements else []
+    values = map(itemgetter(*names), measurements) if measurements else []
+    measurement_ids = insert_values_returning_ids(Measurement, names, values)
+    by_key = {(row["test_run_id"], row["run_key"]): pk for row, pk in zip(measurements, measurement_ids, strict=True)}
+    for row, pk in zip(measurements, measurement_ids, strict=True):
+        if plausibility.bus_bound_is_plausible(row["link_utilization"]) and record.link is not None:
+            reason = pcie.bus_bound_reason(row["link_utilization"], usable, record.link.device)[:300]
+            flags.append((submission.pk, row["test_run_id"], pk, "bus_bound", reason))
 
     insert_rows([dataset_rows.window_row(test_run, w) for test_run, test_record in pairs for w in test_record.windows])
     for test_run, test_record in pairs:
         if test_record.surface is not None:
-            cells, patterns = surface.surface_rows(test_run, test_record.surface, by_key)
+            # the cells refer to their measurements, known here by id alone
+            of_run = {key: Measurement(pk=pk) for key, pk in by_key.items() if key[0] == test_run.id}
+            cells, patterns = surface.surface_rows(test_run, test_record.surface, of_run)
             insert_rows(cells)
             insert_rows(patterns)
     insert_recovery(pairs)  # HIR wait states, XSR groups and their time series
@@ -142,29 +132,16 @@ def store_submission(*, submission, record: SubmissionRecord) -> StoreResult:
     runs_by_test = {test_run.test: test_run for test_run in test_runs}
     for flag in record.flags:
         test_run = runs_by_test.get(flag.test) if flag.test else None
-        measurement = by_key.get((test_run.id, flag.run_key)) if test_run and flag.run_key else None
-        flags.append(
-            Flag(
-                submission=submission,
-                test_run=test_run,
-                measurement=measurement,
-                kind=flag.kind,
-                reason=flag.reason[:300],
-            )
-        )
+        measurement_id = by_key.get((test_run.id, flag.run_key)) if test_run and flag.run_key else None
+        flags.append((submission.pk, test_run.id if test_run else None, measurement_id, flag.kind, flag.reason[:300]))
     # An outlier is a label for readers, never a hold: a crowd that disagrees proves nothing about a unit. Only the
     # plausibility gates and cross-checks (record.hold_reasons) hold a submission. The vote (analysis.outliers) reads
     # the flags above from the database (thermal throttling is a factor), so they are written first.
-    insert_rows(flags)
-    flags = [
-        Flag(submission=submission, test_run=run, kind="outlier", reason=why[:300])
-        for run, why in outlier_flags(test_runs)
-    ]
+    insert_values(Flag, FLAG_FIELDS, flags)
+    flags = [(submission.pk, run.id, None, "outlier", why[:300]) for run, why in outlier_flags(test_runs)]
     if hold_reasons:
-        flags.append(
-            Flag(submission=submission, kind="held_for_review", reason="; ".join(dict.fromkeys(hold_reasons))[:300])
-        )
-    insert_rows(flags)
+        flags.append((submission.pk, None, None, "held_for_review", "; ".join(dict.fromkeys(hold_reasons))[:300]))
+    insert_values(Flag, FLAG_FIELDS, flags)
 
     status = HELD if hold_reasons else PUBLISHED
     if status == HELD:

@@ -51,6 +51,7 @@ REFRESHING = (
     "background)."
 )
 NOT_KEPT = "The factor model's figures are kept for published and held units only."
+NOT_IN_FIT = "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
 
 
 @dataclass
@@ -164,9 +165,7 @@ def unit_models(fitted, headline, keys) -> list[MetricModel]:
         models.append(model)
         figures = fitted.units.get(key)
         if figures is None:
-            model.model_note = (
-                "This unit is not in the factor model's fit: a factor the model uses is not recorded for it."
-            )
+            model.model_note = NOT_IN_FIT
             continue
         model.reference = dict(reference)
         model.gap = _round(figures.observed / fitted.reference_level.value - 1)  # a percentage when read
@@ -233,24 +232,63 @@ def _differs_by_unit(fitted) -> list[set[str]]:
     """Per unit of the fit (UnitFigures.index): the factors at which it is away from the reference, as the model's
     columns count it, read from the fit's levels per unit (FactorFit.unit_levels): a continuous factor's mean at half
     a step or more from the reference, a flag set on any run, a category level other than the reference on any run."""
+    return [set(keys) for keys in _differs_sorted(fitted)]
+
+
+def _differs_sorted(fitted) -> list[list[str]]:
+    """_differs_by_unit, each unit's factors as the sorted list a stored entry holds (MetricModel.stored), counted
+    on the levels' arrays (numpy's, so no per-unit Python)."""
     # why: the factor_model package loads numpy and statsmodels; a page view reads stored fits without them
     from analysis.factor_model.data import BY_KEY
 
-    away: list[set[str]] = [set() for _ in range(fitted.n_units)]
-    for key, reference in fitted.reference.items():
-        spec, levels = BY_KEY[key], fitted.unit_levels[key]
+    away: list[list[str]] = [[] for _ in range(fitted.n_units)]
+    for key in sorted(fitted.reference):  # so each unit's list is sorted as it grows
+        reference, spec, levels = fitted.reference[key], BY_KEY[key], fitted.unit_levels[key]
         if spec.kind == "continuous":
-            half = spec.step / 2
-            marked = [abs(mean - reference) >= half for mean in levels.means.tolist()]
+            marked = abs(levels.means - reference) >= spec.step / 2
         elif spec.kind == "bool":
-            marked = [count > 0 for count in levels.set_counts.tolist()]
+            marked = levels.set_counts > 0
         else:
             others = [i for i, level in enumerate(levels.levels) if level != reference]
-            marked = levels.counts[:, others].any(axis=1).tolist() if others else [False] * fitted.n_units
-        for unit, is_away in zip(away, marked, strict=True):
-            if is_away:
-                unit.add(key)
+            if not others:
+                continue
+            marked = levels.counts[:, others].any(axis=1)
+        for unit in marked.nonzero()[0].tolist():
+            away[unit].append(key)
     return away
+
+
+def stored_entries(fitted, headline, keys) -> list[dict]:
+    """What a public fit's row of each of `keys` stores, unit_model(fitted, headline, key).stored(of_a_fit=True),
+    without making each unit's MetricModel: a refit stores thousands, most of them a gap and the factors the unit
+    differs in. The numbers are rounded and refused as unit_models does; a fit with a number it would refuse goes
+    through unit_models, to fail as it does."""
+    if fitted.status != "fitted" or fitted.reference_level is None:
+        return [model.stored(of_a_fit=True) for model in unit_models(fitted, headline, keys)]
+    _numbers(fitted.reference_level)  # refused if not finite, as unit_models does
+    reference = fitted.reference_level.value
+    explainable = fitted.explainable().tolist()
+    differs = _differs_sorted(fitted)
+    figures_of = [fitted.units.get(key) for key in keys]
+    in_fit = [figures for figures in figures_of if figures is not None]
+    gaps = [float(f"{figures.observed / reference - 1:.6g}") for figures in in_fit]  # _round, inline
+    normalized = [number for f in in_fit for number in (f.normalized.value, f.normalized.low, f.normalized.high)]
+    if not (all(map(math.isfinite, gaps)) and all(abs(number) < 1e308 for number in normalized)):
+        # what _round would refuse (a number below 1e308 rounds to at most 1e308): unit_models refuses it as it does
+        return [model.stored(of_a_fit=True) for model in unit_models(fitted, headline, keys)]
+    gap_of = iter(gaps)
+    out = []
+    for key, figures in zip(keys, figures_of, strict=True):
+        if figures is None:
+            out.append({"model_note": NOT_IN_FIT})
+            continue
+        entry = {"gap": next(gap_of)}
+        if explainable[figures.index] and (lines := _lines(fitted, headline, key, figures)):
+            entry["lines"] = lines
+        if away := differs[figures.index]:
+            entry["differs"] = list(away)
+        out.append(entry)
+    return out
 
 
 # The factor model's factors as the conditions the explanation names (conditions_on_record)

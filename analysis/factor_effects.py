@@ -124,10 +124,10 @@ def refresh_factor_effects(drive_model: DriveModel, *, only_if_changed: bool = F
             submission__status=SubmissionStatus.HELD
         ).delete()
         effects, figures = [], []
-        for summary, summary_effects, unit_figures in fits:
-            summary.save()
+        for _summary, summary_effects, unit_figures in fits:
             effects.extend(summary_effects)
             figures.extend(unit_figures)
+        insert_rows([summary for summary, _effects, _figures in fits])  # their ids set, in one COPY
         _insert_figures(figures)
         DriveModel.objects.filter(pk=drive_model.pk).update(factors_version=data_version)
         for effect in effects:

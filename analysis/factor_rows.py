@@ -24,7 +24,9 @@ units record. Per factor:
 
 from __future__ import annotations
 
+import functools
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
@@ -49,6 +51,7 @@ class DriveRows:
     # what rows_of read to build them, so rows of more runs can start from them (rows_of's `base`)
     runs: list[dict] = field(default_factory=list, repr=False, compare=False)
     reached: dict[str, _Reached] = field(default_factory=dict, repr=False, compare=False)
+    parts: _Parts | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -58,23 +61,42 @@ class _Reached:
     measured: list[dict]
     per_unit: dict[object, list[float]]
     medians: dict[object, float]
-    ranked: list[tuple[object, float]]  # the two highest medians (_best_elsewhere)
+    ranked: list[tuple[object, float]]  # the two highest medians (_metric_rows)
     no_link: int = 0
     alone: int = 0
 
 
 def throughput(metric: str, headline: dict) -> float | None:
     """Bytes/s on the busier direction of the link that a run's value of `metric` implies; None without it."""
+    return _throughput_of(metric)(headline)
+
+
+@functools.cache
+def _throughput_of(metric: str) -> Callable[[dict], float | None]:
+    """throughput(metric, headline) as a function of the headline, the metric's spec read once."""
     spec = BY_KEY[metric]
     if spec.unit == "bytes/s":
-        value = headline.get(metric)
-        return float(value) if value is not None else None
+
+        def bytes_per_s(headline: dict) -> float | None:
+            value = headline.get(metric)
+            return float(value) if value is not None else None
+
+        return bytes_per_s
+    block = spec.block_size_bytes
     if spec.unit == "IOPS":
-        value = headline.get(metric)
         busier = max(spec.read_pct, 100 - spec.read_pct) / 100
-        return float(value) * spec.block_size_bytes * busier if value is not None else None
-    mean = headline.get(LATENCY_THROUGHPUT_METRIC)  # latency: QD1, so one block per mean latency
-    return spec.block_size_bytes * 1e9 / float(mean) if mean else None
+
+        def of_iops(headline: dict) -> float | None:
+            value = headline.get(metric)
+            return float(value) * block * busier if value is not None else None
+
+        return of_iops
+
+    def of_latency(headline: dict) -> float | None:
+        mean = headline.get(LATENCY_THROUGHPUT_METRIC)  # latency: QD1, so one block per mean latency
+        return block * 1e9 / float(mean) if mean else None
+
+    return of_latency
 
 
 def _unit(run: dict) -> object:
@@ -102,57 +124,65 @@ def _ranked(medians: dict[object, float]) -> list[tuple[object, float]]:
     return sorted(medians.items(), key=lambda item: item[1], reverse=True)[:2]
 
 
-def _best_elsewhere(ranked: list[tuple[object, float]]):
-    """unit -> the most any other unit reached (None when no other unit did): of the two highest medians, the
-    highest, or for the unit holding it the second, so a drive's rows take time linear in its runs."""
-
-    def best(unit) -> float | None:
-        others = [value for key, value in ranked if key != unit]
-        return others[0] if others else None
-
-    return best
-
-
-def _reached(metric: str, measured: list[dict], base: _Reached | None = None) -> _Reached:
+def _reached(metric: str, measured: list[dict], base: _Reached | None, parts: _Parts) -> _Reached:
     """What the metric's runs reached per unit; `base`: the same of the first of these runs (only the units of the
     rest get their medians again)."""
     per_unit: dict[object, list[float]] = dict(base.per_unit) if base is not None else {}
     start = len(base.measured) if base is not None else 0
     touched = set()
+    of_headline, units = _throughput_of(metric), parts.units
     for run in measured[start:]:
-        if (bytes_per_s := throughput(metric, run["headline"])) is not None:
-            unit = _unit(run)
+        if (bytes_per_s := of_headline(run["headline"])) is not None:
+            unit = units[id(run)]
             if unit not in touched:  # a copy: the base's lists stay as they are
                 per_unit[unit] = list(per_unit.get(unit, []))
             per_unit[unit].append(bytes_per_s)
             touched.add(unit)
     if base is None:
-        medians = {unit: statistics.median(values) for unit, values in per_unit.items()}
+        medians = {unit: _median(values) for unit, values in per_unit.items()}
     else:
         medians = {unit: base.medians.get(unit) if unit not in touched else None for unit in per_unit}
-        medians.update((unit, statistics.median(per_unit[unit])) for unit in touched)
+        medians.update((unit, _median(per_unit[unit])) for unit in touched)
     return _Reached(measured, per_unit, medians, _ranked(medians))
 
 
-def _row(metric: str, run: dict, limited: bool | None) -> Run:
-    return Run(
-        unit=_unit(run),
-        contributor=run["submission__uploader_id"],
-        value=float(run["headline"][metric]),
-        link_limited=limited,
-        link_below_capability=run["pcie_link__below_capability"],
-        spare_fraction=spare_vs_user(run["overprovisioning"]),
-        throttled=_throttled(run),
-        percentage_used=None if run["percentage_used"] is None else float(run["percentage_used"]),
-        firmware=run["firmware__revision"] or None,
-        host_cpu=run["host__cpu_model"] or None,
-        kernel=run["host__kernel"] or None,
-        scheduler=run["scheduler"] or None,
-        link=_link_text(run),
-    )
+def _median(values: list[float]) -> float:
+    return values[0] if len(values) == 1 else statistics.median(values)  # most units ran a test once
 
 
-def _metric_rows(metric: str, reached: _Reached, base: DriveRows | None) -> list[Run]:
+class _Parts:
+    """Per run of `runs` (by identity, as long as they live): its unit; and, worked out once when first asked for, the
+    fields of Run that its rows of every metric share (all but the value and the link-limited verdict)."""
+
+    def __init__(self, runs: list[dict], base: _Parts | None = None) -> None:
+        """`base`: those of runs before these (alive as long as the DriveRows that holds them), taken as they are."""
+        self.units: dict[int, object] = dict(base.units) if base is not None else {}
+        self.units.update((id(run), _unit(run)) for run in runs)
+        self.fields: dict[int, dict] = dict(base.fields) if base is not None else {}
+
+    def of(self, run: dict) -> dict:
+        fields = self.fields[id(run)] = {
+            "unit": self.units[id(run)],
+            "contributor": run["submission__uploader_id"],
+            "value": None,  # the metric's; in its place, so that each row's fields are in the order of Run's
+            "link_limited": None,
+            "link_below_capability": run["pcie_link__below_capability"],
+            "spare_fraction": spare_vs_user(run["overprovisioning"]),
+            "throttled": _throttled(run),
+            "percentage_used": None if run["percentage_used"] is None else float(run["percentage_used"]),
+            "firmware": run["firmware__revision"] or None,
+            "host_cpu": run["host__cpu_model"] or None,
+            "kernel": run["host__kernel"] or None,
+            "scheduler": run["scheduler"] or None,
+            "link": _link_text(run),
+        }
+        return fields
+
+
+_new = object.__new__
+
+
+def _metric_rows(metric: str, reached: _Reached, base: DriveRows | None, parts: _Parts) -> list[Run]:
     """The metric's rows; counts the runs whose link-limited verdict is unknown on `reached`. The rows of `base`
     are taken as they are when the two highest medians are the same (every run's verdict then is)."""
     rows, start = [], 0
@@ -160,10 +190,15 @@ def _metric_rows(metric: str, reached: _Reached, base: DriveRows | None) -> list
     if base_reached is not None and base_reached.ranked == reached.ranked:
         rows, start = list(base.rows[metric]), len(base_reached.measured)
         reached.no_link, reached.alone = base_reached.no_link, base_reached.alone
-    best_elsewhere = _best_elsewhere(reached.ranked)
+    # the most any other unit reached (None when no other unit did): of the two highest medians, the highest, or for
+    # the unit holding it the second, so a drive's rows take time linear in its runs
+    ranked = reached.ranked
+    top, highest = ranked[0] if ranked else (_NO_UNIT, None)
+    second = ranked[1][1] if len(ranked) > 1 else None
+    units, shared = parts.units, parts.fields
     for run in reached.measured[start:]:
         usable = run["pcie_link__usable_bandwidth_bytes_per_s"]
-        elsewhere = best_elsewhere(_unit(run))
+        elsewhere = second if units[id(run)] == top else highest
         limited = None
         if usable is None:
             reached.no_link += 1
@@ -171,8 +206,28 @@ def _metric_rows(metric: str, reached: _Reached, base: DriveRows | None) -> list
             reached.alone += 1
         else:
             limited = usable < elsewhere
-        rows.append(_row(metric, run, limited))
+        # a Run as Run(**fields) makes it, made by filling a new instance's __dict__: a frozen dataclass's __init__
+        # sets each of its 13 fields through object.__setattr__, most of the time of a drive's rows
+        row = _new(Run)
+        fields = row.__dict__
+        fields.update(shared.get(id(run)) or parts.of(run))
+        fields["value"] = float(run["headline"][metric])
+        fields["link_limited"] = limited
+        rows.append(row)
     return rows
+
+
+_NO_UNIT = object()  # no unit is it
+
+
+def _measured(runs: list[dict]) -> dict[str, list[dict]]:
+    """Per headline metric, the runs that measured it, in order."""
+    out: dict[str, list[dict]] = {metric: [] for metric in METRICS}
+    for run in runs:
+        for metric, value in (run["headline"] or {}).items():
+            if value is not None and metric in out:
+                out[metric].append(run)
+    return out
 
 
 def rows_of(runs: list[dict], base: DriveRows | None = None) -> DriveRows:
@@ -182,16 +237,22 @@ def rows_of(runs: list[dict], base: DriveRows | None = None) -> DriveRows:
         len(base.runs) <= len(runs) and all(a is b for a, b in zip(base.runs, runs, strict=False))
     ):
         base = None  # not a beginning of these runs
-    out = DriveRows(runs=runs)
+    split = len(base.runs) if base is not None else 0
+    added, earlier = _measured(runs[split:]), None
+    known = base.parts if base is not None else None  # the units and fields of base's runs
+    parts = _Parts(runs[split:], known) if known is not None else _Parts(runs)
+    out = DriveRows(runs=runs, parts=parts)
     for metric in METRICS:
         base_reached = base.reached.get(metric) if base is not None else None
-        start = len(base.runs) if base_reached is not None else 0
-        added = [r for r in runs[start:] if (r["headline"] or {}).get(metric) is not None]
-        measured = base_reached.measured + added if base_reached is not None else added
+        if base_reached is not None:
+            measured = base_reached.measured + added[metric]
+        else:
+            earlier = earlier if earlier is not None else _measured(runs[:split])
+            measured = earlier[metric] + added[metric]
         if not measured:
             continue
-        reached = _reached(metric, measured, base_reached)
-        out.rows[metric], out.reached[metric] = _metric_rows(metric, reached, base), reached
+        reached = _reached(metric, measured, base_reached, parts)
+        out.rows[metric], out.reached[metric] = _metric_rows(metric, reached, base, parts), reached
         notes = []
         if reached.no_link:
             notes.append(

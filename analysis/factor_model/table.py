@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from operator import attrgetter, is_
+from itertools import repeat
+from operator import attrgetter, is_, is_not
 
 import numpy as np
 
@@ -34,9 +35,16 @@ def _positive(value: object) -> bool:
 
 def _numbered(keys: list, index: dict) -> np.ndarray:
     """Each key's number in `index` (keys → numbers in order of first appearance), adding the new ones to it."""
-    for key in keys:
-        index.setdefault(key, len(index))
+    new = [key for key in dict.fromkeys(keys) if key not in index]  # each the first of its equals, as setdefault's
+    index.update(zip(new, range(len(index), len(index) + len(new)), strict=True))
     return np.fromiter(map(index.__getitem__, keys), dtype=np.intp, count=len(keys))
+
+
+def _logs(values: list) -> np.ndarray:
+    """log(value) per run, NaN where the value is not a positive number (_positive)."""
+    if all(type(value) is float for value in values):  # the rows' values (analysis.factor_rows): _positive inline
+        return np.array([math.log(v) if 0.0 < v < math.inf else math.nan for v in values], dtype=float)
+    return np.array([math.log(float(v)) if _positive(v) else math.nan for v in values], dtype=float)
 
 
 @dataclass
@@ -68,14 +76,17 @@ class RunColumns:
         runs = [r if r.unit is not None else replace(r, unit=f"run-{i}") for i, r in enumerate(runs, start)]
         unit_index = dict(base.unit_index) if base is not None else {}
         unit_codes = _numbered([r.unit for r in runs], unit_index)
-        logs = np.array([math.log(float(r.value)) if _positive(r.value) else math.nan for r in runs], dtype=float)
+        logs = _logs([r.value for r in runs])
         raw = list(zip(*map(_LEVELS, runs), strict=True)) or [()] * len(_KEYS)
         levels = dict(zip(_KEYS, map(list, raw), strict=True))
         levels["link_limited"] = [  # level_of: the two link flags as exclusive levels of the link
             None if limited is None else bool(limited and not below)
             for limited, below in zip(levels["link_limited"], levels["link_below_capability"], strict=True)
         ]
-        recorded = {key: np.array([v is not None for v in column], dtype=bool) for key, column in levels.items()}
+        recorded = {
+            key: np.fromiter(map(is_not, column, repeat(None)), dtype=bool, count=len(column))
+            for key, column in levels.items()
+        }
         level_index = {
             key: dict(base.level_index[key]) if base else {} for key in _KEYS if BY_KEY[key].kind == "category"
         }
@@ -85,7 +96,7 @@ class RunColumns:
             if factor.kind == "continuous":
                 numbers[factor.key] = np.array([math.nan if v is None else float(v) for v in column], dtype=float)
             elif factor.kind == "bool":
-                numbers[factor.key] = np.array([bool(v) for v in column], dtype=bool)
+                numbers[factor.key] = np.fromiter(map(bool, column), dtype=bool, count=len(column))
             else:
                 numbers[factor.key] = _numbered(column, level_index[factor.key])
         contributors = [r.contributor for r in runs]
@@ -161,8 +172,8 @@ def unit_table(rows: Iterable[Run | Mapping], base: RunColumns | None = None) ->
     ends = np.cumsum(runs_per_unit).tolist()
     spans = list(zip([0, *ends][:-1], ends, strict=True))
     keys = list(columns.unit_index)
-    runs = [columns.runs[i] for i in by_unit.tolist()]
-    contributors = [columns.contributors[i] for i in by_unit.tolist()]
+    order = by_unit.tolist()
+    runs, contributors = list(map(columns.runs.__getitem__, order)), list(map(columns.contributors.__getitem__, order))
     units = [
         Unit(keys[number], runs[a:b], frozenset(contributors[a:b]), log_value)
         for number, (a, b), log_value in zip(unit_numbers.tolist(), spans, log_values, strict=True)

@@ -112,19 +112,21 @@ def result_digest(doc: dict) -> str | None:
 
 
 # Where orjson's compact, key-sorted output could differ from the standard library's: any number written with an
-# exponent (orjson writes 1e+16 as 1e16), a value that starts 0.0000 (the standard library writes 1e-05, orjson
-# 0.00001), DEL (escaped only by the standard library), or any non-ASCII character. Keys start with a quote, so fio's
-# percentile keys ("10.000000") are no small value; a match inside a string only sends it down the slow path. Each
-# test starts with a literal, so it runs at C's substring-search speed (a pattern that starts with a character class
-# tries every byte, and costs more than the dump itself).
-_EXPONENTS = (re.compile(rb"e[-+]?[0-9]"), re.compile(rb"E[-+]?[0-9]"))
-_SMALL_VALUE = re.compile(rb"0\.0000(?:(?<=[:,\[]0\.0000)|(?<=[:,\[]-0\.0000))")
+# exponent (orjson writes 1e-7 as 1e-7, the standard library 1e-07), a value that starts 0.0000 (the standard library
+# writes 1e-05, orjson 0.00001), DEL (escaped only by the standard library), or any non-ASCII character. Keys start
+# with a quote, so fio's percentile keys ("10.000000") are no small value; a match inside a string only sends it down
+# the slow path. Each search starts with a literal that is rare in a dump (a class, or a digit, tries nearly every
+# byte, and costs more than the dump itself): a small value is found from its ".0000" and looked behind, and "E",
+# which orjson never writes, is searched for only when the dump holds one (a byte search).
+_EXPONENT = re.compile(rb"e[-+]?[0-9]")
+_UPPER_EXPONENT = re.compile(rb"E[-+]?[0-9]")
+_SMALL_VALUE = re.compile(rb"\.0000(?<=[:,\[-]0\.0000)")
 
 
 def _spelled_as_the_standard_library(fast: bytes) -> bool:
     if not fast.isascii() or b"\x7f" in fast:
         return False
-    if any(exponent.search(fast) for exponent in _EXPONENTS):
+    if _EXPONENT.search(fast) is not None or (b"E" in fast and _UPPER_EXPONENT.search(fast) is not None):
         return False
     if fast.startswith((b"0.0000", b"-0.0000")):
         return False

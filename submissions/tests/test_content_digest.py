@@ -91,3 +91,23 @@ def test_any_json_value_gets_the_standard_librarys_bytes():
     for _ in range(20_000):
         value = random_value(rng)
         assert canonical_json(value) == standard(value), value
+
+
+@pytest.mark.parametrize(
+    "value", [[1, -0.00002], {"k": [0.00003, 2]}, {"a": {"b": 0.00004}}, [1.5e-7], {"E": 1e16}, {"x": 2.5e-8}]
+)
+def test_a_small_value_or_exponent_anywhere_in_the_dump_is_refused(value):
+    """The searches start from ".0000" and "e" (or "E", when the dump holds one) and look around them: a small value
+    after any separator, or a minus, and every exponent is found."""
+    orjson = pytest.importorskip("orjson")
+    assert not _spelled_as_the_standard_library(orjson.dumps(value, option=orjson.OPT_SORT_KEYS))
+    assert canonical_json(value) == standard(value)
+
+
+@pytest.mark.parametrize("value", [{"10.000000": 0.5, "99.990000": 12}, {"E": 1.0, "note": "E-mail"}, [0.0001, 10.0]])
+def test_percentile_keys_and_text_keep_the_fast_path(value):
+    """fio's percentile keys hold ".0000" after a digit, and an "E" in text is no exponent: neither is refused."""
+    orjson = pytest.importorskip("orjson")
+    fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    assert _spelled_as_the_standard_library(fast)
+    assert fast == standard(value)

@@ -121,6 +121,68 @@ def copy_hashing(source, handle) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
+class ForwardReader:
+    """The decompressed archive as tarfile's file object, for `tarfile.TarFile(mode="r")`: it pulls the stream in
+    the same `bufsize` blocks as tarfile's own stream reader (`mode="r|"`), at the same moments, so every size and
+    ratio check sees the same reads, but a header or a member is a slice of one buffer instead of a copy of
+    tarfile's whole block buffer per call, and it seeks forward only, as that reader does."""
+
+    def __init__(self, source, bufsize: int = tarfile.RECORDSIZE):
+        self._source = source
+        self._bufsize = bufsize
+        self._buffer = b""
+        self._start = 0  # the stream position of the buffer's first byte
+        self._pos = 0
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, pos: int) -> int:
+        if pos < self._pos:
+            raise tarfile.StreamError("seeking backwards is not allowed")
+        self._fill(pos)
+        self._pos = min(pos, self._start + len(self._buffer))  # a short stream stops where it ends, as tarfile's
+        return self._pos
+
+    def read(self, size: int) -> bytes:
+        if size > 0:
+            self._fill(self._pos + size)
+        at = self._pos - self._start
+        # tarfile's reader hands a negative size (a hostile header's) to a slice of what it holds: so does this
+        data = self._buffer[at : at + size] if size >= 0 else self._buffer[at:][:size]
+        self._pos += len(data)
+        return data
+
+    def _fill(self, end: int) -> None:
+        """Reads blocks until the buffer reaches `end` or the stream ends, dropping what was read already."""
+        have = self._start + len(self._buffer)
+        if have >= end:
+            return
+        blocks = [self._buffer[self._pos - self._start :]]
+        while have < end:
+            block = self._source.read(self._bufsize)
+            if not block:
+                break
+            blocks.append(block)
+            have += len(block)
+        self._buffer = b"".join(blocks)
+        self._start = have - len(self._buffer)
+
+
+def member_bytes(archive: tarfile.TarFile, member: tarfile.TarInfo) -> bytes:
+    """`archive.extractfile(member).read()` of a regular, not sparse member, read straight from a ForwardReader."""
+    reader = archive.fileobj
+    if not isinstance(reader, ForwardReader):
+        return archive.extractfile(member).read()
+    if member.size <= 0:
+        return b""
+    reader.seek(member.offset_data)
+    data = reader.read(member.size)
+    if len(data) != member.size:
+        raise tarfile.ReadError("unexpected end of data")
+    return data
+
+
 class ExtractedFiles:
     """The files of a bundle extracted under `root`/files (verify_bundle)."""
 
@@ -153,10 +215,9 @@ class HeldFiles:
         self.held = 0
 
     def add(self, archive: tarfile.TarFile, member: tarfile.TarInfo, relative: str) -> tuple[int, str]:
-        source = archive.extractfile(member)
         if self.held + member.size > self._budget:
-            return self._spill(source, relative)
-        data = source.read()
+            return self._spill(archive.extractfile(member), relative)
+        data = member_bytes(archive, member)
         self._memory[relative] = data
         self.held += len(data)
         return len(data), hashlib.sha256(data).hexdigest()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from nvmedb_client import jsonload, signing
-from nvmedb_client.bundle_files import ExtractedFiles, HeldFiles, VerifiedBundle
+from nvmedb_client.bundle_files import ExtractedFiles, ForwardReader, HeldFiles, VerifiedBundle
 from nvmedb_client.bundle_format import (
     CHUNK_BYTES,
     FILES_DIR,
@@ -30,6 +30,7 @@ from nvmedb_client.bundle_format import (
     BundleError,
     BundleLimits,
     check_relative_path,
+    is_plain_path,
     manifest_errors,
     version_problems,
 )
@@ -205,7 +206,8 @@ def _read_members(
     folders: set[str] = set()  # every folder a file of files/ sits in
     total = 0
     entries = 0
-    with tarfile.open(fileobj=stream, mode="r|") as archive:
+    # tarfile's random-access reader over a forward-only view that reads as its stream reader ("r|") does
+    with tarfile.TarFile(fileobj=ForwardReader(stream), mode="r") as archive:
         for member in archive:
             name = member.name
             _check_member_name(name)
@@ -260,6 +262,8 @@ def _check_no_collision(relative: str, extracted: dict, folders: set[str], name:
 
 
 def _check_member_name(name: str) -> None:
+    if is_plain_path(name):
+        return  # ASCII, so UTF-8, and a safe path
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:

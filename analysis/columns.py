@@ -169,6 +169,11 @@ def _json_problem(value: object, what: str, column: str) -> str | None:
         text = None
     if text is not None and b"null" not in text and b"\\u0000" not in text:
         return None
+    return standard_json_problem(value, what)
+
+
+def standard_json_problem(value: object, what: str) -> str | None:
+    """Why `value` cannot be stored as JSON, as the standard library writes it; None when it can."""
     try:
         text = json.dumps(value, allow_nan=False, default=str)
     except ValueError:

@@ -2,7 +2,6 @@
 of levels (analysis.aggregate_refresh), the column checks that skip values which fit (analysis.columns), and the
 measurement and flag rows written as values rather than model instances (analysis.dataset_rows, nvmedb.bulk)."""
 
-import json
 import math
 import random
 from collections import defaultdict
@@ -106,19 +105,6 @@ def test_a_value_the_checks_skip_is_one_problem_finds_nothing_wrong_with(value):
             assert columns.problem(model, name, value, "the value") is None, (model, name, value)
 
 
-def _standard_json_problem(value, what):
-    """analysis.columns._json_problem with the standard library alone (before orjson's shortcut)."""
-    try:
-        text = json.dumps(value, allow_nan=False, default=str)
-    except ValueError:
-        return f"{what} holds NaN or Infinity, which is not JSON"
-    except RecursionError:
-        return f"{what} is nested too deeply to store"
-    if "\\u0000" in text:
-        return f"{what} contains a NUL character, which the dataset cannot store"
-    return None
-
-
 def _nested(depth):
     value = []
     for _ in range(depth):
@@ -136,7 +122,7 @@ JSON_VALUES = [
 @pytest.mark.parametrize("value", JSON_VALUES, ids=lambda v: repr(v)[:40])
 def test_the_json_check_answers_as_the_standard_library_alone(value):
     try:
-        expected = _standard_json_problem(value, "it")
+        expected = columns.standard_json_problem(value, "it")
     except TypeError as refused:  # the standard library refuses it, and so does the check
         with pytest.raises(type(refused)):
             columns._json_problem(value, "it", "Measurement.missing")

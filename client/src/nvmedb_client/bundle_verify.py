@@ -81,8 +81,9 @@ def verify_bundle_stream(
     removed by `close()`).
 
     `compressed_size` (the stream's length) sets the compression-ratio limit; when None it is taken from the stream
-    (its file's size, or its end) or, for a stream that cannot tell, counted as it is read. `name` names the bundle
-    in messages. Close the result (or use it in a `with` block) when done."""
+    without reading it (its file's size, or a Django File's `size`) or, for a stream that cannot tell, the ratio is
+    judged against the compressed bytes read so far (stricter: a stream is never measured against bytes it has not
+    yet shown). `name` names the bundle in messages. Close the result (or use it in a `with` block) when done."""
     held = HeldFiles(limits.max_memory_bytes, spill_prefix)
     try:
         return _verify(stream, held, limits, trusted_keys, name, root=None, compressed_size=compressed_size)

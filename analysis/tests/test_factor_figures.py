@@ -191,3 +191,38 @@ def test_a_refit_leaves_no_figures_of_the_fit_it_replaced():
     assert FactorUnitFigures.objects.filter(drive_model=model).count() > n_rows  # the new unit's rows added
     FactorFitSummary.objects.filter(drive_model=model).delete()
     assert not FactorUnitFigures.objects.filter(drive_model=model).exists()
+
+
+def _columns(row) -> tuple:
+    """A FactorUnitFigures row, or a FiguresRow the refit made, as its columns (its fit as the fit's metric)."""
+    fit_metric = row.fit.metric if row.fit is not None else None
+    return (
+        row.drive_model_id, fit_metric, row.submission_id, row.metric, row.unit_key, row.normalized,
+        row.normalized_low, row.normalized_high, row.figures, row.input_digest, row.fitted_at,
+    )  # fmt: skip
+
+
+def test_every_stored_column_is_the_value_the_fit_made_to_the_last_bit():
+    """The figures go to the database as the fits made them (on PostgreSQL a binary COPY): read back, every column
+    of the public and the held rows is the value made, each float to its last bit, the documents and the held
+    submission's id included."""
+    from analysis.factor_effects import _fit_drive
+    from analysis.factor_figures import held_figures
+    from analysis.factor_rows import public_runs
+
+    world = factor_population(status_of={"gen2": "held"})
+    model, held = world["model"], world["submissions"]["gen2"]
+    refresh_factor_effects(model)
+    refresh_held_figures(held)
+    public_at = FactorFitSummary.objects.filter(drive_model=model).first().fitted_at
+    held_at = FactorUnitFigures.objects.filter(submission=held).first().fitted_at
+    made = [row for _summary, _effects, rows in _fit_drive(model, public_at) for row in rows]
+    made += held_figures(model, public_runs(model), held_at, submissions=[held])
+    stored = FactorUnitFigures.objects.filter(drive_model=model).select_related("fit")
+
+    def order(columns: tuple) -> tuple:
+        return str(columns[2]), columns[3], columns[4]
+
+    assert sorted(map(_columns, stored), key=order) == sorted(map(_columns, made), key=order)
+    assert any(row.submission_id == held.pk for row in stored) and any(row.figures.get("lines") for row in stored)
+    assert all(row.normalized is not None and row.normalized != round(row.normalized, 6) for row in made[:5])

@@ -256,3 +256,20 @@ def test_each_units_differences_from_the_reference_are_read_off_its_runs():
         assert differs[figures.index] == expected, figures.unit.id
     assert differs[model.units["old-firmware"].index] >= {"firmware"}
     assert differs[model.units["gen2"].index] >= {"link_limited", "host_cpu"}
+
+
+@pytest.mark.parametrize("metric", [SEQ, RW])
+def test_the_contributions_explain_reads_are_every_significant_one_the_unit_is_away_in(metric):
+    """`explain` reads a unit's contributions through Contributions.significant_away (found for every unit at
+    once): the same columns, in the same order and with the same estimates, as the unit's full contributions filtered
+    on being away from the reference with a significant effect."""
+    model = fit(population(5, metric, copies=2), metric)
+    checked = 0
+    for figures in model.units.values():
+        expected = [item for item in figures.contributions if item[2] and item[1].significant]
+        got = figures.significant_away_contributions()
+        assert [(c, e, a) for c, e, a, _ in got] == [(c, e, a) for c, e, a, _ in expected], figures.unit.id
+        assert [s for *_, s in got] == [s for *_, s in expected]
+        assert all(type(number) is float for *_, s in got for number in (s.value, s.low, s.high))
+        checked += bool(expected)
+    assert checked >= 5, "units away in a significant column are checked"

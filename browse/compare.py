@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary, Measurement
-from browse.queries import SUMMARY_FORMAT, cached_summaries
+from browse.queries import SUMMARY_FORMAT, DriveData, cached_summaries
 from reports.windows import window_cells, window_mean
 
 COMPARED_TESTS = ("iops", "tp", "lat")
@@ -58,6 +59,32 @@ def computed_compare_figures(representative: dict[int, dict[str, int]]) -> dict[
         pk: compare_figures({test: measurements.get(run_id, []) for test, run_id in by_test.items()})
         for pk, by_test in representative.items()
     }
+
+
+def charted_compare_figures(data: DriveData) -> dict:
+    """The compare figures of the drive's representative runs (`data` of its default page) from the measurements its
+    charts read (DriveData.measurements: every column the compare reads, in another order), instead of reading them
+    again: each run's rows put in computed_compare_figures' order, which is the order it reads them in only when no
+    two rows of a run share a place in it. When two do (or a run is not charted), they are read as it reads them."""
+    representative = data.summary.representative
+    compared = {test: run_id for test, run_id in representative.items() if test in COMPARED_TESTS}
+    charted = {run["id"] for run in data.selected.values()}
+    if not data.is_default_selection or not charted.issuperset(compared.values()):
+        return computed_compare_figures({data.drive.pk: representative})[data.drive.pk]
+    rows_of = {test: sorted(data.measurements.get(run_id, []), key=_compare_place) for test, run_id in compared.items()}
+    if any(_share_a_place(rows) for rows in rows_of.values()):
+        return computed_compare_figures({data.drive.pk: representative})[data.drive.pk]
+    return compare_figures(rows_of)
+
+
+def _compare_place(row: dict) -> tuple[int, int, int]:
+    """A measurement's place in computed_compare_figures' order within its run."""
+    return row["round__number"], row["block_size_bytes"], row["read_pct"]
+
+
+def _share_a_place(rows: list[dict]) -> bool:
+    """Whether two of a run's rows, in order, share a place: the database returns such rows in either order."""
+    return any(_compare_place(a) == _compare_place(b) for a, b in pairwise(rows))
 
 
 def compare_figures(rows_of: dict[str, list[dict]]) -> dict:

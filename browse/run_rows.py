@@ -68,6 +68,19 @@ class HeadlineFloat(Cast):
         return super().get_db_converters(connection)
 
 
+class Meets(Case):
+    """1 when the row meets `condition`, else 0 (also when SQL says it is unknown). On PostgreSQL the integer comes
+    back as an int already, so, as with HeadlineFloat, the rows skip Django's int() of every value."""
+
+    def __init__(self, condition: Q):
+        super().__init__(When(condition, then=1), default=0, output_field=IntegerField())
+
+    def get_db_converters(self, connection):
+        if connection.vendor == "postgresql":
+            return self.output_field.get_db_converters(connection)
+        return super().get_db_converters(connection)
+
+
 def light_runs(queryset: QuerySet, *extra_fields: str, fields: tuple[str, ...] = LIGHT_RUN_FIELDS) -> QuerySet:
     """Runs as small dicts with the charted headline metrics as floats (JSON parsed by the database, not Python)."""
     metrics = {metric_column(key): HeadlineFloat(key) for key in CHARTED_METRICS}
@@ -135,10 +148,7 @@ def public_runs_of(
     extra_fields = ("overprovisioning", *extra) if extra_metrics else ()
     fields = LIGHT_RUN_FIELDS if dated else tuple(f for f in LIGHT_RUN_FIELDS if f != "submission__published_at")
     metrics = {metric_column(key): HeadlineFloat(key) for key in CHARTED_METRICS}  # light_runs' columns
-    meets = {
-        name: Case(When(condition, then=1), default=0, output_field=IntegerField())
-        for name, condition in (met or {}).items()
-    }
+    meets = {name: Meets(condition) for name, condition in (met or {}).items()}
     rows = ordered.annotate(**extra).annotate(**metrics).annotate(**meets)
     for run in row_dicts(rows, (*fields, "drive_model_id", *extra_fields, *metrics, *meets)):
         runs[run["drive_model_id"]].append(run)

@@ -25,6 +25,7 @@ from operator import itemgetter
 from django.db import transaction
 from django.db.models import Case, IntegerField, Max, When
 from django.urls import reverse
+from django.utils import timezone
 
 from analysis.filters import COMPLIANCE_RUNS
 from analysis.models import DriveModel, DriveModelAggregate, DrivePageSummary
@@ -75,8 +76,15 @@ def _write(drive: DriveModel, fields: dict | None) -> str:
         if fields is None:
             DrivePageSummary.objects.filter(drive_model=drive).delete()
             return DELETED
-        DrivePageSummary.objects.update_or_create(drive_model=drive, defaults=fields)
+        if not _overwrite(drive, fields):
+            DrivePageSummary.objects.update_or_create(drive_model=drive, defaults=fields)
         return WRITTEN
+
+
+def _overwrite(drive: DriveModel, fields: dict) -> int:
+    """The drive's stored summary overwritten as update_or_create saves it (every column given and `updated`) in
+    one UPDATE, without first reading the ~200 kB row back into a model; 0 when the drive has none yet."""
+    return DrivePageSummary.objects.filter(drive_model=drive).update(**fields, updated=timezone.now())
 
 
 def summary_version(drive: DriveModel) -> str:
@@ -108,6 +116,7 @@ def summary_fields(drive_model: DriveModel) -> dict | None:
         generations=sorted({run["pcie_link__generation"] for run in pts} - {None}),
         kinds={kind: max((run[column] for run in pts), default=None) for kind, column in RUN_KIND_OF.items()},
         spread=drive_page.compute_spread(data, sorted(pts, key=itemgetter("id"))),  # factor_runs' rows, by id
+        compare_figures=compare.charted_compare_figures(data),  # the charts' measurements, not read again
         breakdown_charts=[_chart_json(chart) for chart in data.breakdowns],
     )  # fmt: skip
 
@@ -139,6 +148,7 @@ def reference_summary_fields(drive_model: DriveModel) -> dict | None:
         generations=sorted({g for g in selected.values_list("pcie_link__generation", flat=True) if g is not None}),
         kinds=_run_kinds(runs_of, drive_model),
         spread=drive_page.compute_spread(data),
+        compare_figures=compare.computed_compare_figures({pk: summary.representative})[pk],
         breakdown_charts=[asdict(chart) for chart in breakdowns(data)],
     )  # fmt: skip
 
@@ -151,8 +161,10 @@ def _run_kinds(runs_of, drive_model: DriveModel) -> dict[str, int]:
     )  # fmt: skip
 
 
-def _fields(drive_model: DriveModel, aggregates, data, *, generations, kinds, spread, breakdown_charts) -> dict:
-    pk, summary = drive_model.pk, data.summary
+def _fields(
+    drive_model: DriveModel, aggregates, data, *, generations, kinds, spread, compare_figures, breakdown_charts
+) -> dict:
+    summary = data.summary
     return {
         "format": queries.SUMMARY_FORMAT,
         "version": summary_version(drive_model),
@@ -176,7 +188,7 @@ def _fields(drive_model: DriveModel, aggregates, data, *, generations, kinds, sp
             "n_surface_runs": summary.n_surface_runs,
             "n_compliant_runs": summary.n_compliant_runs,
         },
-        "compare": compare.computed_compare_figures({pk: summary.representative})[pk],
+        "compare": compare_figures,
         "page": {
             "sections": drive_page.build_sections(data, csv_link=lambda key: chart_csv_url(drive_model, key)),
             "spread": drive_page.spread_to_json(spread),

@@ -17,30 +17,16 @@ from submissions.review import established_uploader_ids
 
 def identity_rows(record: SubmissionRecord) -> tuple[DriveModel, Firmware | None, PhysicalUnit | None]:
     identity = record.identity
-    vendor = Vendor.objects.filter(name=identity.vendor).first()
-    if vendor is None:
-        pci_id = identity.pci_vendor_id
-        # the id belongs to the brand only when it names it (a Seagate drive may carry Phison's controller id)
-        if PCI_VENDORS.get(pci_id) != identity.vendor or Vendor.objects.filter(pci_vendor_id=pci_id).exists():
-            pci_id = None
-        vendor, _ = Vendor.objects.get_or_create(
-            name=identity.vendor,
-            defaults={"slug": unique_slug(Vendor, slugify(identity.vendor)), "pci_vendor_id": pci_id},
+    # nearly always a drive already known: found with its vendor in one query (a vendor's name is unique)
+    drive_model = (
+        DriveModel.objects.select_related("vendor")
+        .filter(
+            vendor__name=identity.vendor, model_number=identity.model_number, capacity_bytes=identity.capacity_bytes
         )
-    drive_model = DriveModel.objects.filter(
-        vendor=vendor, model_number=identity.model_number, capacity_bytes=identity.capacity_bytes
-    ).first()
+        .first()
+    )
     if drive_model is None:
-        drive_model, _ = DriveModel.objects.get_or_create(
-            vendor=vendor,
-            model_number=identity.model_number,
-            capacity_bytes=identity.capacity_bytes,
-            defaults={
-                "name": identity.name,
-                "slug": unique_slug(DriveModel, drive_slug(identity.name, identity.capacity_bytes)),
-                "interface": record.interface,
-            },
-        )
+        drive_model = _new_drive_model(record)
     # metadata no command reports (NAND type...) fills blanks only: staff-reviewed edits are never overwritten
     blanks = {k: v for k, v in record.drive_metadata.items() if v and not getattr(drive_model, k, "x")}
     if blanks:
@@ -55,6 +41,33 @@ def identity_rows(record: SubmissionRecord) -> tuple[DriveModel, Firmware | None
         digest = serial_hash(identity.serial, key=settings.NVMEDB_SERIAL_HASH_KEY, model_number=identity.model_number)
         unit, _ = PhysicalUnit.objects.get_or_create(drive_model=drive_model, serial_hash=digest)
     return drive_model, firmware, unit
+
+
+def _new_drive_model(record: SubmissionRecord) -> DriveModel:
+    """The drive model of `record`'s identity the first time it is seen (its vendor too, if new); the one another
+    ingest created meanwhile otherwise."""
+    identity = record.identity
+    vendor = Vendor.objects.filter(name=identity.vendor).first()
+    if vendor is None:
+        pci_id = identity.pci_vendor_id
+        # the id belongs to the brand only when it names it (a Seagate drive may carry Phison's controller id)
+        if PCI_VENDORS.get(pci_id) != identity.vendor or Vendor.objects.filter(pci_vendor_id=pci_id).exists():
+            pci_id = None
+        vendor, _ = Vendor.objects.get_or_create(
+            name=identity.vendor,
+            defaults={"slug": unique_slug(Vendor, slugify(identity.vendor)), "pci_vendor_id": pci_id},
+        )
+    drive_model, _ = DriveModel.objects.get_or_create(
+        vendor=vendor,
+        model_number=identity.model_number,
+        capacity_bytes=identity.capacity_bytes,
+        defaults={
+            "name": identity.name,
+            "slug": unique_slug(DriveModel, drive_slug(identity.name, identity.capacity_bytes)),
+            "interface": record.interface,
+        },
+    )
+    return drive_model
 
 
 def model_link_evidence(drive_model: DriveModel, submission) -> plausibility.ModelLinkEvidence:

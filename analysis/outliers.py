@@ -48,9 +48,7 @@ def outlier_flags(test_runs: Iterable[TestRun]) -> list[tuple[TestRun, str]]:
     runs = [run for run in test_runs if run.headline and run.test != surface.TEST]
     if not runs:
         return []
-    first = runs[0]
-    peer_rows = _peer_rows(first, [run.test for run in runs])
-    own_rows = public_runs(first.drive_model, TestRun.objects.filter(pk__in=[run.pk for run in runs]))
+    peer_rows, own_rows = _peer_and_own_rows(runs)
     found = rows_of(peer_rows + own_rows)
     by_test = {run.test: run for run in runs}
     flags = []
@@ -65,13 +63,17 @@ def outlier_flags(test_runs: Iterable[TestRun]) -> list[tuple[TestRun, str]]:
     return flags
 
 
-def _peer_rows(first: TestRun, tests: list[str]) -> list[dict]:
-    """The peers' runs as analysis.factor_rows reads them: published, public, other submissions and uploaders, the
-    same drive model, profile and edition, contributors past review only; trials only for a trial."""
+def _peer_and_own_rows(runs: list[TestRun]) -> tuple[list[dict], list[dict]]:
+    """The peers' runs and `runs` (of one submission) as analysis.factor_rows reads them, each in id order, in one
+    query. Peers: published, public, other submissions and uploaders, the same drive model, profile and edition,
+    contributors past review only; trials only for a trial. No run of the submission is a peer, so each row read is
+    one or the other."""
+    first = runs[0]
+    own_ids = {run.pk for run in runs}
     peers = TestRun.objects.all() if is_trial(first) else TestRun.objects.exclude(trial_q())  # trials are private
     peers = (
         peers.filter(
-            test__in=tests,
+            test__in=[run.test for run in runs],
             profile=first.profile,
             edition=first.edition,
             submission__status=SubmissionStatus.PUBLISHED,
@@ -80,9 +82,11 @@ def _peer_rows(first: TestRun, tests: list[str]) -> list[dict]:
         .exclude(submission_id=first.submission_id)
         .exclude(submission__uploader_id=first.submission.uploader_id)
     )
-    rows = public_runs(first.drive_model, peers)
-    established = established_uploader_ids({row["submission__uploader_id"] for row in rows})
-    return [row for row in rows if row["submission__uploader_id"] in established]
+    rows = public_runs(first.drive_model, peers | TestRun.objects.filter(pk__in=own_ids))
+    peer_rows = [row for row in rows if row["id"] not in own_ids]
+    established = established_uploader_ids({row["submission__uploader_id"] for row in peer_rows})
+    own_rows = [row for row in rows if row["id"] in own_ids]
+    return [row for row in peer_rows if row["submission__uploader_id"] in established], own_rows
 
 
 def _vote(label: str, rows: list, unit: object, value: float) -> str | None:

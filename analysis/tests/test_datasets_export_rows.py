@@ -61,6 +61,8 @@ def crafted(db):
     Measurement.objects.filter(pk=first.pk).update(read_iops=1e15, write_bw_bytes_per_s=1.2345e16, lat_mean_ns=1.5e-05)
     FlagFactory(test_run=evil, submission=evil.submission, measurement=first, kind="bus_bound")
     FlagFactory(test_run=evil, submission=evil.submission, measurement=first, kind="thermal_throttle")
+    second = evil.measurements.order_by("pk")[1]  # a kind a spreadsheet would run: the flag_kinds cell made safe too
+    FlagFactory(test_run=evil, submission=evil.submission, measurement=second, kind=HOSTILE[4])
     plain = iops_run(**SHAPE, drive_model__name=HOSTILE[1])
     shared = {"drive_model": plain.drive_model}
     unseen = [
@@ -134,7 +136,8 @@ def test_hostile_text_is_inert_and_hidden_runs_never_show(crafted):
     assert {r["vendor"] for r in evil} == {HOSTILE[1]}  # '<' is no formula
     assert {r["firmware"] for r in evil} == {"'-"} and {r["host_os"] for r in evil} == {""}
     assert "'\r=2" in {r["raw_file"] for r in evil} and "'=3" in {r["raw_file"] for r in evil}
-    assert evil[0]["flag_kinds"] == "bus_bound;thermal_throttle" and evil[1]["flag_kinds"] == ""
+    assert evil[0]["flag_kinds"] == "bus_bound;thermal_throttle" and evil[2]["flag_kinds"] == ""
+    assert evil[1]["flag_kinds"] == "'" + HOSTILE[4]
     assert {int(r["run_id"]) for r in records} == {crafted["evil"].id, crafted["plain"].id}
 
 
@@ -155,6 +158,19 @@ def test_a_status_that_lowers_compliant_rewrites_the_rows(crafted):
     assert not ExportMeasurementRow.objects.filter(run=plain, compliant=True).exists()
     runs_follow_status(submission=plain.submission, status="published")
     assert ExportMeasurementRow.objects.filter(run=plain, compliant=True).exists()
+
+
+@pytest.mark.postgres
+def test_a_submissions_rows_are_written_by_the_statement_built_for_that_submission(crafted, monkeypatch):
+    """The INSERT … SELECT built once for every submission is, with a submission's id (a UUID or its text), the one
+    Django builds for that submission's measurements."""
+    executed = []
+    monkeypatch.setattr(export_rows, "_execute", lambda sql, params: executed.append((sql, list(params))) or 0)
+    for submission_id in (crafted["evil"].submission_id, str(crafted["plain"].submission_id)):
+        export_rows.rebuild_for_submission(submission_id)
+        measurements = export_rows._pts_measurements().filter(test_run__submission_id=submission_id)
+        sql, params = export_rows._insert_statement(measurements)
+        assert executed.pop() == (sql, list(params))
 
 
 def test_a_failed_rebuild_leaves_the_old_rows(crafted, monkeypatch):

@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -175,17 +176,26 @@ def signature_values(doc: dict, summary: FioSummary | None = None) -> list[tuple
         return []
     unified = summary.read_iops is None and summary.write_iops is None  # unified_rw_reporting: the mixed total only
     found = []
-    for direction in ("mixed",) if unified else ("read", "write"):
-        prefix = "" if unified else f"{direction}_"
-        iops = summary.total_iops if unified else getattr(summary, f"{prefix}iops")
-        bw = summary.total_bw_bytes_per_s if unified else getattr(summary, f"{prefix}bw_bytes_per_s")
-        io_bytes = summary.total_bytes if unified else getattr(summary, f"{prefix}bytes")
+    for direction, figures_of in _MIXED_FIGURES if unified else _DIRECTION_FIGURES:
+        values = figures_of(summary)
+        iops, io_bytes = values[1], values[3]
         if not iops or iops <= 0 or not io_bytes:
             continue
-        latencies = (getattr(summary, f"{prefix}{name}") for name in ("lat_mean_ns", "clat_mean_ns", "lat_max_ns"))
-        values = (summary.runtime_s, iops, bw, io_bytes, *latencies)
-        found.append((direction, tuple(None if v is None else float(v) for v in values)))
+        found.append((direction, tuple([None if v is None else float(v) for v in values])))
     return found
+
+
+def _figures(iops: str, bw: str, io_bytes: str, latency_prefix: str) -> attrgetter:
+    """The FioSummary fields of one direction's signature, in its order (signature_values)."""
+    latencies = (f"{latency_prefix}{name}" for name in ("lat_mean_ns", "clat_mean_ns", "lat_max_ns"))
+    return attrgetter("runtime_s", iops, bw, io_bytes, *latencies)
+
+
+_DIRECTION_FIGURES = tuple(
+    (direction, _figures(f"{direction}_iops", f"{direction}_bw_bytes_per_s", f"{direction}_bytes", f"{direction}_"))
+    for direction in ("read", "write")
+)
+_MIXED_FIGURES = (("mixed", _figures("total_iops", "total_bw_bytes_per_s", "total_bytes", "")),)
 
 
 def signature_key(direction: str, iops: float) -> str:
@@ -195,7 +205,8 @@ def signature_key(direction: str, iops: float) -> str:
 
 def neighbour_keys(key: str) -> list[str]:
     direction, bucket = key.rsplit(":", 1)
-    return [f"{direction}:{int(bucket) + step}" for step in (-1, 0, 1)]
+    number = int(bucket)
+    return [f"{direction}:{number - 1}", f"{direction}:{number}", f"{direction}:{number + 1}"]
 
 
 def figures_agree(a, b) -> bool:
@@ -278,16 +289,17 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
             signatures.setdefault((f.path[:1024], f.direction), f)
         else:
             digests.setdefault((f.kind, f.digest), f)
+    submission_id = submission.pk
     with transaction.atomic():
-        FioOutputFingerprint.objects.filter(submission_id=submission.pk).delete()
-        MeasurementSignature.objects.filter(submission_id=submission.pk).delete()
+        FioOutputFingerprint.objects.filter(submission_id=submission_id).delete()
+        MeasurementSignature.objects.filter(submission_id=submission_id).delete()
         insert_values(
             FioOutputFingerprint,
             ("submission_id", "kind", "digest", "path"),
-            ((submission.pk, f.kind, f.digest, f.path[:1024]) for f in digests.values()),
+            [(submission_id, f.kind, f.digest, f.path[:1024]) for f in digests.values()],
         )
         insert_values(
             MeasurementSignature,
             ("submission_id", "path", "direction", "key", "values"),
-            ((submission.pk, path, direction, f.digest, list(f.values)) for (path, direction), f in signatures.items()),
+            [(submission_id, path, direction, f.digest, list(f.values)) for (path, direction), f in signatures.items()],
         )

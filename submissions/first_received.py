@@ -46,9 +46,9 @@ class ContentMatch:
 @dataclass
 class ContentRows:
     """A submission's stored content and every stored row that could match it: `digest_paths` its digests (→ its
-    fio outputs holding each), `signatures` its signatures (id, key, figures, path); `digest_rows` (submission id,
-    digest) and `signature_rows` (id, submission id, key, figures as stored text) of the rows sharing a digest or in
-    a bucket of its signatures or a neighbour, its own included."""
+    fio outputs holding each), `signatures` its signatures (id, key, figures as stored text, path); `digest_rows`
+    (submission id, digest) and `signature_rows` (id, submission id, key, figures as stored text) of the rows sharing
+    a digest or in a bucket of its signatures or a neighbour, its own included."""
 
     digest_paths: dict[str, set[str]]
     signatures: list[tuple]
@@ -57,25 +57,25 @@ class ContentRows:
 
 
 def content_rows(submission: Submission, *, lock: bool = False) -> ContentRows:
-    """What `content_matches` compares, read in four queries; with `lock`, the rows sharing a digest or a bucket are
+    """What `content_matches` compares, read in three queries; with `lock`, the rows sharing a digest or a bucket are
     locked (SELECT ... FOR UPDATE, in id order) by the query that reads them, until the transaction ends."""
+    # the rows sharing a digest with this submission's, its own among them (its digests and their paths): the digests
+    # go as an array of a subquery (lookups.AnyOf), not as a join with one: with its fresh rows not yet in the table's
+    # statistics, PostgreSQL joined a subquery row by row (37 ms for one bundle's 754 digests, against 1 ms by the index)
+    own_digests = FioOutputFingerprint.objects.filter(submission=submission).values("digest")
+    columns = ("id", "submission_id", "digest", "path")
+    digest_rows = rows_any_of(FioOutputFingerprint.objects.all(), "digest", own_digests, columns, lock=lock)
     digest_paths = defaultdict(set)
-    for digest, path in FioOutputFingerprint.objects.filter(submission=submission).values_list("digest", "path"):
-        digest_paths[digest].add(path)
-    # the digests are sent as values, not as a subquery of this submission's rows: with its fresh rows not yet in the
-    # table's statistics, PostgreSQL joined a subquery row by row (37 ms for one bundle's 754 digests, against 1 ms
-    # by the index)
-    digest_rows = rows_any_of(
-        FioOutputFingerprint.objects.all(), "digest", sorted(digest_paths), ("id", "submission_id", "digest"), lock=lock
-    )
-    signatures = list(
-        MeasurementSignature.objects.filter(submission=submission).values_list("id", "key", "values", "path")
-    )
-    neighbours = sorted({neighbour for _, key, _, _ in signatures for neighbour in neighbour_keys(key)})
-    # the figures as stored text: copies of one bundle store the same figures again and again, each text is parsed once
+    for _, submission_id, digest, path in digest_rows:
+        if submission_id == submission.pk:
+            digest_paths[digest].add(path)
+    # the figures as stored text: copies of one bundle store the same figures again and again, each text is parsed
+    # once, and only where another submission's signature lies in a bucket to compare them with
     stored = MeasurementSignature.objects.annotate(figures=Cast("values", TextField()))
+    signatures = list(stored.filter(submission=submission).values_list("id", "key", "figures", "path"))
+    neighbours = sorted({neighbour for _, key, _, _ in signatures for neighbour in neighbour_keys(key)})
     signature_rows = rows_any_of(stored, "key", neighbours, ("id", "submission_id", "key", "figures"), lock=lock)
-    return ContentRows(dict(digest_paths), signatures, [row[1:] for row in digest_rows], signature_rows)
+    return ContentRows(dict(digest_paths), signatures, [row[1:3] for row in digest_rows], signature_rows)
 
 
 def lock_fingerprints(submission: Submission) -> ContentRows:
@@ -113,9 +113,11 @@ def content_matches(submission: Submission, rows: ContentRows | None = None) -> 
             same_figures = by_key[key][figures] = (json.loads(figures), [])
         same_figures[1].append((their_id, submission_id))
     matched_own, matched_theirs = defaultdict(set), defaultdict(set)
-    for own_id, key, values, path in rows.signatures:
+    for own_id, key, figures, path in rows.signatures if by_key else ():
+        values = None
         for neighbour in neighbour_keys(key):
             for their_values, holders in by_key.get(neighbour, {}).values():
+                values = json.loads(figures) if values is None else values
                 # equal figures agree (the check would only confirm it, figure by figure)
                 if values != their_values and not figures_agree(values, their_values):
                     continue

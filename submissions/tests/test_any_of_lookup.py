@@ -25,6 +25,29 @@ def test_any_of_matches_what_in_matches():
             assert "= ANY(" in queries[0]["sql"]
 
 
+def test_awkward_values_and_a_subquery_find_what_in_finds():
+    """The list goes as the text of one array on PostgreSQL: quotes, backslashes, commas, braces, blanks and the word
+    NULL are values like any other. A QuerySet of one column goes as a subquery (its array on PostgreSQL)."""
+    submission = SubmissionFactory()
+    keys = ("a,b", "{x}", " s ", "", "NULL", "back\\slash", 'q"uote', "it's", "read:12")
+    for number, key in enumerate(keys):
+        MeasurementSignature.objects.create(
+            submission=submission, path=f"fio/{number}.json", direction="read", key=key, values={}
+        )
+    MeasurementSignature.objects.create(
+        submission=SubmissionFactory(), path="x", direction="read", key="other", values={}
+    )
+    for wanted in ([*keys, "missing"], ["NULL", "", "{x}"], ["back\\slash"], ["a", "b"]):
+        plain = sorted(MeasurementSignature.objects.filter(key__in=wanted).values_list("key", flat=True))
+        assert sorted(MeasurementSignature.objects.filter(key__any_of=wanted).values_list("key", flat=True)) == plain
+    own_keys = MeasurementSignature.objects.filter(submission=submission).values("key")
+    with CaptureQueriesContext(connection) as queries:
+        found = sorted(MeasurementSignature.objects.filter(key__any_of=own_keys).values_list("key", flat=True))
+    assert found == sorted(keys)
+    if connection.vendor == "postgresql":
+        assert "= ANY(ARRAY(SELECT" in queries[0]["sql"]
+
+
 def test_a_long_list_goes_in_one_array_on_postgresql_and_in_chunks_elsewhere(monkeypatch):
     from submissions import lookups
 

@@ -4,8 +4,10 @@ the unique constraint's index, which starts with the submission."""
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from analysis.tests.factories import SubmissionFactory
+from submissions.lookups import rows_any_of
 from submissions.models import FioOutputFingerprint, MeasurementSignature
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -52,3 +54,23 @@ def test_a_submissions_rows_and_a_digest_are_found_by_index():
     assert "fingerprint_once_per_submission" in by_submission, by_submission
     by_digest = plan(f"SELECT id FROM {table} WHERE digest = ANY(%s)", [[f"{7:064x}", f"{9:064x}"]])
     assert "fingerprint_digest" in by_digest, by_digest
+
+
+def test_the_rows_sharing_a_submissions_digests_are_found_by_both_indexes_never_by_a_join():
+    """content_rows sends a submission's digests as the array of a subquery: the subquery reads them by the unique
+    constraint's index, once, then the digest index finds the rows sharing them; no join of the two."""
+    submissions = [SubmissionFactory() for _ in range(40)]
+    FioOutputFingerprint.objects.bulk_create(
+        FioOutputFingerprint(submission=s, kind="bytes", digest=f"{i:064x}", path=f"fio/{i}.json")
+        for i, s in enumerate(submissions * 100)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {FioOutputFingerprint._meta.db_table}")
+    own = FioOutputFingerprint.objects.filter(submission=submissions[3]).values("digest")
+    with CaptureQueriesContext(connection) as queries:
+        found = rows_any_of(FioOutputFingerprint.objects.all(), "digest", own, ("id", "digest"), lock=True)
+    assert len(found) == 100
+    (query,) = queries.captured_queries
+    shown = plan(query["sql"], [])
+    assert "fingerprint_once_per_submission" in shown and "fingerprint_digest" in shown, shown
+    assert "Join" not in shown and "Nested Loop" not in shown, shown

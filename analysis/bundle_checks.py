@@ -8,6 +8,7 @@ job files are parsed back to back before the checks (_job_files).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -43,10 +44,8 @@ class CrossChecked:
 def cross_check(bundle, manifest, runs, summaries, documents, record: SubmissionRecord) -> CrossChecked:
     """Run every cross-check; return what the reader uses again of each run (CrossChecked)."""
     failures: list[crosscheck.CheckFailure] = []
-    checked = CrossChecked()
     plan = manifest.get("plan") or {}
-    starts: dict[str, list[int]] = {}  # each sliced run's job positions in their slices (pts.sequential)
-    cells = crosscheck.PlanCells()
+    context = _RunContext(bundle, plan, record)
     for run, job in zip(runs, _job_files(bundle, runs, documents), strict=True):
         run_id = str(run.get("id"))
         doc = documents.get(run_id)
@@ -54,9 +53,9 @@ def cross_check(bundle, manifest, runs, summaries, documents, record: Submission
             continue
         raw = str(run.get("output_file"))
         with reading(f"run {run_id}: {raw}"):
-            failures += _check_run(bundle, run, doc, plan, raw, record, checked, starts, cells, job)
+            failures += _check_run(context, run, doc, raw, job)
     with reading("the positions of the sequential WSAT workloads' samples"):
-        failures += pts_sequential.position_failures(runs, starts, summaries, plan.get("active_range_bytes"))
+        failures += pts_sequential.position_failures(runs, context.starts, summaries, plan.get("active_range_bytes"))
     timed = [
         {
             "id": str(run.get("id")),
@@ -80,23 +79,27 @@ def cross_check(bundle, manifest, runs, summaries, documents, record: Submission
         else:
             record.hold_reasons.append(failure.reason[:300])
             record.flags.append(FlagRecord("crosscheck", failure.reason[:300]))
-    return checked
+    return context.checked
 
 
-def _check_run(
-    bundle,
-    run,
-    doc,
-    plan,
-    raw: str,
-    record: SubmissionRecord,
-    checked: CrossChecked,
-    starts: dict,
-    cells,
-    job: JobFile | None,
-) -> list:
+@dataclass
+class _RunContext:
+    """What every run's check shares: the bundle, its declared plan and the record (for a missing job file), and what
+    the checks gather as they go: each run's options and figures (`checked`), each sliced run's job positions in
+    their slices (`starts`, for pts.sequential) and the plan's cells (made once)."""
+
+    bundle: Any
+    plan: Mapping
+    record: SubmissionRecord
+    checked: CrossChecked = field(default_factory=CrossChecked)
+    starts: dict[str, list[int]] = field(default_factory=dict)
+    cells: crosscheck.PlanCells = field(default_factory=crosscheck.PlanCells)
+
+
+def _check_run(context: _RunContext, run, doc, raw: str, job: JobFile | None) -> list:
     run_id = str(run.get("id"))
-    directions = checked.figures[run_id] = crosscheck.figure_directions(doc)  # walked once for every figure check
+    directions = crosscheck.figure_directions(doc)  # walked once for every figure check
+    context.checked.figures[run_id] = directions
     failures = crosscheck.check_figures(doc, raw_file=raw, directions=directions)
     # a block-size mix (bssplit) has no single block size to check IOPS x size against
     mixed = run.get("test") in MIXED_BLOCK_SIZE_TESTS
@@ -112,9 +115,9 @@ def _check_run(
         # fio echoes every option it was given; the job file is read for what the output leaves out, for the slices
         # of a sequential run's jobs (fio's output echoes the first job's options only), and to hold it to the echo
         try:
-            job_bytes = job.data if job is not None else bundle.read_bytes(run["job_file"])
+            job_bytes = job.data if job is not None else context.bundle.read_bytes(run["job_file"])
         except KeyError:
-            record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
+            context.record.missing.setdefault("job_files", f"job file {run['job_file']} is not in the bundle")
         else:
             if len(job_bytes) > MAX_JOB_FILE_BYTES:
                 return [*failures, _oversized_job_file(run["job_file"], len(job_bytes))]
@@ -125,17 +128,17 @@ def _check_run(
                     file_options=file_options, doc=doc, raw_file=run["job_file"], echoed=options
                 )
                 options = {**file_options, **options}
-    checked.options[run_id] = options
+    context.checked.options[run_id] = options
     failures += crosscheck.check_job_options(run=run, options=options, raw_file=raw)
     slices = pts_sequential.job_slices(job_text) if sliced and job_text is not None else None
     if slices is not None:  # one section per job: each in its own slice of the active range
-        positions, problems = pts_sequential.slice_problems(run, slices, plan.get("active_range_bytes"))
+        positions, problems = pts_sequential.slice_problems(run, slices, context.plan.get("active_range_bytes"))
         failures += [crosscheck.CheckFailure("job_slices", crosscheck.REJECT, f"{run['job_file']}: {p}"[:300])
                      for p in problems]  # fmt: skip
         if positions is not None:
-            starts[run_id] = positions
-    if plan.get("blocks"):
-        failures += crosscheck.check_run_against_plan(run=run, plan=plan, cells=cells)
+            context.starts[run_id] = positions
+    if context.plan.get("blocks"):
+        failures += crosscheck.check_run_against_plan(run=run, plan=context.plan, cells=context.cells)
     return failures
 
 

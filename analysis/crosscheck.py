@@ -76,6 +76,9 @@ def _bad_figure(data: Mapping) -> str | None:
         if key not in data:
             continue
         value = data[key]
+        kind = type(value)
+        if (kind is int or kind is float) and -(2**63) < value < 2**63:
+            continue  # the usual figure, told apart without the general test below
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) < 2**63:
             return f"{key} = {str(value)[:40]}"
     return None
@@ -217,7 +220,7 @@ def check_bytes_runtime(
 
 def _mapping(value) -> Mapping:
     """fio writes options as an object; anything else in their place holds no option."""
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def job_options(doc: Mapping, job_file_text: str | None = None) -> dict[str, str]:
@@ -401,10 +404,20 @@ def check_smart_counters(
 
 
 def _objects(value) -> list[Mapping]:
-    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if type(item) is dict or isinstance(item, Mapping)]
 
 
 def _number(value) -> float | None:
+    kind = type(value)  # the usual cases first, as the general path below would give them
+    if kind is int:
+        try:
+            return float(value)  # finite whenever it does not overflow
+        except OverflowError:
+            return None
+    if kind is float:
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:

@@ -58,6 +58,7 @@ from analysis.plausibility.measurement import (
 from analysis.plausibility.smart import (
     MAX_TEMPERATURE_K,
     MIN_TEMPERATURE_K,
+    SmartLogs,
     check_power_on_clock,
     check_smart_logs_present,
     check_smart_progress,
@@ -135,8 +136,13 @@ RULES = {
 
 
 def measurement_failures(
-    m: MeasurementRecord, record: SubmissionRecord, bounds: LinkBounds, cells: PlanCells | None = None
+    m: MeasurementRecord,
+    record: SubmissionRecord,
+    bounds: LinkBounds,
+    cells: PlanCells | None = None,
+    logs: SmartLogs | None = None,
 ) -> list[GateFailure]:
+    logs = logs or SmartLogs()
     failures = check_finite_non_negative(m)
     if any(f.severity == REJECT for f in failures):
         return failures  # the other bounds would only repeat the same broken number
@@ -149,9 +155,9 @@ def measurement_failures(
         failures += check_cell_runtime(m, record.plan, cells)
     failures += check_run_window(m)
     for side, smart in (("before", m.smart_before), ("after", m.smart_after)):
-        failures += check_smart_values(smart, f"run {m.run_key} smart-log {side}")
+        failures += logs.values_failures(smart, f"run {m.run_key} smart-log {side}")
     failures += check_smart_progress(
-        m.smart_before, m.smart_after, window_s=run_window_s(m), bounds=bounds, label=f"run {m.run_key}"
+        m.smart_before, m.smart_after, window_s=run_window_s(m), bounds=bounds, label=f"run {m.run_key}", logs=logs
     )
     return failures
 
@@ -162,9 +168,9 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
     measurements = [m for tr in record.test_runs for m in tr.measurements]
     failures = check_link(record)
     failures += check_sizes(record)
-    cells = PlanCells()
+    cells, logs = PlanCells(), SmartLogs()
     for m in measurements:
-        failures += measurement_failures(m, record, bounds, cells)
+        failures += measurement_failures(m, record, bounds, cells, logs)
     ordered = sorted(
         (m for m in measurements if m.smart_before or m.smart_after),
         key=lambda m: (epoch(m.started_at) is None, epoch(m.started_at) or 0.0),
@@ -172,8 +178,10 @@ def submission_failures(record: SubmissionRecord) -> list[GateFailure]:
     snapshots = [(t, s) for m in ordered for t, s in ((m.started_at, m.smart_before), (m.finished_at, m.smart_after))]
     snapshots = [(t, s) for t, s in snapshots if s]
     for (_, earlier), (_, later) in zip(snapshots, snapshots[1:], strict=False):
+        if earlier is later:  # one run's log after, the next one's before: no counter moved from it to itself
+            continue
         failures += check_smart_progress(
-            earlier, later, window_s=None, bounds=bounds, label="from one smart-log to the next"
+            earlier, later, window_s=None, bounds=bounds, label="from one smart-log to the next", logs=logs
         )
     busy_s = sum(w for w in (run_window_s(m) for m in ordered) if w is not None and w > 0)
     failures += check_power_on_clock(snapshots, busy_s=busy_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 
 from analysis import crosscheck
@@ -28,20 +29,27 @@ from analysis.plausibility.limits import (
 )
 from analysis.records import MeasurementRecord
 
+_FIGURES = (
+    "runtime_s", "read_iops", "write_iops", "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s",
+    "total_bw_bytes_per_s", "read_bytes", "write_bytes", "total_bytes", "read_lat_mean_ns",
+    "write_lat_mean_ns", "lat_mean_ns", "read_lat_max_ns", "write_lat_max_ns", "lat_max_ns",
+)  # fmt: skip
+_figures = operator.attrgetter(*_FIGURES)
+# an int below this is finite as a float too (limits.finite)
+_PLAIN_INT_BOUND = 2**63
+
 
 def check_finite_non_negative(m: MeasurementRecord) -> list[GateFailure]:
     """Every figure fio reported (IOPS, bandwidth, bytes, latency, percentiles, runtime) is finite and not negative."""
-    s = m.summary
-    if s is None:
+    if m.summary is None or _plainly_finite_non_negative(m):
         return []
-    values: dict[str, object] = {
-        name: getattr(s, name)
-        for name in (
-            "runtime_s", "read_iops", "write_iops", "total_iops", "read_bw_bytes_per_s", "write_bw_bytes_per_s",
-            "total_bw_bytes_per_s", "read_bytes", "write_bytes", "total_bytes", "read_lat_mean_ns",
-            "write_lat_mean_ns", "lat_mean_ns", "read_lat_max_ns", "write_lat_max_ns", "lat_max_ns",
-        )
-    }  # fmt: skip
+    return _figures_not_finite_non_negative(m)
+
+
+def _figures_not_finite_non_negative(m: MeasurementRecord) -> list[GateFailure]:
+    """check_finite_non_negative's failures, each figure named and checked with limits.finite."""
+    s = m.summary
+    values: dict[str, object] = {name: getattr(s, name) for name in _FIGURES}
     for direction, percentiles in (s.percentiles_ns or {}).items():
         for key, value in (percentiles or {}).items():
             values[f"{direction} p{key}"] = value
@@ -60,6 +68,28 @@ def check_finite_non_negative(m: MeasurementRecord) -> list[GateFailure]:
                 )
             )
     return failures
+
+
+def _plainly_finite_non_negative(m: MeasurementRecord) -> bool:
+    """Every value check_finite_non_negative reads is None, a float from 0 to below infinity or an int from 0 to
+    below 2**63, so it finds nothing: the usual case, told without naming each value. False when any is something
+    else, which _figures_not_finite_non_negative then looks at with limits.finite."""
+    s = m.summary
+    values = list(_figures(s))
+    for _, percentiles in (s.percentiles_ns or {}).items():  # items(), as the named check reads them
+        values += [value for _, value in (percentiles or {}).items()]
+    values += (m.runtime_s, m.declared_runtime_s, m.block_size_bytes, (m.threads or 0) * (m.iodepth or 0))
+    for value in values:
+        kind = type(value)
+        if kind is float:
+            if not 0.0 <= value < math.inf:
+                return False
+        elif kind is int:
+            if not 0 <= value < _PLAIN_INT_BOUND:
+                return False
+        elif value is not None:
+            return False
+    return True
 
 
 def _directions(m: MeasurementRecord) -> list[tuple[str, float | None, float | None]]:

@@ -71,31 +71,73 @@ def check_smart_values(smart: Mapping | None, label: str) -> list[GateFailure]:
     return failures
 
 
-def _delta(before: Mapping, after: Mapping, key: str) -> float | None:
-    first, last = before.get(key), after.get(key)
-    if not finite(first) or not finite(last):
-        return None
-    return float(last) - float(first)
+def finite_counters(smart: Mapping) -> dict[str, float | None]:
+    """The smart-log's SMART_COUNTERS as floats: None for one that is absent or not a finite number."""
+    return {key: float(value) if finite(value := smart.get(key)) else None for key in SMART_COUNTERS}
+
+
+class SmartLogs:
+    """What the gates read of each smart-log, read once per log: its counters (finite_counters) and whether
+    check_smart_values finds anything wrong with it. A bundle's logs are each compared two or three times (around
+    their run, and with the logs before and after them), and a run's log after is often the next run's log before,
+    one parse for both (analysis.bundle_reader). Logs are told apart by identity and held, so their ids stay theirs:
+    make one per pass of the gates over a submission (its logs must not change meanwhile)."""
+
+    def __init__(self) -> None:
+        self._counters: dict[int, tuple[Mapping, dict[str, float | None]]] = {}
+        self._clean: dict[int, tuple[Mapping, bool]] = {}
+
+    def counters(self, smart: Mapping) -> dict[str, float | None]:
+        held = self._counters.get(id(smart))
+        if held is None:
+            held = self._counters[id(smart)] = (smart, finite_counters(smart))
+        return held[1]
+
+    def values_failures(self, smart: Mapping | None, label: str) -> list[GateFailure]:
+        """check_smart_values(smart, label), worded only for a log it finds something wrong with."""
+        if not smart:
+            return []
+        held = self._clean.get(id(smart))
+        if held is not None:
+            return [] if held[1] else check_smart_values(smart, label)
+        failures = check_smart_values(smart, label)
+        self._clean[id(smart)] = (smart, not failures)
+        return failures
+
+
+def _changes(first: dict[str, float | None], last: dict[str, float | None]) -> dict[str, float | None]:
+    """Each counter's change from one log's finite_counters to another's: None where either is None."""
+    return {
+        key: None if (was := first[key]) is None or (now := last[key]) is None else now - was for key in SMART_COUNTERS
+    }
 
 
 def check_smart_progress(
-    before: Mapping | None, after: Mapping | None, *, window_s: float | None, bounds: LinkBounds, label: str
+    before: Mapping | None,
+    after: Mapping | None,
+    *,
+    window_s: float | None,
+    bounds: LinkBounds,
+    label: str,
+    logs: SmartLogs | None = None,
 ) -> list[GateFailure]:
     """Between two snapshots `window_s` apart: no counter goes backwards, the drive's own data-unit counters moved no
     faster than the link carries, and power-on hours advanced no more than the wall clock did. These hold however
-    fio's figures and the counters were scaled together, because the wall clock and the link are not scaled."""
+    fio's figures and the counters were scaled together, because the wall clock and the link are not scaled.
+    `logs` reads each log's counters once for a caller that compares every log several times."""
     if not before or not after:
         return []
+    counters = finite_counters if logs is None else logs.counters
+    changes = _changes(counters(before), counters(after))
     failures = []
-    for key in SMART_COUNTERS:
-        change = _delta(before, after, key)
+    for key, change in changes.items():
         if change is not None and change < 0:
             failures.append(GateFailure("smart_progress", REJECT, f"{label}: {key} went backwards by {-change:g}"))
     if window_s is None or window_s < 0:
         return failures
     seconds = window_s + 2 * CLOCK_SLACK_S
     for key in ("data_units_read", "data_units_written"):
-        change = _delta(before, after, key)
+        change = changes[key]
         if change is None or change <= 0:
             continue
         moved = max(change - 2, 0) * DATA_UNIT_BYTES  # each snapshot rounds up by at most one unit
@@ -103,7 +145,7 @@ def check_smart_progress(
         if not within_link(rate, bounds):  # the reason is worded only for a failure
             what = f"{label}: {key} grew {fmt(moved)} B in {seconds:g} s ({fmt(rate)} B/s)"
             failures += against_link("smart_progress", what, rate, bounds)
-    hours = _delta(before, after, "power_on_hours")
+    hours = changes["power_on_hours"]
     if hours is not None and hours > math.ceil(seconds / 3600) + POWER_ON_HOURS_SLACK:
         failures.append(
             GateFailure(

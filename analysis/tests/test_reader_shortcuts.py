@@ -1,15 +1,21 @@
 """The bundle reader's shortcuts give what the plain path gives: one walk of each fio output's figures for every
 figure check, the output's echo of its options made once, job files parsed back to back before the checks, each
-smart-log content parsed once, a size parsed once per text, and a gate's reason worded only when it fails."""
+smart-log content parsed once, a size parsed once per text, a gate's reason worded only when it fails, each
+smart-log's counters read once for every gate, and a measurement's plainly finite figures passed without naming each."""
 
 import copy
+import dataclasses
+import itertools
 import json
 import math
 
-from analysis import bundle_checks, bundle_reader, crosscheck, fio_sizes
+from analysis import bundle_checks, bundle_reader, crosscheck, fio_sizes, plausibility
 from analysis.bundle_reader import read_bundle
+from analysis.plausibility import measurement as plausibility_measurement
+from analysis.plausibility import smart as plausibility_smart
 from analysis.plausibility.limits import LINK_MARGIN, LinkBounds, against_link, within_link
 from analysis.tests import bundles
+from nvmedb_client.system.nvme import parse_smart_log
 
 
 def _documents(bundle) -> list[dict]:
@@ -114,7 +120,10 @@ def _shortcut_bundle(make_verified, shared_samples):
                 path = f"smart/{index}.{side}.json"
                 if side == "after" or index % 3:  # every third run's log before is its own content
                     smart["data_units_written"] = int(smart.get("data_units_written") or 0) + 1000 + index
-                (run_dir / path).write_text(json.dumps(smart))
+                # broken counters: one in a log shared by two runs (run 2's after, run 3's before), one going back
+                broken = {"media_errors": -1} if (index, side) in ((2, "after"), (3, "before")) else {}
+                broken = {"power_cycles": 0} if index == 4 else broken
+                (run_dir / path).write_text(json.dumps(smart | broken))
                 run[f"smart_{side}"] = path
                 files.append(path)
         runs[-1]["job_file"] = "jobs/absent.fio"
@@ -135,14 +144,83 @@ def test_the_reader_with_its_shortcuts_gives_the_record_of_the_plain_path(make_v
 
     monkeypatch.setattr(bundle_checks, "_job_files", lambda bundle, runs, documents: [None] * len(runs))
     monkeypatch.setattr(bundle_reader, "SHARED_SMART_BYTES", -1)
+    monkeypatch.setattr(plausibility, "SmartLogs", _UnsharedSmartLogs)
+    monkeypatch.setattr(plausibility_measurement, "_plainly_finite_non_negative", lambda m: False)
     plain = read_bundle(bundle)
     assert not _shared_smart_logs(plain)
     assert plain == fast
     assert repr(plain) == repr(fast)
     assert fast.reject_reasons and "job_files" in fast.missing, "the bundle has what the plain path reports"
+    assert {"smart_values", "smart_progress"} <= {r.split(":")[0] for r in fast.reject_reasons}, "the gates fail too"
 
 
 def _shared_smart_logs(record) -> set[int]:
     measurements = [m for test_run in record.test_runs for m in test_run.measurements]
     befores = {id(m.smart_before) for m in measurements if m.smart_before is not None}
     return befores & {id(m.smart_after) for m in measurements if m.smart_after is not None}
+
+
+class _UnsharedSmartLogs(plausibility_smart.SmartLogs):
+    """The gates' smart-log reads, each made afresh."""
+
+    def counters(self, smart):
+        return plausibility_smart.finite_counters(smart)
+
+    def values_failures(self, smart, label):
+        return plausibility_smart.check_smart_values(smart, label)
+
+
+def test_shared_smart_log_reads_say_what_each_read_alone_says(shared_samples):
+    real = parse_smart_log((shared_samples / bundles.SMART).read_bytes())
+    odd = (None, True, -1, 2**63, 10**400, math.nan, math.inf, -0.0, 1e308, "7", 0)
+    logs = [real] + [
+        real | {key: value} for key in ("data_units_read", "power_on_hours", "media_errors") for value in odd
+    ]
+    logs += [real | {"percent_used": 256}, real | {"temperature_k": 10.0}, {}]
+    bounds = [LinkBounds(None, 1e9, "l"), LinkBounds(1e6, 1e9, "n")]
+    shared = plausibility_smart.SmartLogs()
+    failed = set()
+    for before, after in itertools.product(logs, repeat=2):
+        for window, bound in itertools.product((None, 60.0, 3 * 3600.0), bounds):
+            alone = plausibility.check_smart_progress(before, after, window_s=window, bounds=bound, label="r")
+            assert (
+                plausibility.check_smart_progress(before, after, window_s=window, bounds=bound, label="r", logs=shared)
+                == alone
+            )
+            failed |= {f.severity for f in alone}
+        for label in ("a", "b"):
+            assert shared.values_failures(before, label) == plausibility.check_smart_values(before, label)
+        # submission_failures skips a log compared with itself from one snapshot to the next
+        assert plausibility.check_smart_progress(before, before, window_s=None, bounds=bounds[1], label="r") == []
+    assert failed == {plausibility.REJECT, plausibility.HOLD}, "the comparisons fail both ways"
+
+
+def test_plainly_finite_figures_are_what_the_named_check_finds_nothing_in(make_verified):
+    bundle = make_verified()
+    record = read_bundle(bundle)
+    m = record.test_runs[0].measurements[0]
+    assert plausibility_measurement._plainly_finite_non_negative(m), "a real run takes the shortcut"
+    odd = (None, True, -1, 0, 2**63 - 1, 2**63, 2**1100, math.nan, math.inf, -0.0, 1e308, -1e-300, "7", 1.5)
+    found = set()
+    for value in odd:
+        for changed in (
+            dataclasses.replace(m, summary=dataclasses.replace(m.summary, read_iops=value)),
+            dataclasses.replace(m, summary=dataclasses.replace(m.summary, percentiles_ns={"read": {"99.0": value}})),
+            dataclasses.replace(m, declared_runtime_s=value),
+            dataclasses.replace(m, block_size_bytes=value),
+        ):
+            named = plausibility_measurement._figures_not_finite_non_negative(changed)
+            assert plausibility.check_finite_non_negative(changed) == named, (value, changed)
+            found.add(bool(named))
+    assert found == {True, False}
+
+
+def test_the_cross_checks_number_readers_take_the_usual_numbers_first_and_the_rest_as_before():
+    cases = {5: 5.0, 2**1100: None, -(2**1100): None, 1.5: 1.5, math.nan: None, math.inf: None, True: None}
+    cases |= {"7": 7.0, "1e400": None, "x": None, None: None, b"1": None}
+    for value, number in cases.items():
+        assert crosscheck._number(value) == number and type(crosscheck._number(value)) is type(number), value
+    for value in (2**63, -(2**63), 2**63 - 1, math.nan, True, "1", None, 1e19, -0.5):
+        bad = crosscheck._bad_figure({"iops": 1.0, "bw": value})
+        usable = type(value) in (int, float) and abs(value) < 2**63
+        assert bad == (None if usable else f"bw = {str(value)[:40]}"), value

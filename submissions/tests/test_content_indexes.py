@@ -41,7 +41,8 @@ def test_each_lookup_has_one_index_and_no_index_is_unused(model, column, unique)
     assert len(lookup) == 1, found
 
 
-def test_a_submissions_rows_and_a_digest_are_found_by_index():
+def crowded_fingerprints() -> list:
+    """40 submissions with 100 fingerprints each, every digest its own, the table analysed: the submissions."""
     submissions = [SubmissionFactory() for _ in range(40)]
     FioOutputFingerprint.objects.bulk_create(
         FioOutputFingerprint(submission=s, kind="bytes", digest=f"{i:064x}", path=f"fio/{i}.json")
@@ -49,6 +50,11 @@ def test_a_submissions_rows_and_a_digest_are_found_by_index():
     )
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {FioOutputFingerprint._meta.db_table}")
+    return submissions
+
+
+def test_a_submissions_rows_and_a_digest_are_found_by_index():
+    submissions = crowded_fingerprints()
     table = FioOutputFingerprint._meta.db_table
     by_submission = plan(f"SELECT id FROM {table} WHERE submission_id = %s", [submissions[3].pk])
     assert "fingerprint_once_per_submission" in by_submission, by_submission
@@ -59,13 +65,7 @@ def test_a_submissions_rows_and_a_digest_are_found_by_index():
 def test_the_rows_sharing_a_submissions_digests_are_found_by_both_indexes_never_by_a_join():
     """content_rows sends a submission's digests as the array of a subquery: the subquery reads them by the unique
     constraint's index, once, then the digest index finds the rows sharing them; no join of the two."""
-    submissions = [SubmissionFactory() for _ in range(40)]
-    FioOutputFingerprint.objects.bulk_create(
-        FioOutputFingerprint(submission=s, kind="bytes", digest=f"{i:064x}", path=f"fio/{i}.json")
-        for i, s in enumerate(submissions * 100)
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {FioOutputFingerprint._meta.db_table}")
+    submissions = crowded_fingerprints()
     own = FioOutputFingerprint.objects.filter(submission=submissions[3]).values("digest")
     with CaptureQueriesContext(connection) as queries:
         found = rows_any_of(FioOutputFingerprint.objects.all(), "digest", own, ("id", "digest"), lock=True)

@@ -626,3 +626,53 @@ def _seed_batch(batch, offset, rng, users, hosts, firmwares, profiles, base_time
 
 def _mean(values: list[float] | None) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def seed_content(reference: list, *, drive_slug: str = "bench-big-drive", spread: float = 0.03, log=print) -> int:
+    """Give each submission of `drive_slug` the content a run of its own on another unit of that drive leaves
+    (submissions.content): digests of fio outputs no one else holds, and `reference`'s signatures (the Fingerprints
+    of a bundle of the drive) with their figures moved as a different unit and run move them: IOPS, bandwidth and
+    bytes by one factor (a unit's lognormal factor of `spread` times a run's of `spread`: consecutive rounds of the
+    shared SSSPT runs differ by 2.4-5.2 %), mean latencies by its inverse, the largest latency by a factor of its own
+    (tails differ by tens of percent), the runtime as it was. Without them the content check of an ingest meets empty
+    tables, which no site with submissions of a popular drive has. Returns the signatures written (one transaction:
+    a run stopped midway leaves none)."""
+    from django.db import transaction
+
+    from nvmedb.bulk import insert_values
+    from submissions.content import SIGNATURE
+    from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission
+
+    rng = random.Random(f"content-{drive_slug}")
+    digests = [f for f in reference if f.kind != SIGNATURE]
+    signatures = [f for f in reference if f.kind == SIGNATURE]
+    submissions = list(
+        Submission.objects.filter(test_runs__drive_model__slug=drive_slug).distinct().values_list("pk", flat=True)
+    )
+    written = 0
+    with transaction.atomic():
+        for submission_id in submissions:
+            insert_values(
+                FioOutputFingerprint,
+                ("submission_id", "kind", "digest", "path"),
+                [(submission_id, f.kind, rng.randbytes(32).hex(), f.path) for f in digests],
+            )
+            unit = rng.lognormvariate(0, spread)
+            rows = []
+            for f in signatures:
+                runtime, iops, bw, io_bytes, lat_mean, clat_mean, lat_max = f.values
+                factor = unit * rng.lognormvariate(0, spread)
+                figures = [
+                    runtime,
+                    iops * factor,
+                    None if bw is None else bw * factor,
+                    None if io_bytes is None else io_bytes * factor,
+                    None if lat_mean is None else lat_mean / factor,
+                    None if clat_mean is None else clat_mean / factor,
+                    None if lat_max is None else lat_max * rng.lognormvariate(0, 0.3),
+                ]
+                rows.append((submission_id, f.path, f.direction, figures[1], figures))
+            insert_values(MeasurementSignature, ("submission_id", "path", "direction", "iops", "values"), rows)
+            written += len(rows)
+    log(f"seeded content: {len(submissions)} submissions of {drive_slug}, {written:,} signatures")
+    return written

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,8 +50,6 @@ SIGNATURE = "signature"  # a near-duplicate signature (MeasurementSignature), no
 # 1e-4 for 1 of 7,408 such pairs (a SATA drive's 1 MiB reads at the bus limit; within 1e-3, 24 do), hence NEAR_SHARE.
 # See docs/methodology.md.
 NEAR_TOLERANCE = 1e-4
-# IOPS buckets of the index: ln(1 + 1e-3) wide, ten times the tolerance, so a match is in the bucket or a neighbour.
-_BUCKET = math.log1p(1e-3)
 # Two submissions are near-duplicates when this share of either one's signatures match one of the other's.
 NEAR_SHARE = 0.5
 
@@ -80,8 +77,8 @@ DIRECTIONS = ("read", "write", "trim")
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """A digest (kind BYTES or MEASUREMENTS) or a near-duplicate signature (kind SIGNATURE: `digest` is its index
-    key, `direction` and `values` its figures)."""
+    """A digest (kind BYTES or MEASUREMENTS) or a near-duplicate signature (kind SIGNATURE: no digest, `direction` and
+    `values` its figures, the second of them its IOPS)."""
 
     kind: str
     digest: str
@@ -198,15 +195,10 @@ _DIRECTION_FIGURES = tuple(
 _MIXED_FIGURES = (("mixed", _figures("total_iops", "total_bw_bytes_per_s", "total_bytes", "")),)
 
 
-def signature_key(direction: str, iops: float) -> str:
-    """The index bucket of a signature: its direction and the bucket of its IOPS (ln(1 + 1e-3) wide)."""
-    return f"{direction}:{math.floor(math.log(iops) / _BUCKET)}"
-
-
-def neighbour_keys(key: str) -> list[str]:
-    direction, bucket = key.rsplit(":", 1)
-    number = int(bucket)
-    return [f"{direction}:{number - 1}", f"{direction}:{number}", f"{direction}:{number + 1}"]
+def iops_range(iops: float) -> tuple[float, float]:
+    """The IOPS another signature's must lie between to agree with `iops` within NEAR_TOLERANCE (figures_agree: the
+    difference at most the tolerance times the larger), widened by a billionth for rounding."""
+    return iops * (1 - NEAR_TOLERANCE) * (1 - 1e-9), iops / (1 - NEAR_TOLERANCE) * (1 + 1e-9)
 
 
 def figures_agree(a, b) -> bool:
@@ -224,7 +216,7 @@ def figures_agree(a, b) -> bool:
 
 def _signatures(doc: dict, path: str, summary: FioSummary | None = None) -> list[Fingerprint]:
     return [
-        Fingerprint(SIGNATURE, signature_key(direction, values[1]), path, direction=direction, values=values)
+        Fingerprint(SIGNATURE, "", path, direction=direction, values=values)
         for direction, values in signature_values(doc, summary)
     ]
 
@@ -300,6 +292,9 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
         )
         insert_values(
             MeasurementSignature,
-            ("submission_id", "path", "direction", "key", "values"),
-            [(submission_id, path, direction, f.digest, list(f.values)) for (path, direction), f in signatures.items()],
+            ("submission_id", "path", "direction", "iops", "values"),
+            [
+                (submission_id, path, direction, f.values[1], list(f.values))
+                for (path, direction), f in signatures.items()
+            ],
         )

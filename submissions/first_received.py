@@ -2,21 +2,22 @@
 all of a submission's content (its digests and signatures: submissions.content).
 
 Two accounts' copies of one measurement are judged one after the other: `lock_fingerprints` locks every stored row
-sharing a digest with the submission or lying in a bucket of its signatures (or a neighbour), and returns those rows as
-it locked them, so `first_received_conflict` compares them without reading them again.
+sharing a digest with the submission or a signature whose IOPS lie within the tolerance of one of its own, and returns
+those rows as it locked them, so `first_received_conflict` compares them without reading them again.
 """
 
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 
-from submissions.content import NEAR_SHARE, NEAR_TOLERANCE, figures_agree, neighbour_keys
-from submissions.lookups import rows_any_of
+from submissions.content import NEAR_SHARE, NEAR_TOLERANCE, figures_agree, iops_range
+from submissions.lookups import merged_ranges, rows_any_of, rows_within
 from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
 
 EXACT_RULE = "content_of_another_account"
@@ -46,9 +47,10 @@ class ContentMatch:
 @dataclass
 class ContentRows:
     """A submission's stored content and every stored row that could match it: `digest_paths` its digests (→ its
-    fio outputs holding each), `signatures` its signatures (id, key, figures as stored text, path); `digest_rows`
-    (submission id, digest) and `signature_rows` (id, submission id, key, figures as stored text) of the rows sharing
-    a digest or in a bucket of its signatures or a neighbour, its own included."""
+    fio outputs holding each), `signatures` its signatures (id, direction, IOPS, figures as stored text, path);
+    `digest_rows` (submission id, digest) of the rows sharing a digest, and `signature_rows` (id, submission id,
+    direction, IOPS, figures as stored text) of the signatures whose IOPS lie within the tolerance of one of its
+    own (content.iops_range), its own included."""
 
     digest_paths: dict[str, set[str]]
     signatures: list[tuple]
@@ -57,8 +59,9 @@ class ContentRows:
 
 
 def content_rows(submission: Submission, *, lock: bool = False) -> ContentRows:
-    """What `content_matches` compares, read in three queries; with `lock`, the rows sharing a digest or a bucket are
-    locked (SELECT ... FOR UPDATE, in id order) by the query that reads them, until the transaction ends."""
+    """What `content_matches` compares, read in three queries; with `lock`, the rows sharing a digest or lying in an
+    IOPS range of its signatures are locked (SELECT ... FOR UPDATE, in id order) by the query that reads them, until
+    the transaction ends."""
     # the rows sharing a digest with this submission's, its own among them (its digests and their paths): the digests
     # go as an array of a subquery (lookups.AnyOf), not as a join with one: with its fresh rows not yet in the table's
     # statistics, PostgreSQL joined a subquery row by row (37 ms for one bundle's 754 digests, against 1 ms by the index)
@@ -70,19 +73,20 @@ def content_rows(submission: Submission, *, lock: bool = False) -> ContentRows:
         if submission_id == submission.pk:
             digest_paths[digest].add(path)
     # the figures as stored text: copies of one bundle store the same figures again and again, each text is parsed
-    # once, and only where another submission's signature lies in a bucket to compare them with
+    # once, and only where another submission's signature lies in a range to compare them with
     stored = MeasurementSignature.objects.annotate(figures=Cast("values", TextField()))
-    signatures = list(stored.filter(submission=submission).values_list("id", "key", "figures", "path"))
-    neighbours = sorted({neighbour for _, key, _, _ in signatures for neighbour in neighbour_keys(key)})
-    signature_rows = rows_any_of(stored, "key", neighbours, ("id", "submission_id", "key", "figures"), lock=lock)
+    signatures = list(stored.filter(submission=submission).values_list("id", "direction", "iops", "figures", "path"))
+    ranges = merged_ranges((direction, *iops_range(iops)) for _, direction, iops, _, _ in signatures)
+    columns = ("id", "submission_id", "direction", "iops", "figures")
+    signature_rows = rows_within(stored, "direction", "iops", ranges, columns, lock=lock)
     return ContentRows(dict(digest_paths), signatures, [row[1:3] for row in digest_rows], signature_rows)
 
 
 def lock_fingerprints(submission: Submission) -> ContentRows:
-    """Locks every fingerprint row sharing a digest with `submission`, and every signature row in a bucket of its
-    signatures or a neighbour, in id order, until the transaction ends: two accounts' copies of one measurement are
-    then judged one after the other, and only the first publishes. Returns the rows as it locked them
-    (`first_received_conflict` judges by them)."""
+    """Locks every fingerprint row sharing a digest with `submission`, and every signature row whose IOPS lie within
+    the tolerance of one of its signatures', in id order, until the transaction ends: two accounts' copies of one
+    measurement lock each other's rows, so they are judged one after the other, and only the first publishes.
+    Returns the rows as it locked them (`first_received_conflict` judges by them)."""
     return content_rows(submission, lock=True)
 
 
@@ -101,30 +105,31 @@ def content_matches(submission: Submission, rows: ContentRows | None = None) -> 
     for submission_id, digest in rows.digest_rows:
         if submission_id != submission.pk:
             match(submission_id).exact_paths |= rows.digest_paths[digest]
-    if not rows.signatures:
-        return matches
-    # bucket -> the figures' stored text -> (the figures, [(their id, their submission)])
-    by_key: dict[str, dict] = defaultdict(dict)
-    for their_id, submission_id, key, figures in rows.signature_rows:
-        if submission_id == submission.pk:
-            continue
-        same_figures = by_key[key].get(figures)
-        if same_figures is None:
-            same_figures = by_key[key][figures] = (json.loads(figures), [])
-        same_figures[1].append((their_id, submission_id))
+    # each direction's signatures of other submissions, by IOPS: (IOPS, id, submission id, figures as stored text)
+    theirs_by_direction: dict[str, list[tuple]] = defaultdict(list)
+    for their_id, submission_id, direction, iops, figures in rows.signature_rows:
+        if submission_id != submission.pk:
+            theirs_by_direction[direction].append((iops, their_id, submission_id, figures))
+    for theirs in theirs_by_direction.values():
+        theirs.sort()
+    parsed: dict[str, list] = {}  # stored text -> figures: copies of one bundle store the same figures again and again
     matched_own, matched_theirs = defaultdict(set), defaultdict(set)
-    for own_id, key, figures, path in rows.signatures if by_key else ():
+    for own_id, direction, iops, figures, path in rows.signatures if theirs_by_direction else ():
+        theirs = theirs_by_direction.get(direction, ())
+        low, high = iops_range(iops)
+        start = bisect_left(theirs, (low,))
         values = None
-        for neighbour in neighbour_keys(key):
-            for their_values, holders in by_key.get(neighbour, {}).values():
-                values = json.loads(figures) if values is None else values
-                # equal figures agree (the check would only confirm it, figure by figure)
-                if values != their_values and not figures_agree(values, their_values):
+        for their_iops, their_id, submission_id, their_figures in theirs[start:]:
+            if their_iops > high:
+                break
+            # equal figures agree (the check would only confirm it, figure by figure)
+            if their_figures != figures:
+                values = parsed_figures(parsed, figures) if values is None else values
+                if not figures_agree(values, parsed_figures(parsed, their_figures)):
                     continue
-                for their_id, submission_id in holders:
-                    matched_own[submission_id].add(own_id)
-                    matched_theirs[submission_id].add(their_id)
-                    match(submission_id).near_paths.add(path)
+            matched_own[submission_id].add(own_id)
+            matched_theirs[submission_id].add(their_id)
+            match(submission_id).near_paths.add(path)
     totals = dict(
         MeasurementSignature.objects.filter(submission_id__in=list(matched_own))
         .values("submission_id")
@@ -136,6 +141,13 @@ def content_matches(submission: Submission, rows: ContentRows | None = None) -> 
         match(submission_id).share = len(own_ids) / len(rows.signatures)
         match(submission_id).reverse_share = len(matched_theirs[submission_id]) / theirs
     return matches
+
+
+def parsed_figures(parsed: dict[str, list], text: str) -> list:
+    found = parsed.get(text)
+    if found is None:
+        found = parsed[text] = json.loads(text)
+    return found
 
 
 def claims_content() -> Q:

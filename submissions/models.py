@@ -155,26 +155,26 @@ class FioOutputFingerprint(models.Model):
 class MeasurementSignature(models.Model):
     """What one fio output of a submission measured in one direction, rounded: IOPS, bandwidth, bytes, runtime and
     latency figures (submissions.content.signature_values). Two signatures match when every figure agrees within
-    NEAR_TOLERANCE, which a re-signed copy with a few edits does and two real runs never do. `key` is a coarse bucket
-    of the direction's IOPS (buckets wider than the tolerance), so candidates are found by an index lookup of a
-    bucket and its two neighbours and then compared numerically."""
+    NEAR_TOLERANCE, which a re-signed copy with a few edits does and two real runs never do. `iops` (the second
+    figure) is indexed with the direction, so the candidates for a match are read by one index range per signature,
+    the IOPS within the tolerance of its own (content.iops_range), and then compared figure by figure."""
 
     submission = models.ForeignKey(
         Submission, on_delete=models.CASCADE, related_name="measurement_signatures", db_index=False
     )  # as FioOutputFingerprint's
     path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
     direction = models.CharField(max_length=8)
-    key = models.CharField(max_length=40)
+    iops = models.FloatField(help_text="The direction's IOPS: the second of `values`, indexed for range lookups.")
     values = JSONField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "path", "direction"], name="signature_once_per_output")
         ]
-        indexes = [models.Index(fields=["key"], name="signature_key")]  # equality only, as FioOutputFingerprint's
+        indexes = [models.Index(fields=["direction", "iops"], name="signature_iops")]
 
     def __str__(self) -> str:
-        return f"{self.key} of {self.submission_id}"
+        return f"{self.direction} {self.iops:g} IOPS of {self.submission_id}"
 
 
 class DataLicenseAcceptance(models.Model):

@@ -156,3 +156,32 @@ def test_a_postgres_database_whose_seeding_did_not_finish_is_made_again():
     finally:
         with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+def test_content_seed_gives_each_submission_of_the_drive_content_of_its_own(shared_samples):
+    """The ingest benchmark's seeded submissions hold content like real runs of other units: digests of their own, and
+    the reference's signatures moved by a few percent, so none is a near-duplicate of the reference or another."""
+    from submissions import content, first_received
+    from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission
+
+    _seed.seed(drive_models=2, submissions_for_big_model=3, measurements_total=0, log=lambda _: None)
+    runs = sorted((shared_samples / "ssspt-hp-iops-1").glob("*.json"))[:12]
+    reference = content.file_fingerprints(shared_samples, runs)
+    signatures = [f for f in reference if f.kind == content.SIGNATURE]
+
+    written = _seed.seed_content(reference, log=lambda _: None)
+
+    drive_submissions = list(Submission.objects.filter(test_runs__drive_model__slug="bench-big-drive").distinct())
+    assert len(drive_submissions) == 3 and written == 3 * len(signatures) > 0
+    own_digests = {f.digest for f in reference if f.kind != content.SIGNATURE}
+    stored_digests = set(FioOutputFingerprint.objects.values_list("digest", flat=True))
+    assert len(stored_digests) == 3 * len(own_digests) and not stored_digests & own_digests
+    by_output = {(f.path, f.direction): f.values for f in signatures}
+    for path, direction, iops, values in MeasurementSignature.objects.values_list(
+        "path", "direction", "iops", "values"
+    ):
+        original = by_output[(path, direction)]
+        assert iops == values[1] and values[0] == original[0]
+        assert 0.7 < values[1] / original[1] < 1.4 and not content.figures_agree(values, list(original))
+    for submission in drive_submissions:
+        assert first_received.content_matches(submission) == {}

@@ -57,13 +57,13 @@ def test_postgresql_stores_what_the_standard_librarys_text_stores_and_still_refu
     """jsonb keeps numbers as numerics (1e300 comes back an integer, -0.0 as 0): what matters is the same value
     stored for either text."""
     submission = SubmissionFactory()
-    names = ["submission_id", "path", "direction", "key", "values"]
+    names = ["submission_id", "path", "direction", "iops", "values"]
 
     def stored(direction: str) -> list:
         bulk.insert_values(
             MeasurementSignature,
             names,
-            [[submission.pk, f"fio/{i}.json", direction, "k", v] for i, v in enumerate(VALUES)],
+            [[submission.pk, f"fio/{i}.json", direction, 1.0, v] for i, v in enumerate(VALUES)],
         )
         found = MeasurementSignature.objects.filter(submission=submission, direction=direction)
         return [value for _, value in sorted(found.values_list("path", "values"))]
@@ -73,5 +73,5 @@ def test_postgresql_stores_what_the_standard_librarys_text_stores_and_still_refu
     assert fast == stored("write")
     monkeypatch.undo()
     with pytest.raises(psycopg.DataError, match='Token "NaN" is invalid'), transaction.atomic():
-        bulk.insert_values(MeasurementSignature, names, [[submission.pk, "fio/nan.json", "read", "k", [math.nan]]])
+        bulk.insert_values(MeasurementSignature, names, [[submission.pk, "fio/nan.json", "read", 1.0, [math.nan]]])
     assert connection.vendor == "postgresql"

@@ -1,11 +1,12 @@
-"""`field__any_of=values` finds exactly what `field__in=values` finds, on SQLite and on PostgreSQL (one array)."""
+"""`field__any_of=values` finds exactly what `field__in=values` finds, on SQLite and on PostgreSQL (one array); and
+`rows_within` finds the rows in a list of ranges (one query on PostgreSQL, several elsewhere)."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from analysis.tests.factories import SubmissionFactory
-from submissions.models import MeasurementSignature
+from submissions.models import FioOutputFingerprint
 
 pytestmark = pytest.mark.django_db
 
@@ -13,13 +14,11 @@ pytestmark = pytest.mark.django_db
 def test_any_of_matches_what_in_matches():
     submission = SubmissionFactory()
     for number, key in enumerate(("b:1", "b:2", "b:3", "it's", 'say "x"')):
-        MeasurementSignature.objects.create(
-            submission=submission, path=f"fio/{number}.json", direction="read", key=key, values={}
-        )
+        FioOutputFingerprint.objects.create(submission=submission, kind="bytes", digest=key, path=f"fio/{number}.json")
     for wanted in (["b:1", "b:3", "missing"], ["it's", 'say "x"'], [], ["b:2"] * 3):
-        plain = set(MeasurementSignature.objects.filter(key__in=wanted).values_list("key", flat=True))
+        plain = set(FioOutputFingerprint.objects.filter(digest__in=wanted).values_list("digest", flat=True))
         with CaptureQueriesContext(connection) as queries:
-            found = set(MeasurementSignature.objects.filter(key__any_of=wanted).values_list("key", flat=True))
+            found = set(FioOutputFingerprint.objects.filter(digest__any_of=wanted).values_list("digest", flat=True))
         assert found == plain
         if connection.vendor == "postgresql" and wanted:
             assert "= ANY(" in queries[0]["sql"]
@@ -31,18 +30,16 @@ def test_awkward_values_and_a_subquery_find_what_in_finds():
     submission = SubmissionFactory()
     keys = ("a,b", "{x}", " s ", "", "NULL", "back\\slash", 'q"uote', "it's", "read:12")
     for number, key in enumerate(keys):
-        MeasurementSignature.objects.create(
-            submission=submission, path=f"fio/{number}.json", direction="read", key=key, values={}
-        )
-    MeasurementSignature.objects.create(
-        submission=SubmissionFactory(), path="x", direction="read", key="other", values={}
-    )
+        FioOutputFingerprint.objects.create(submission=submission, kind="bytes", digest=key, path=f"fio/{number}.json")
+    FioOutputFingerprint.objects.create(submission=SubmissionFactory(), kind="bytes", digest="other", path="x")
     for wanted in ([*keys, "missing"], ["NULL", "", "{x}"], ["back\\slash"], ["a", "b"]):
-        plain = sorted(MeasurementSignature.objects.filter(key__in=wanted).values_list("key", flat=True))
-        assert sorted(MeasurementSignature.objects.filter(key__any_of=wanted).values_list("key", flat=True)) == plain
-    own_keys = MeasurementSignature.objects.filter(submission=submission).values("key")
+        plain = sorted(FioOutputFingerprint.objects.filter(digest__in=wanted).values_list("digest", flat=True))
+        assert (
+            sorted(FioOutputFingerprint.objects.filter(digest__any_of=wanted).values_list("digest", flat=True)) == plain
+        )
+    own_keys = FioOutputFingerprint.objects.filter(submission=submission).values("digest")
     with CaptureQueriesContext(connection) as queries:
-        found = sorted(MeasurementSignature.objects.filter(key__any_of=own_keys).values_list("key", flat=True))
+        found = sorted(FioOutputFingerprint.objects.filter(digest__any_of=own_keys).values_list("digest", flat=True))
     assert found == sorted(keys)
     if connection.vendor == "postgresql":
         assert "= ANY(ARRAY(SELECT" in queries[0]["sql"]
@@ -73,23 +70,27 @@ def test_rows_any_of_reads_and_locks_exactly_the_rows_named(monkeypatch, split):
         monkeypatch.setattr(lookups, "CHUNK", 2)
     submission = SubmissionFactory()
     rows = {
-        key: MeasurementSignature.objects.create(
-            submission=submission, path=f"fio/{key}.json", direction="read", key=key, values={}
+        key: FioOutputFingerprint.objects.create(
+            submission=submission, kind="bytes", digest=key, path=f"fio/{key}.json"
         ).pk
         for key in ("a", "b", "c", "d", "e")
     }
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         found = lookups.rows_any_of(
-            MeasurementSignature.objects.all(), "key", ["e", "a", "c", "missing"], ("id", "key", "path"), lock=True
+            FioOutputFingerprint.objects.all(),
+            "digest",
+            ["e", "a", "c", "missing"],
+            ("id", "digest", "path"),
+            lock=True,
         )
         assert found == [(rows[key], key, f"fio/{key}.json") for key in ("a", "c", "e")]
         if connection.vendor != "postgresql":
             assert not any("FOR UPDATE" in q["sql"] for q in queries)  # SQLite has no row locks
             return
         assert all("ORDER BY" in q["sql"] for q in queries if "FOR UPDATE" in q["sql"])
-        locked = {key for key, pk in rows.items() if _locked_elsewhere(MeasurementSignature, pk)}
+        locked = {key for key, pk in rows.items() if _locked_elsewhere(FioOutputFingerprint, pk)}
     assert locked == {"a", "c", "e"}
-    assert not any(_locked_elsewhere(MeasurementSignature, pk) for pk in rows.values())
+    assert not any(_locked_elsewhere(FioOutputFingerprint, pk) for pk in rows.values())
 
 
 def _locked_elsewhere(model, pk: int) -> bool:
@@ -116,12 +117,49 @@ def test_rows_any_of_without_lock_reads_the_same_rows_and_locks_none(monkeypatch
         monkeypatch.setattr(lookups, "chunks", lambda values: [values[i : i + 2] for i in range(0, len(values), 2)])
     submission = SubmissionFactory()
     made = [
-        MeasurementSignature.objects.create(
-            submission=submission, path=f"fio/{index}.json", direction="read", key=key, values={}
+        FioOutputFingerprint.objects.create(
+            submission=submission, kind=f"kind-{index}", digest=key, path=f"fio/{index}.json"
         ).pk
         for index, key in enumerate(("b", "a", "b", "c"))
     ]
     with CaptureQueriesContext(connection) as queries:
-        found = lookups.rows_any_of(MeasurementSignature.objects.all(), "key", ["b", "a"], ("id", "key"), lock=False)
+        found = lookups.rows_any_of(
+            FioOutputFingerprint.objects.all(), "digest", ["b", "a"], ("id", "digest"), lock=False
+        )
     assert found == [(made[0], "b"), (made[1], "a"), (made[2], "b")]
     assert not any("FOR UPDATE" in q["sql"] for q in queries)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("split", [False, True])
+def test_rows_within_reads_and_locks_exactly_the_rows_in_a_range(monkeypatch, split):
+    """Every row whose group is a range's and whose number lies in it, edges included, in id order, in one query or
+    several; with lock, another connection finds those rows locked and the others free (PostgreSQL)."""
+    from django.db import transaction
+
+    from submissions import lookups
+    from submissions.models import MeasurementSignature
+
+    if split:
+        monkeypatch.setattr(lookups, "RANGES_PER_QUERY", 1)
+    submission = SubmissionFactory()
+    made = {
+        (direction, iops): MeasurementSignature.objects.create(
+            submission=submission, path=f"fio/{iops}.json", direction=direction, iops=iops, values=[iops]
+        ).pk
+        for direction in ("read", "write")
+        for iops in (9.5, 10.0, 10.5, 11.0, 20.0, 30.0)
+    }
+    ranges = lookups.merged_ranges([("read", 10.0, 10.5), ("read", 10.4, 11.0), ("write", 19.0, 21.0), ("x", 0, 99)])
+    assert ranges == [("read", 10.0, 11.0), ("write", 19.0, 21.0), ("x", 0, 99)]
+    wanted = [("read", 10.0), ("read", 10.5), ("read", 11.0), ("write", 20.0)]
+    with transaction.atomic():
+        found = lookups.rows_within(
+            MeasurementSignature.objects.all(), "direction", "iops", ranges, ("id", "direction", "iops"), lock=True
+        )
+        assert found == sorted((made[key], *key) for key in wanted)
+        if connection.vendor != "postgresql":
+            return
+        locked = {key for key, pk in made.items() if _locked_elsewhere(MeasurementSignature, pk)}
+    assert locked == set(wanted)
+    assert lookups.rows_within(MeasurementSignature.objects.all(), "direction", "iops", [], ("id",), lock=False) == []

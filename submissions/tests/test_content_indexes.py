@@ -1,13 +1,13 @@
-"""The content checks' tables carry the indexes their lookups use and no other (migration 0007): one btree on a
-fingerprint's digest and on a signature's bucket (equality lookups, never LIKE), and a submission's rows found through
-the unique constraint's index, which starts with the submission."""
+"""The content checks' tables carry the indexes their lookups use and no other (migrations 0007 and 0008): one btree on
+a fingerprint's digest (equality lookups, never LIKE) and one on a signature's direction and IOPS (range lookups), and
+a submission's rows found through the unique constraint's index, which starts with the submission."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from analysis.tests.factories import SubmissionFactory
-from submissions.lookups import rows_any_of
+from submissions.lookups import merged_ranges, rows_any_of, rows_within
 from submissions.models import FioOutputFingerprint, MeasurementSignature
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -29,7 +29,7 @@ def plan(sql: str, params: list) -> str:
     "model, column, unique",
     [
         (FioOutputFingerprint, "digest", "fingerprint_once_per_submission"),
-        (MeasurementSignature, "key", "signature_once_per_output"),
+        (MeasurementSignature, "direction, iops", "signature_once_per_output"),
     ],
 )
 def test_each_lookup_has_one_index_and_no_index_is_unused(model, column, unique):
@@ -74,3 +74,31 @@ def test_the_rows_sharing_a_submissions_digests_are_found_by_both_indexes_never_
     shown = plan(query["sql"], [])
     assert "fingerprint_once_per_submission" in shown and "fingerprint_digest" in shown, shown
     assert "Join" not in shown and "Nested Loop" not in shown, shown
+
+
+def test_the_signatures_in_many_iops_ranges_are_read_by_index_ranges_and_locked():
+    """rows_within on a crowded table: 40 submissions × 100 signatures, IOPS spread so that each range holds one row
+    of each of a few submissions: the rows come from the (direction, iops) index, never a scan of the table, and are
+    exactly those in a range."""
+    submissions = [SubmissionFactory() for _ in range(40)]
+    MeasurementSignature.objects.bulk_create(
+        MeasurementSignature(
+            submission=s, path=f"fio/{i}.json", direction="read", iops=1000.0 + i + n * 0.01, values=[60.0]
+        )
+        for n, s in enumerate(submissions)
+        for i in range(100)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {MeasurementSignature._meta.db_table}")
+    ranges = merged_ranges([("read", 1000.0 + i - 0.001, 1000.0 + i + 0.035) for i in range(0, 100, 7)])
+    with CaptureQueriesContext(connection) as queries:
+        found = rows_within(MeasurementSignature.objects.all(), "direction", "iops", ranges, ("id", "iops"), lock=True)
+    expected = sorted(
+        MeasurementSignature.objects.filter(
+            iops__in=[1000.0 + i + n * 0.01 for i in range(0, 100, 7) for n in range(4)]
+        ).values_list("id", "iops")
+    )
+    assert found == expected and len(found) == 15 * 4
+    (query,) = queries.captured_queries
+    shown = plan(query["sql"], [])
+    assert "signature_iops" in shown and "Seq Scan on submissions_measurementsignature" not in shown, shown

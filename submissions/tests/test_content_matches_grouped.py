@@ -1,6 +1,6 @@
 """first_received.content_matches compares each distinct set of stored figures once (copies of one bundle store the same figures
-again and again) and reads them as stored text: it must find exactly what comparing every stored signature one by
-one finds. Held to that plain form (the matching as it was) on signatures of the shared real SSSPT runs: exact
+again and again), reads them as stored text, and only those whose IOPS lie in a range of its own: it must find exactly
+what comparing every stored signature one by one finds. Held to that plain form (the matching as it was) on signatures of the shared real SSSPT runs: exact
 copies, copies nudged within the tolerance, copies nudged beyond it, and a submission of other runs."""
 
 from __future__ import annotations
@@ -31,15 +31,18 @@ def reference_content_matches(submission) -> dict:
     )
     for submission_id, digest in shared:
         match(submission_id).exact_paths |= digest_paths[digest]
-    own = list(MeasurementSignature.objects.filter(submission=submission).values_list("id", "key", "values", "path"))
+    own = list(
+        MeasurementSignature.objects.filter(submission=submission).values_list("id", "direction", "values", "path")
+    )
     theirs = list(
-        MeasurementSignature.objects.exclude(submission=submission).values_list("id", "submission_id", "key", "values")
+        MeasurementSignature.objects.exclude(submission=submission).values_list(
+            "id", "submission_id", "direction", "values"
+        )
     )
     matched_own, matched_theirs = defaultdict(set), defaultdict(set)
-    for own_id, key, values, path in own:
-        neighbours = set(content.neighbour_keys(key))
-        for their_id, submission_id, their_key, their_values in theirs:
-            if their_key in neighbours and content.figures_agree(values, their_values):
+    for own_id, direction, values, path in own:  # every pair of one direction, no index, no range
+        for their_id, submission_id, their_direction, their_values in theirs:
+            if their_direction == direction and content.figures_agree(values, their_values):
                 matched_own[submission_id].add(own_id)
                 matched_theirs[submission_id].add(their_id)
                 match(submission_id).near_paths.add(path)
@@ -56,7 +59,7 @@ def nudged(fingerprints, factor: float, *, every: int = 1) -> list:
     for index, found in enumerate(f for f in fingerprints if f.kind == content.SIGNATURE):
         if index % every == 0:
             values = tuple(None if v is None else v * factor for v in found.values)
-            found = replace(found, digest=content.signature_key(found.direction, values[1]), values=values)
+            found = replace(found, values=values)
         out.append(found)
     return out
 
@@ -100,8 +103,8 @@ def test_recording_again_stores_the_same_rows_and_a_shared_digest_once(django_us
         content.Fingerprint(content.BYTES, "d" * 64, "fio/a.json"),
         content.Fingerprint(content.BYTES, "d" * 64, "fio/b.json"),  # the same bytes in a second output
         content.Fingerprint(content.MEASUREMENTS, "e" * 64, "fio/a.json"),
-        content.Fingerprint(content.SIGNATURE, "k1", "fio/a.json", direction="read", values=(1.0, None, 3.5)),
-        content.Fingerprint(content.SIGNATURE, "k2", "fio/a.json", direction="write", values=(2.0, 4.0)),
+        content.Fingerprint(content.SIGNATURE, "", "fio/a.json", direction="read", values=(1.0, 2.5, None)),
+        content.Fingerprint(content.SIGNATURE, "", "fio/a.json", direction="write", values=(2.0, 4.0)),
     ]
 
     def stored():
@@ -109,7 +112,9 @@ def test_recording_again_stores_the_same_rows_and_a_shared_digest_once(django_us
             FioOutputFingerprint.objects.filter(submission=submission).values_list("kind", "digest", "path")
         )
         signatures = sorted(
-            MeasurementSignature.objects.filter(submission=submission).values_list("path", "direction", "key", "values")
+            MeasurementSignature.objects.filter(submission=submission).values_list(
+                "path", "direction", "iops", "values"
+            )
         )
         return digests, signatures
 
@@ -117,7 +122,7 @@ def test_recording_again_stores_the_same_rows_and_a_shared_digest_once(django_us
     first = stored()
     assert first == (
         [(content.BYTES, "d" * 64, "fio/a.json"), (content.MEASUREMENTS, "e" * 64, "fio/a.json")],
-        [("fio/a.json", "read", "k1", [1.0, None, 3.5]), ("fio/a.json", "write", "k2", [2.0, 4.0])],
+        [("fio/a.json", "read", 2.5, [1.0, 2.5, None]), ("fio/a.json", "write", 4.0, [2.0, 4.0])],
     )
     content.record_fingerprints(submission=submission, fingerprints=fingerprints)  # a second validation attempt
     assert stored() == first

@@ -3,6 +3,7 @@ measurement, and the submission received first keeps it, held or imported. Throu
 pipeline and the admin; the signatures themselves on the shared real SSSPT runs."""
 
 import json
+import math
 from itertools import combinations
 
 import pytest
@@ -298,13 +299,21 @@ def test_signatures_survive_the_edits_and_scrubbing_but_not_a_change_of_what_was
     assert not any(content.figures_agree(a, b) for (_, a), (_, b) in zip(changed, original, strict=True))
 
 
-def test_buckets_never_split_figures_within_the_tolerance():
-    """A bucket boundary between two near-equal IOPS figures: the lookup of the neighbouring buckets finds it."""
-    for iops in (1.0, 999.9995, 35977.967034, 1e6 + 0.4):
-        boundary = content._BUCKET * (int(content.math.log(iops) / content._BUCKET) + 1)
-        below, above = content.math.exp(boundary) * (1 - 1e-12), content.math.exp(boundary) * (1 + 1e-12)
-        assert content.signature_key("read", below) != content.signature_key("read", above)
-        assert content.signature_key("read", above) in content.neighbour_keys(content.signature_key("read", below))
+def test_the_iops_range_holds_every_figure_that_agrees_and_little_else():
+    """Candidates are read by IOPS range (content.iops_range): every IOPS figure that agrees within the tolerance lies
+    in it, on both sides and at the edge, and one a hundredth of the tolerance beyond it does not."""
+    tolerance = content.NEAR_TOLERANCE
+    for iops in (1.0, 999.9995, 35977.967034, 1e6 + 0.4, 7.3e-3):
+        low, high = content.iops_range(iops)
+        edges = (iops * (1 - tolerance), iops / (1 - tolerance), math.nextafter(iops / (1 - tolerance), math.inf))
+        inside = (iops * (1 - tolerance * 0.999), iops / (1 - tolerance * 0.999), iops)
+        for other in inside:
+            assert content.figures_agree([iops], [other]), other
+        for other in inside + edges:  # at the very edge rounding decides whether they agree: if they do, it is in
+            assert low <= other <= high or not content.figures_agree([iops], [other]), other
+        for other in (iops * (1 - tolerance * 1.01), iops / (1 - tolerance * 1.01)):
+            assert not content.figures_agree([iops], [other])
+            assert not low <= other <= high, other
 
 
 def test_no_two_rounds_of_a_real_ssspt_run_are_near_duplicates(shared_samples):

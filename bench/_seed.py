@@ -671,8 +671,9 @@ def seed_content(reference: list, *, drive_slug: str = "bench-big-drive", spread
                     None if clat_mean is None else clat_mean / factor,
                     None if lat_max is None else lat_max * rng.lognormvariate(0, 0.3),
                 ]
-                rows.append((submission_id, f.path, f.direction, figures[1], figures))
-            insert_values(MeasurementSignature, ("submission_id", "path", "direction", "iops", "values"), rows)
+                rows.append((submission_id, f.path, f.direction, figures[1], figures[6], figures))
+            names = ("submission_id", "path", "direction", "iops", "max_latency_ns", "values")
+            insert_values(MeasurementSignature, names, rows)
             written += len(rows)
     log(f"seeded content: {len(submissions)} submissions of {drive_slug}, {written:,} signatures")
     return written

@@ -195,10 +195,19 @@ _DIRECTION_FIGURES = tuple(
 _MIXED_FIGURES = (("mixed", _figures("total_iops", "total_bw_bytes_per_s", "total_bytes", "")),)
 
 
-def iops_range(iops: float) -> tuple[float, float]:
-    """The IOPS another signature's must lie between to agree with `iops` within NEAR_TOLERANCE (figures_agree: the
-    difference at most the tolerance times the larger), widened by a billionth for rounding."""
-    return iops * (1 - NEAR_TOLERANCE) * (1 - 1e-9), iops / (1 - NEAR_TOLERANCE) * (1 + 1e-9)
+IOPS_FIGURE, MAX_LATENCY_FIGURE = 1, 6  # places in a signature's figures (signature_values)
+
+
+def agreeing_range(value: float) -> tuple[float, float]:
+    """The values another signature's figure must lie between to agree with `value` (non-negative) within
+    NEAR_TOLERANCE (figures_agree: the difference at most the tolerance times the larger), widened by a billionth for
+    rounding."""
+    return value * (1 - NEAR_TOLERANCE) * (1 - 1e-9), value / (1 - NEAR_TOLERANCE) * (1 + 1e-9)
+
+
+def max_latency(values) -> float | None:
+    """A signature's largest total latency (ns), None where it has none."""
+    return values[MAX_LATENCY_FIGURE] if len(values) > MAX_LATENCY_FIGURE else None
 
 
 def figures_agree(a, b) -> bool:
@@ -292,9 +301,9 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
         )
         insert_values(
             MeasurementSignature,
-            ("submission_id", "path", "direction", "iops", "values"),
+            ("submission_id", "path", "direction", "iops", "max_latency_ns", "values"),
             [
-                (submission_id, path, direction, f.values[1], list(f.values))
+                (submission_id, path, direction, f.values[IOPS_FIGURE], max_latency(f.values), list(f.values))
                 for (path, direction), f in signatures.items()
             ],
         )

@@ -10,9 +10,9 @@ column's index, never joined row by row.
 
 `chunks` splits such a list for the database at hand (SQLite binds each value of an IN on its own, up to its limit of
 parameters) and `rows_any_of` reads (and locks) the rows it names. `rows_within` reads (and locks) the rows whose
-number lies in one of many ranges, each read by an index range scan."""
+numbers lie in one of many boxes of ranges, each read by an index range scan."""
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from django.db import connection
 from django.db.models import BooleanField, CharField, Q, QuerySet
@@ -72,61 +72,64 @@ def rows_any_of(
     return [by_id[row_id] for row_id in ordered]
 
 
-def merged_ranges(ranges: Iterable[tuple[str, float, float]]) -> list[tuple[str, float, float]]:
-    """(group, low, high) ranges, the overlapping ones of a group merged: none of the result overlap, so no row lies
-    in two of them."""
-    merged: list[list] = []
-    for group, low, high in sorted(ranges):
-        if merged and merged[-1][0] == group and low <= merged[-1][2]:
-            merged[-1][2] = max(merged[-1][2], high)
-        else:
-            merged.append([group, low, high])
-    return [tuple(found) for found in merged]
+Box = tuple[str, tuple[tuple[float, float], ...]]  # a group, and (low, high) bounds of the first numbers
 
 
 RANGES_PER_QUERY = 200  # elsewhere than on PostgreSQL: SQLite parses a chain of ORs as a tree at most 1,000 deep
 
 
 def rows_within(
-    rows: QuerySet,
-    group: str,
-    number: str,
-    ranges: list[tuple[str, float, float]],
-    columns: Sequence[str],
-    *,
-    lock: bool,
+    rows: QuerySet, group: str, numbers: Sequence[str], boxes: list[Box], columns: Sequence[str], *, lock: bool
 ) -> list[tuple]:
-    """`columns` (the first "id") of the rows of `rows` whose `group` is a range's group and whose `number` lies in
-    it (low and high included), in id order; `ranges` must not overlap (merged_ranges). With `lock`, each row is locked
-    (SELECT ... FOR UPDATE) until the transaction ends, in id order. On PostgreSQL one query: the ranges as three
-    arrays, each range read by an index range scan when (`group`, `number`) is indexed, then the rows found by id;
-    elsewhere RANGES_PER_QUERY ranges per query (SQLite locks nothing: a write locks the whole database)."""
-    if not ranges:
+    """`columns` (the first "id") of the rows of `rows` inside one of `boxes`, each row once, in id order: its `group`
+    is the box's group and each of its first `numbers` lies within the box's bounds for it, edges included (a box
+    may bound fewer numbers than there are: the others are free). With `lock`, each row is locked (SELECT ... FOR
+    UPDATE) until the transaction ends, in id order. On PostgreSQL one query: the boxes as arrays, each read by an
+    index range scan when (`group`, *`numbers`) is indexed (the first number bounds the scan, the others are checked
+    on the index entries), then the rows found by id; elsewhere RANGES_PER_QUERY boxes per query (SQLite locks
+    nothing: a write locks the whole database)."""
+    boxes = sorted(set(boxes))
+    if not boxes:
         return []
     if connection.vendor == "postgresql":
-        quote = connection.ops.quote_name
-        table = quote(rows.model._meta.db_table)
-        group_column, number_column = (quote(rows.model._meta.get_field(name).column) for name in (group, number))
-        groups, lows, highs = zip(*ranges, strict=True)
-        # OFFSET 0 keeps the planner from flattening the per-range lookup into one join: it then hashed the ranges and
-        # scanned the whole table (20 s for 672 ranges over 690,000 signatures, against an index range scan each)
-        # only quoted names are formatted in; the ranges go as parameters
-        within_range = f"{group_column} = r.g AND {number_column} BETWEEN r.low AND r.high"
-        lookup = f"SELECT id FROM {table} WHERE {within_range} OFFSET 0"  # noqa: S608
-        ranges_sql = "unnest(%s::text[], %s::float8[], %s::float8[]) AS r(g, low, high)"
-        sql = f"{table}.{quote('id')} = ANY(ARRAY(SELECT found.id FROM {ranges_sql}, LATERAL ({lookup}) AS found))"  # noqa: S608
-        within = RawSQL(  # noqa: S611 - as above
-            sql,
-            (array_text(groups), [float(low) for low in lows], [float(high) for high in highs]),
-            output_field=BooleanField(),
-        )
+        within = RawSQL(*_boxes_sql(rows.model, group, numbers, boxes), output_field=BooleanField())  # noqa: S611
         found = rows.filter(within).order_by("id")
         return list((found.select_for_update(of=("self",)) if lock else found).values_list(*columns))
-    found = []
-    for start in range(0, len(ranges), RANGES_PER_QUERY):
+    found = {}
+    for start in range(0, len(boxes), RANGES_PER_QUERY):
         within = Q()
-        for group_value, low, high in ranges[start : start + RANGES_PER_QUERY]:
-            within |= Q(**{group: group_value, f"{number}__range": (low, high)})
+        for group_value, bounds in boxes[start : start + RANGES_PER_QUERY]:
+            ranges = {f"{number}__range": bound for number, bound in zip(numbers, bounds, strict=False)}
+            within |= Q(**{group: group_value}, **ranges)
         part = rows.filter(within)
-        found.extend((part.select_for_update() if lock else part).values_list(*columns))
-    return sorted(found, key=lambda row: row[0])
+        found.update((row[0], row) for row in (part.select_for_update() if lock else part).values_list(*columns))
+    return [found[row_id] for row_id in sorted(found)]
+
+
+def _boxes_sql(model, group: str, numbers: Sequence[str], boxes: list[Box]) -> tuple[str, list]:
+    """`id = ANY(ARRAY(...))` of the rows inside `boxes`, and its parameters: the boxes bounding as many numbers go
+    as arrays (a group's, and each bound's lows and highs), unnested, each box looked up on its own. Only quoted
+    names are formatted in; the boxes go as parameters."""
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    group_column = quote(model._meta.get_field(group).column)
+    number_columns = [quote(model._meta.get_field(name).column) for name in numbers]
+    branches, params = [], []
+    for dimensions in sorted({len(bounds) for _, bounds in boxes}):
+        same = [(group_value, bounds) for group_value, bounds in boxes if len(bounds) == dimensions]
+        names = ["g", *(f"{side}{i}" for i in range(dimensions) for side in ("low", "high"))]
+        arrays = ", ".join(["%s::text[]"] + ["%s::float8[]"] * (2 * dimensions))
+        conditions = " AND ".join(
+            [f"{group_column} = r.g"]
+            + [f"{number_columns[i]} BETWEEN r.low{i} AND r.high{i}" for i in range(dimensions)]
+        )
+        # OFFSET 0 keeps the planner from flattening the per-box lookup into one join: it then hashed the boxes and
+        # scanned the whole table (20 s for 672 boxes over 690,000 signatures, against an index range scan each)
+        lookup = f"SELECT id FROM {table} WHERE {conditions} OFFSET 0"  # noqa: S608
+        boxes_sql = f"unnest({arrays}) AS r({', '.join(names)})"
+        branches.append(f"SELECT found.id FROM {boxes_sql}, LATERAL ({lookup}) AS found")  # noqa: S608
+        params.append(array_text(group_value for group_value, _ in same))
+        for i in range(dimensions):
+            params.append([float(bounds[i][0]) for _, bounds in same])
+            params.append([float(bounds[i][1]) for _, bounds in same])
+    return f"{table}.{quote('id')} = ANY(ARRAY({' UNION ALL '.join(branches)}))", params

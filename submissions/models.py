@@ -155,9 +155,10 @@ class FioOutputFingerprint(models.Model):
 class MeasurementSignature(models.Model):
     """What one fio output of a submission measured in one direction, rounded: IOPS, bandwidth, bytes, runtime and
     latency figures (submissions.content.signature_values). Two signatures match when every figure agrees within
-    NEAR_TOLERANCE, which a re-signed copy with a few edits does and two real runs never do. `iops` (the second
-    figure) is indexed with the direction, so the candidates for a match are read by one index range per signature,
-    the IOPS within the tolerance of its own (content.iops_range), and then compared figure by figure."""
+    NEAR_TOLERANCE, which a re-signed copy with a few edits does and two real runs never do. `iops` and
+    `max_latency_ns` (two of the figures) are indexed with the direction, so the candidates for a match are read by
+    one index range per signature, the IOPS and largest latency within the tolerance of its own
+    (content.agreeing_range), and then compared figure by figure."""
 
     submission = models.ForeignKey(
         Submission, on_delete=models.CASCADE, related_name="measurement_signatures", db_index=False
@@ -165,13 +166,16 @@ class MeasurementSignature(models.Model):
     path = models.CharField(max_length=1024, help_text="The fio output's path inside the bundle's files/.")
     direction = models.CharField(max_length=8)
     iops = models.FloatField(help_text="The direction's IOPS: the second of `values`, indexed for range lookups.")
+    max_latency_ns = models.FloatField(
+        null=True, help_text="The direction's largest total latency, the seventh of `values`; null where it has none."
+    )
     values = JSONField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["submission", "path", "direction"], name="signature_once_per_output")
         ]
-        indexes = [models.Index(fields=["direction", "iops"], name="signature_iops")]
+        indexes = [models.Index(fields=["direction", "iops", "max_latency_ns"], name="signature_iops_latency")]
 
     def __str__(self) -> str:
         return f"{self.direction} {self.iops:g} IOPS of {self.submission_id}"

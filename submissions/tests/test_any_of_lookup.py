@@ -132,9 +132,10 @@ def test_rows_any_of_without_lock_reads_the_same_rows_and_locks_none(monkeypatch
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("split", [False, True])
-def test_rows_within_reads_and_locks_exactly_the_rows_in_a_range(monkeypatch, split):
-    """Every row whose group is a range's and whose number lies in it, edges included, in id order, in one query or
-    several; with lock, another connection finds those rows locked and the others free (PostgreSQL)."""
+def test_rows_within_reads_and_locks_exactly_the_rows_in_a_box(monkeypatch, split):
+    """Every row whose group is a box's and whose numbers lie in its bounds, edges included, a number the box does not
+    bound free (a null too), each row once where boxes overlap, in id order, in one query or several; with lock,
+    another connection finds those rows locked and the others free (PostgreSQL)."""
     from django.db import transaction
 
     from submissions import lookups
@@ -144,22 +145,40 @@ def test_rows_within_reads_and_locks_exactly_the_rows_in_a_range(monkeypatch, sp
         monkeypatch.setattr(lookups, "RANGES_PER_QUERY", 1)
     submission = SubmissionFactory()
     made = {
-        (direction, iops): MeasurementSignature.objects.create(
-            submission=submission, path=f"fio/{iops}.json", direction=direction, iops=iops, values=[iops]
+        (direction, iops, latency): MeasurementSignature.objects.create(
+            submission=submission,
+            path=f"fio/{iops}-{latency}.json",
+            direction=direction,
+            iops=iops,
+            max_latency_ns=latency,
+            values=[iops],
         ).pk
         for direction in ("read", "write")
-        for iops in (9.5, 10.0, 10.5, 11.0, 20.0, 30.0)
+        for iops in (9.5, 10.0, 10.5, 11.0, 20.0)
+        for latency in (1.0, 2.0, None)
     }
-    ranges = lookups.merged_ranges([("read", 10.0, 10.5), ("read", 10.4, 11.0), ("write", 19.0, 21.0), ("x", 0, 99)])
-    assert ranges == [("read", 10.0, 11.0), ("write", 19.0, 21.0), ("x", 0, 99)]
-    wanted = [("read", 10.0), ("read", 10.5), ("read", 11.0), ("write", 20.0)]
+    boxes = [
+        ("read", ((10.0, 10.5), (1.0, 1.5))),
+        ("read", ((10.4, 11.0), (0.5, 1.0))),  # overlaps the first: its rows once
+        ("write", ((19.0, 21.0),)),  # any latency, none too
+        ("x", ((0, 99),)),
+        ("read", ((10.0, 10.5), (1.0, 1.5))),  # the first again
+    ]
+    wanted = [("read", 10.0, 1.0), ("read", 10.5, 1.0), ("read", 11.0, 1.0)]
+    wanted += [("write", 20.0, latency) for latency in (1.0, 2.0, None)]
     with transaction.atomic():
         found = lookups.rows_within(
-            MeasurementSignature.objects.all(), "direction", "iops", ranges, ("id", "direction", "iops"), lock=True
+            MeasurementSignature.objects.all(),
+            "direction",
+            ("iops", "max_latency_ns"),
+            boxes,
+            ("id", "direction", "iops", "max_latency_ns"),
+            lock=True,
         )
         assert found == sorted((made[key], *key) for key in wanted)
         if connection.vendor != "postgresql":
             return
         locked = {key for key, pk in made.items() if _locked_elsewhere(MeasurementSignature, pk)}
     assert locked == set(wanted)
-    assert lookups.rows_within(MeasurementSignature.objects.all(), "direction", "iops", [], ("id",), lock=False) == []
+    everything = MeasurementSignature.objects.all()
+    assert lookups.rows_within(everything, "direction", ("iops",), [], ("id",), lock=False) == []

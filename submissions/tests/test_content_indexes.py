@@ -1,5 +1,6 @@
 """The content checks' tables carry the indexes their lookups use and no other (migrations 0007 and 0008): one btree on
-a fingerprint's digest (equality lookups, never LIKE) and one on a signature's direction and IOPS (range lookups), and
+a fingerprint's digest (equality lookups, never LIKE) and one on a signature's direction, IOPS and largest latency
+(range lookups), and
 a submission's rows found through the unique constraint's index, which starts with the submission."""
 
 import pytest
@@ -7,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from analysis.tests.factories import SubmissionFactory
-from submissions.lookups import merged_ranges, rows_any_of, rows_within
+from submissions.lookups import rows_any_of, rows_within
 from submissions.models import FioOutputFingerprint, MeasurementSignature
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -29,7 +30,7 @@ def plan(sql: str, params: list) -> str:
     "model, column, unique",
     [
         (FioOutputFingerprint, "digest", "fingerprint_once_per_submission"),
-        (MeasurementSignature, "direction, iops", "signature_once_per_output"),
+        (MeasurementSignature, "direction, iops, max_latency_ns", "signature_once_per_output"),
     ],
 )
 def test_each_lookup_has_one_index_and_no_index_is_unused(model, column, unique):
@@ -76,29 +77,37 @@ def test_the_rows_sharing_a_submissions_digests_are_found_by_both_indexes_never_
     assert "Join" not in shown and "Nested Loop" not in shown, shown
 
 
-def test_the_signatures_in_many_iops_ranges_are_read_by_index_ranges_and_locked():
-    """rows_within on a crowded table: 40 submissions × 100 signatures, IOPS spread so that each range holds one row
-    of each of a few submissions: the rows come from the (direction, iops) index, never a scan of the table, and are
-    exactly those in a range."""
+def test_the_signatures_in_many_boxes_are_read_by_index_ranges_and_their_latency_checked_on_the_index():
+    """rows_within on a crowded table: 40 submissions × 100 signatures; each box's IOPS range holds one signature of
+    each of four submissions, and its latency range two of them. The rows come from the (direction, iops,
+    max_latency_ns) index, the latency checked on its entries (an index condition, not a filter of rows read from the
+    table), never a scan of the table, and are exactly those in a box."""
     submissions = [SubmissionFactory() for _ in range(40)]
     MeasurementSignature.objects.bulk_create(
         MeasurementSignature(
-            submission=s, path=f"fio/{i}.json", direction="read", iops=1000.0 + i + n * 0.01, values=[60.0]
+            submission=s,
+            path=f"fio/{i}.json",
+            direction="read",
+            iops=1000.0 + i + n * 0.01,
+            max_latency_ns=5000.0 + n % 2,
+            values=[60.0],
         )
         for n, s in enumerate(submissions)
         for i in range(100)
     )
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {MeasurementSignature._meta.db_table}")
-    ranges = merged_ranges([("read", 1000.0 + i - 0.001, 1000.0 + i + 0.035) for i in range(0, 100, 7)])
+    boxes = [("read", ((1000.0 + i - 0.001, 1000.0 + i + 0.035), (4999.5, 5000.5))) for i in range(0, 100, 7)]
+    columns = ("id", "iops")
     with CaptureQueriesContext(connection) as queries:
-        found = rows_within(MeasurementSignature.objects.all(), "direction", "iops", ranges, ("id", "iops"), lock=True)
-    expected = sorted(
-        MeasurementSignature.objects.filter(
-            iops__in=[1000.0 + i + n * 0.01 for i in range(0, 100, 7) for n in range(4)]
-        ).values_list("id", "iops")
-    )
-    assert found == expected and len(found) == 15 * 4
+        found = rows_within(
+            MeasurementSignature.objects.all(), "direction", ("iops", "max_latency_ns"), boxes, columns, lock=True
+        )
+    wanted = [1000.0 + i + n * 0.01 for i in range(0, 100, 7) for n in (0, 2)]
+    expected = sorted(MeasurementSignature.objects.filter(iops__in=wanted).values_list(*columns))
+    assert found == expected and len(found) == 15 * 2
     (query,) = queries.captured_queries
     shown = plan(query["sql"], [])
-    assert "signature_iops" in shown and "Seq Scan on submissions_measurementsignature" not in shown, shown
+    assert "signature_iops_latency" in shown and "Seq Scan on submissions_measurementsignature" not in shown, shown
+    conditions = [line for line in shown.splitlines() if "Index Cond" in line and "max_latency_ns" in line]
+    assert conditions and not any("Filter" in line and "max_latency_ns" in line for line in shown.splitlines()), shown

@@ -299,12 +299,13 @@ def test_signatures_survive_the_edits_and_scrubbing_but_not_a_change_of_what_was
     assert not any(content.figures_agree(a, b) for (_, a), (_, b) in zip(changed, original, strict=True))
 
 
-def test_the_iops_range_holds_every_figure_that_agrees_and_little_else():
-    """Candidates are read by IOPS range (content.iops_range): every IOPS figure that agrees within the tolerance lies
-    in it, on both sides and at the edge, and one a hundredth of the tolerance beyond it does not."""
+def test_the_agreeing_range_holds_every_figure_that_agrees_and_little_else():
+    """Candidates are read by ranges of IOPS and largest latency (content.agreeing_range): every figure that agrees
+    within the tolerance lies in its range, on both sides and at the edge, and one a hundredth of the tolerance beyond
+    it does not."""
     tolerance = content.NEAR_TOLERANCE
-    for iops in (1.0, 999.9995, 35977.967034, 1e6 + 0.4, 7.3e-3):
-        low, high = content.iops_range(iops)
+    for iops in (1.0, 999.9995, 35977.967034, 1e6 + 0.4, 7.3e-3, 8.1e9):
+        low, high = content.agreeing_range(iops)
         edges = (iops * (1 - tolerance), iops / (1 - tolerance), math.nextafter(iops / (1 - tolerance), math.inf))
         inside = (iops * (1 - tolerance * 0.999), iops / (1 - tolerance * 0.999), iops)
         for other in inside:

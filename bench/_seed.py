@@ -639,41 +639,37 @@ def seed_content(reference: list, *, drive_slug: str = "bench-big-drive", spread
     a run stopped midway leaves none)."""
     from django.db import transaction
 
-    from nvmedb.bulk import insert_values
-    from submissions.content import SIGNATURE
-    from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission
+    from submissions.content import SIGNATURE, record_fingerprints
+    from submissions.models import Submission
 
     rng = random.Random(f"content-{drive_slug}")
-    digests = [f for f in reference if f.kind != SIGNATURE]
-    signatures = [f for f in reference if f.kind == SIGNATURE]
-    submissions = list(
-        Submission.objects.filter(test_runs__drive_model__slug=drive_slug).distinct().values_list("pk", flat=True)
-    )
+    submissions = list(Submission.objects.filter(test_runs__drive_model__slug=drive_slug).distinct().only("pk"))
     written = 0
     with transaction.atomic():
-        for submission_id in submissions:
-            insert_values(
-                FioOutputFingerprint,
-                ("submission_id", "kind", "digest", "path"),
-                [(submission_id, f.kind, rng.randbytes(32).hex(), f.path) for f in digests],
-            )
+        for submission in submissions:
             unit = rng.lognormvariate(0, spread)
-            rows = []
-            for f in signatures:
-                runtime, iops, bw, io_bytes, lat_mean, clat_mean, lat_max = f.values
-                factor = unit * rng.lognormvariate(0, spread)
-                figures = [
-                    runtime,
-                    iops * factor,
-                    None if bw is None else bw * factor,
-                    None if io_bytes is None else io_bytes * factor,
-                    None if lat_mean is None else lat_mean / factor,
-                    None if clat_mean is None else clat_mean / factor,
-                    None if lat_max is None else lat_max * rng.lognormvariate(0, 0.3),
-                ]
-                rows.append((submission_id, f.path, f.direction, figures[1], figures[6], figures))
-            names = ("submission_id", "path", "direction", "iops", "max_latency_ns", "values")
-            insert_values(MeasurementSignature, names, rows)
-            written += len(rows)
+            own = [_moved(f, unit, spread, rng) for f in reference]
+            record_fingerprints(submission=submission, fingerprints=own)  # as the site stores a bundle's
+            written += sum(1 for f in own if f.kind == SIGNATURE)
     log(f"seeded content: {len(submissions)} submissions of {drive_slug}, {written:,} signatures")
     return written
+
+
+def _moved(found, unit: float, spread: float, rng: random.Random):
+    """One of a reference bundle's Fingerprints as another unit's run has it (seed_content): a digest of its own, or
+    the signature's figures moved."""
+    from dataclasses import replace
+
+    from submissions.content import SIGNATURE
+
+    if found.kind != SIGNATURE:
+        return replace(found, digest=rng.randbytes(32).hex())
+    runtime, iops, bw, io_bytes, lat_mean, clat_mean, lat_max = found.values
+    factor = unit * rng.lognormvariate(0, spread)
+
+    def scaled(value, by):
+        return None if value is None else value * by
+
+    figures = (runtime, iops * factor, scaled(bw, factor), scaled(io_bytes, factor), scaled(lat_mean, 1 / factor),
+               scaled(clat_mean, 1 / factor), scaled(lat_max, rng.lognormvariate(0, 0.3)))  # fmt: skip
+    return replace(found, values=figures)

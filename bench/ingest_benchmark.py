@@ -13,8 +13,9 @@ like the client's (bundle_plan), so the bundle publishes: the benchmark stops if
 It runs on PostgreSQL in its own database (default nvmedb_bench_ingest), seeded once with --submissions published
 submissions of the bundle's drive model (bench/_seed.py), so the outlier vote and the aggregate refresh see a
 realistic model, each with content of its own (fio digests, and the bundle's signatures moved by a few percent:
-_seed.seed_content), so the content check meets the rows a popular drive's submissions leave. Bundles are stored in a temporary FileSystemStorage (the default storage for the run) and
-validated by submissions.services.submission_validate exactly as the Celery task calls it; the tasks the ingest
+_seed.seed_content), so the content check meets the rows a popular drive's submissions leave. Bundles are stored in
+a temporary FileSystemStorage (the default storage for the run) and validated by
+submissions.services.submission_validate exactly as the Celery task calls it; the tasks the ingest
 queues on commit (the factor refit) run through Celery at the commit, eagerly as nvmedb.settings.test has it, inside
 the measured full path, as does the caching of the bundle's raw-file identifiers, gathered on commit from the bundle
 already in memory. The submissions of each repeat are removed before the next one (untimed), so every full path

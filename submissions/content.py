@@ -195,19 +195,34 @@ _DIRECTION_FIGURES = tuple(
 _MIXED_FIGURES = (("mixed", _figures("total_iops", "total_bw_bytes_per_s", "total_bytes", "")),)
 
 
-IOPS_FIGURE, MAX_LATENCY_FIGURE = 1, 6  # places in a signature's figures (signature_values)
+# The figures a signature also stores in columns of their own, indexed after its direction (MeasurementSignature), and
+# their places in its figures (signature_values): the two that tell real runs apart, as the others follow the IOPS
+# (bandwidth, bytes, mean latencies) or the job's settings (runtime). See docs/methodology.md.
+INDEXED_FIGURES = {"iops": 1, "max_latency_ns": 6}
+
+
+def indexed_figures(values) -> tuple:
+    """The INDEXED_FIGURES of a signature's figures, in order, None where it has none."""
+    return tuple(values[place] if place < len(values) else None for place in INDEXED_FIGURES.values())
 
 
 def agreeing_range(value: float) -> tuple[float, float]:
-    """The values another signature's figure must lie between to agree with `value` (non-negative) within
-    NEAR_TOLERANCE (figures_agree: the difference at most the tolerance times the larger), widened by a billionth for
+    """The values another signature's figure must lie between to agree with `value` within NEAR_TOLERANCE
+    (figures_agree: the difference at most the tolerance times the larger magnitude), widened by a billionth for
     rounding."""
-    return value * (1 - NEAR_TOLERANCE) * (1 - 1e-9), value / (1 - NEAR_TOLERANCE) * (1 + 1e-9)
+    low, high = sorted((value * (1 - NEAR_TOLERANCE), value / (1 - NEAR_TOLERANCE)))
+    return low - abs(low) * 1e-9, high + abs(high) * 1e-9
 
 
-def max_latency(values) -> float | None:
-    """A signature's largest total latency (ns), None where it has none."""
-    return values[MAX_LATENCY_FIGURE] if len(values) > MAX_LATENCY_FIGURE else None
+def agreeing_bounds(indexed: tuple) -> tuple[tuple[float, float], ...]:
+    """The ranges another signature's INDEXED_FIGURES must lie in to agree with these (indexed_figures), up to the
+    first one missing: a missing figure agrees only with a missing one, so past it the candidates are not narrowed."""
+    bounds = []
+    for value in indexed:
+        if value is None:
+            break
+        bounds.append(agreeing_range(value))
+    return tuple(bounds)
 
 
 def figures_agree(a, b) -> bool:
@@ -301,9 +316,9 @@ def record_fingerprints(*, submission: Submission, fingerprints: list[Fingerprin
         )
         insert_values(
             MeasurementSignature,
-            ("submission_id", "path", "direction", "iops", "max_latency_ns", "values"),
+            ("submission_id", "path", "direction", *INDEXED_FIGURES, "values"),
             [
-                (submission_id, path, direction, f.values[IOPS_FIGURE], max_latency(f.values), list(f.values))
+                (submission_id, path, direction, *indexed_figures(f.values), list(f.values))
                 for (path, direction), f in signatures.items()
             ],
         )

@@ -2,8 +2,9 @@
 all of a submission's content (its digests and signatures: submissions.content).
 
 Two accounts' copies of one measurement are judged one after the other: `lock_fingerprints` locks every stored row
-sharing a digest with the submission or a signature whose IOPS and largest latency lie within the tolerance of one of
-its own, and returns those rows as it locked them, so `first_received_conflict` compares them without reading them again.
+sharing a digest with the submission or a signature whose indexed figures (IOPS, largest latency) lie within the
+tolerance of one of its own's, and returns those rows as it locked them, so `first_received_conflict` compares them
+without reading them again.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 
-from submissions.content import NEAR_SHARE, NEAR_TOLERANCE, agreeing_range, figures_agree
+from submissions.content import (
+    INDEXED_FIGURES,
+    NEAR_SHARE,
+    NEAR_TOLERANCE,
+    agreeing_bounds,
+    agreeing_range,
+    figures_agree,
+)
 from submissions.lookups import rows_any_of, rows_within
 from submissions.models import FioOutputFingerprint, MeasurementSignature, Submission, SubmissionStatus
 
@@ -47,10 +55,10 @@ class ContentMatch:
 @dataclass
 class ContentRows:
     """A submission's stored content and every stored row that could match it: `digest_paths` its digests (→ its
-    fio outputs holding each), `signatures` its signatures (id, direction, IOPS, largest latency, figures as stored
-    text, path); `digest_rows` (submission id, digest) of the rows sharing a digest, and `signature_rows` (id,
-    submission id, direction, IOPS, figures as stored text) of the signatures whose IOPS and largest latency lie within
-    the tolerance of one of its own's (content.agreeing_range), its own included."""
+    fio outputs holding each), `signatures` its signatures (id, direction, its content.INDEXED_FIGURES, figures as
+    stored text, path); `digest_rows` (submission id, digest) of the rows sharing a digest, and `signature_rows` (id,
+    submission id, direction, IOPS, figures as stored text) of the signatures whose indexed figures lie within the
+    tolerance of one of its own's (content.agreeing_bounds), its own included."""
 
     digest_paths: dict[str, set[str]]
     signatures: list[tuple]
@@ -59,9 +67,9 @@ class ContentRows:
 
 
 def content_rows(submission: Submission, *, lock: bool = False) -> ContentRows:
-    """What `content_matches` compares, read in three queries; with `lock`, the rows sharing a digest or lying in an
-    IOPS and latency range of its signatures are locked (SELECT ... FOR UPDATE, in id order) by the query that reads them, until
-    the transaction ends."""
+    """What `content_matches` compares, read in three queries; with `lock`, the rows sharing a digest or lying within
+    the bounds of one of its signatures are locked (SELECT ... FOR UPDATE, in id order) by the query that reads them,
+    until the transaction ends."""
     # the rows sharing a digest with this submission's, its own among them (its digests and their paths): the digests
     # go as an array of a subquery (lookups.AnyOf), not as a join with one: with its fresh rows not yet in the table's
     # statistics, PostgreSQL joined a subquery row by row (37 ms for one bundle's 754 digests, against 1 ms by the index)
@@ -76,24 +84,18 @@ def content_rows(submission: Submission, *, lock: bool = False) -> ContentRows:
     # once, and only where another submission's signature lies in a range to compare them with
     stored = MeasurementSignature.objects.annotate(figures=Cast("values", TextField()))
     own = stored.filter(submission=submission)
-    signatures = list(own.values_list("id", "direction", "iops", "max_latency_ns", "figures", "path"))
-    boxes = [(direction, _agreeing(iops, latency)) for _, direction, iops, latency, _, _ in signatures]
+    signatures = list(own.values_list("id", "direction", *INDEXED_FIGURES, "figures", "path"))
+    boxes = [(direction, agreeing_bounds(indexed)) for _, direction, *indexed, _, _ in signatures]
     columns = ("id", "submission_id", "direction", "iops", "figures")
-    signature_rows = rows_within(stored, "direction", ("iops", "max_latency_ns"), boxes, columns, lock=lock)
+    signature_rows = rows_within(stored, "direction", tuple(INDEXED_FIGURES), boxes, columns, lock=lock)
     return ContentRows(dict(digest_paths), signatures, [row[1:3] for row in digest_rows], signature_rows)
-
-
-def _agreeing(iops: float, max_latency: float | None) -> tuple:
-    """The IOPS (and largest latency, where it has one) another signature must have to agree with one of these: two
-    figures of seven, but those that tell two real runs apart (the others follow the IOPS, or the job's settings)."""
-    return (agreeing_range(iops),) if max_latency is None else (agreeing_range(iops), agreeing_range(max_latency))
 
 
 def lock_fingerprints(submission: Submission) -> ContentRows:
     """Locks every fingerprint row sharing a digest with `submission`, and every signature row whose IOPS and largest
-    latency lie within the tolerance of one of its signatures' in id order, until the transaction ends: two accounts' copies of one
-    measurement lock each other's rows, so they are judged one after the other, and only the first publishes.
-    Returns the rows as it locked them (`first_received_conflict` judges by them)."""
+    latency lie within the tolerance of one of its signatures', in id order, until the transaction ends: two
+    accounts' copies of one measurement lock each other's rows, so they are judged one after the other, and only the
+    first publishes. Returns the rows as it locked them (`first_received_conflict` judges by them)."""
     return content_rows(submission, lock=True)
 
 
@@ -121,7 +123,7 @@ def content_matches(submission: Submission, rows: ContentRows | None = None) -> 
         theirs.sort()
     parsed: dict[str, list] = {}  # stored text -> figures: copies of one bundle store the same figures again and again
     matched_own, matched_theirs = defaultdict(set), defaultdict(set)
-    for own_id, direction, iops, _, figures, path in rows.signatures if theirs_by_direction else ():
+    for own_id, direction, iops, *_, figures, path in rows.signatures if theirs_by_direction else ():
         theirs = theirs_by_direction.get(direction, ())
         low, high = agreeing_range(iops)
         start = bisect_left(theirs, (low,))

@@ -304,7 +304,7 @@ def test_the_agreeing_range_holds_every_figure_that_agrees_and_little_else():
     within the tolerance lies in its range, on both sides and at the edge, and one a hundredth of the tolerance beyond
     it does not."""
     tolerance = content.NEAR_TOLERANCE
-    for iops in (1.0, 999.9995, 35977.967034, 1e6 + 0.4, 7.3e-3, 8.1e9):
+    for iops in (1.0, 999.9995, 35977.967034, 1e6 + 0.4, 7.3e-3, 8.1e9, -35977.967034, -1.0):  # a hostile latency
         low, high = content.agreeing_range(iops)
         edges = (iops * (1 - tolerance), iops / (1 - tolerance), math.nextafter(iops / (1 - tolerance), math.inf))
         inside = (iops * (1 - tolerance * 0.999), iops / (1 - tolerance * 0.999), iops)
@@ -315,6 +315,9 @@ def test_the_agreeing_range_holds_every_figure_that_agrees_and_little_else():
         for other in (iops * (1 - tolerance * 1.01), iops / (1 - tolerance * 1.01)):
             assert not content.figures_agree([iops], [other])
             assert not low <= other <= high, other
+    assert content.agreeing_range(0.0) == (0.0, 0.0) and not content.figures_agree([0.0], [1e-300])
+    assert content.agreeing_bounds((8.0, None)) == (content.agreeing_range(8.0),)  # nothing past a missing figure
+    assert content.agreeing_bounds((8.0, 5.0)) == (content.agreeing_range(8.0), content.agreeing_range(5.0))
 
 
 def test_no_two_rounds_of_a_real_ssspt_run_are_near_duplicates(shared_samples):
